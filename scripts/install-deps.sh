@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what dirid and its test suite need: Debian packages (MIT krb5
+# client and KDC for interop tests and benchmarks, SSSD's idp plugin,
+# OpenLDAP clients, dnsmasq for SRV tests) and the npm packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(krb5-user krb5-kdc krb5-admin-server sssd-idp ldap-utils dnsmasq-base curl util-linux)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing Debian packages: ${missing[*]} (run as root or install them)" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "install-deps: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,186 @@
+/**
+ * The directory's public contract: entries addressed by DN, a schema of
+ * attribute types and object classes, RFC 4515 filters, size/time limits,
+ * atomic writes with referential integrity, and secrets encrypted at rest.
+ *
+ * Everything above the directory (framework/, objects/, kdc/) talks to it
+ * only through {@link Directory}. Backends (SQLite now, PostgreSQL later)
+ * implement the narrow {@link Directory} surface; the API is Promise-based so
+ * a network backend fits without changing callers.
+ */
+
+/** Attribute syntaxes; each decides normalisation, validation and matching. */
+export type Syntax =
+  /** case-insensitive string (LDAP Directory String with caseIgnoreMatch) */
+  | 'string'
+  /** case-sensitive string (caseExactMatch), e.g. IdP subject identifiers, URLs */
+  | 'exact'
+  /** distinguished name; normalised (lower-cased attribute types and values, no spaces around separators) */
+  | 'dn'
+  /** signed decimal integer; ordering is numeric */
+  | 'integer'
+  /** TRUE / FALSE */
+  | 'boolean'
+  /** LDAP GeneralizedTime, e.g. 20261122103000Z; ordering is chronological */
+  | 'time'
+  /** opaque bytes, carried as base64 text in values */
+  | 'binary'
+  /**
+   * Write-only secret: the plaintext is given on add/modify and stored only as
+   * AES-256-GCM ciphertext under the master key, bound to the entry's
+   * entryUUID and the attribute name. get()/search() never return it, filters
+   * may only test presence. Read back with {@link Directory.readSecret}.
+   */
+  | 'secret';
+
+export interface AttributeType {
+  /** canonical name, e.g. 'dirIdpConfigLink'; matched case-insensitively */
+  name: string;
+  /** other names accepted on input, e.g. ['commonName'] for 'cn' */
+  aliases?: readonly string[];
+  syntax: Syntax;
+  /** at most one value */
+  singleValue?: boolean;
+  /** maintained by the directory (entryUUID, createTimestamp...); writes rejected */
+  operational?: boolean;
+  /** keep an index of normalised values (equality, substring, ordering use it) */
+  indexed?: boolean;
+  /**
+   * For syntax 'dn': referential integrity. 'restrict' = deleting the target
+   * is refused while a value points at it; 'remove' = the value is removed
+   * from referring entries when the target is deleted. Renaming the target
+   * rewrites values in both cases.
+   */
+  references?: 'restrict' | 'remove';
+  /** upper bound on a value's length in characters (default 4096) */
+  maxLength?: number;
+}
+
+export interface ObjectClass {
+  name: string;
+  kind: 'structural' | 'auxiliary' | 'abstract';
+  /** superior class; its must/may are inherited */
+  sup?: string;
+  must: readonly string[];
+  may: readonly string[];
+}
+
+export interface SchemaDefinition {
+  attributeTypes: readonly AttributeType[];
+  objectClasses: readonly ObjectClass[];
+}
+
+/** Attribute values keyed by canonical attribute name. */
+export type Attributes = Record<string, string[]>;
+
+export interface Entry {
+  /** DN as stored (original case) */
+  dn: string;
+  /**
+   * Attributes keyed by canonical attribute name (schema spelling), values in
+   * stored form. Includes objectClass and the operational attributes
+   * entryUUID, createTimestamp, modifyTimestamp. Never includes secrets.
+   */
+  attrs: Attributes;
+}
+
+export type Modification =
+  | { op: 'add'; attr: string; values: string[] }
+  /** no values = delete the whole attribute */
+  | { op: 'delete'; attr: string; values?: string[] }
+  /** empty values = delete the attribute if present */
+  | { op: 'replace'; attr: string; values: string[] };
+
+export type Scope = 'base' | 'one' | 'sub';
+
+export interface SearchRequest {
+  base: string;
+  scope: Scope;
+  /** RFC 4515 filter string; default (objectClass=*) */
+  filter?: string;
+  /** attributes to return (canonical or alias names); default all */
+  attrs?: readonly string[];
+  /** maximum entries; 0 or undefined = unlimited */
+  sizeLimit?: number;
+  /** seconds; 0 or undefined = unlimited */
+  timeLimit?: number;
+}
+
+export interface SearchResult {
+  entries: Entry[];
+  /** true when a size or time limit cut the result short */
+  truncated: boolean;
+  /** which limit cut it short */
+  limit?: 'size' | 'time';
+}
+
+/** One write of an atomic batch. */
+export type WriteOp =
+  | { kind: 'add'; dn: string; attrs: Attributes }
+  | { kind: 'modify'; dn: string; mods: Modification[] }
+  | { kind: 'delete'; dn: string }
+  | { kind: 'rename'; dn: string; newRdn: string };
+
+export interface Directory {
+  readonly baseDn: string;
+  readonly schema: Schema;
+  get(dn: string, attrs?: readonly string[]): Promise<Entry | null>;
+  search(req: SearchRequest): Promise<SearchResult>;
+  add(dn: string, attrs: Attributes): Promise<void>;
+  modify(dn: string, mods: Modification[]): Promise<void>;
+  delete(dn: string): Promise<void>;
+  /** Renames the last RDN; returns the new DN. References are rewritten. */
+  rename(dn: string, newRdn: string): Promise<string>;
+  /** Applies all ops atomically (all or none), in order. */
+  batch(ops: WriteOp[]): Promise<void>;
+  /** Decrypted values of a secret attribute; [] when unset. */
+  readSecret(dn: string, attr: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** Compiled schema lookups shared by backends and callers. */
+export interface Schema {
+  /** attribute type by any of its names, case-insensitively */
+  attribute(name: string): AttributeType | undefined;
+  objectClass(name: string): ObjectClass | undefined;
+  /** all must/may attributes of a class and its superiors */
+  allowed(objectClasses: readonly string[]): { must: Set<string>; may: Set<string> };
+  readonly definition: SchemaDefinition;
+}
+
+/**
+ * Result codes of directory errors, named as in RFC 4511 §4.1.9 where one fits.
+ * Callers map them to public errors; the message is for logs, not users.
+ */
+export type DirectoryErrorCode =
+  | 'noSuchObject'
+  | 'entryAlreadyExists'
+  | 'objectClassViolation'
+  | 'constraintViolation'
+  | 'undefinedAttributeType'
+  | 'invalidAttributeSyntax'
+  | 'attributeOrValueExists'
+  | 'noSuchAttribute'
+  | 'notAllowedOnNonLeaf'
+  | 'invalidDNSyntax'
+  | 'filterError'
+  | 'unwillingToPerform'
+  /** delete refused: a 'restrict' reference points at the entry */
+  | 'referenced'
+  /** a DN-valued referencing attribute names an entry that does not exist */
+  | 'referenceTargetMissing';
+
+export class DirectoryError extends Error {
+  readonly code: DirectoryErrorCode;
+  /** the attribute involved, when there is one (canonical name) */
+  readonly attr: string | undefined;
+  /** the DN involved */
+  readonly dn: string | undefined;
+  constructor(code: DirectoryErrorCode, message: string, details: { attr?: string; dn?: string } = {}) {
+    super(message);
+    this.name = 'DirectoryError';
+    this.code = code;
+    this.attr = details.attr;
+    this.dn = details.dn;
+  }
+}

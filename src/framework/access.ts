@@ -1,0 +1,79 @@
+/**
+ * Authorization: who may do what. Reads need an authenticated principal.
+ * Writes to an object need membership (direct or nested) in the `admins`
+ * group, or a role holding the object's privilege (role-based delegation as
+ * in FreeIPA's privilege/role model: a privilege entry lists the roles that
+ * hold it; a role lists its member users and groups).
+ */
+import { publicError } from './errors.js';
+import type { CallContext, Command, Principal } from './command.js';
+import { containers } from './containers.js';
+import { filterEscape } from './filter-escape.js';
+
+/** Group DNs the principal belongs to, nested memberships included. */
+export async function groupsOf(ctx: CallContext, principal: Principal): Promise<Set<string>> {
+  const key = `groups:${principal.dn}`;
+  const cached = ctx.cache.get(key) as Set<string> | undefined;
+  if (cached) return cached;
+  const seen = new Set<string>();
+  let frontier = [principal.dn];
+  const base = containers(ctx.dir.baseDn).groups;
+  for (let depth = 0; frontier.length > 0 && depth < 16; depth++) {
+    const filter = `(|${frontier.map((dn) => `(member=${filterEscape(dn)})`).join('')})`;
+    const res = await ctx.dir.search({ base, scope: 'one', filter, attrs: ['cn'] });
+    frontier = [];
+    for (const e of res.entries) {
+      const k = e.dn.toLowerCase();
+      if (!seen.has(k)) {
+        seen.add(k);
+        frontier.push(e.dn);
+      }
+    }
+  }
+  ctx.cache.set(key, seen);
+  return seen;
+}
+
+export async function isAdmin(ctx: CallContext, principal: Principal): Promise<boolean> {
+  const groups = await groupsOf(ctx, principal);
+  return groups.has(containers(ctx.dir.baseDn).adminsGroup.toLowerCase());
+}
+
+/** Names of the privileges the principal holds through its roles. */
+export async function privilegesOf(ctx: CallContext, principal: Principal): Promise<Set<string>> {
+  const key = `privileges:${principal.dn}`;
+  const cached = ctx.cache.get(key) as Set<string> | undefined;
+  if (cached) return cached;
+  const c = containers(ctx.dir.baseDn);
+  const holders = [principal.dn, ...(await groupsOf(ctx, principal))];
+  const roleFilter = `(|${holders.map((dn) => `(member=${filterEscape(dn)})`).join('')})`;
+  const roles = await ctx.dir.search({ base: c.roles, scope: 'one', filter: roleFilter, attrs: ['cn'] });
+  const out = new Set<string>();
+  if (roles.entries.length > 0) {
+    const privFilter = `(|${roles.entries.map((r) => `(member=${filterEscape(r.dn)})`).join('')})`;
+    const privs = await ctx.dir.search({ base: c.privileges, scope: 'one', filter: privFilter, attrs: ['cn'] });
+    for (const p of privs.entries) out.add((p.attrs.cn?.[0] ?? '').toLowerCase());
+  }
+  ctx.cache.set(key, out);
+  return out;
+}
+
+/** Whether the principal may write objects guarded by `privilege`. */
+export async function canManage(ctx: CallContext, privilege: string | undefined): Promise<boolean> {
+  const p = ctx.principal;
+  if (!p) return false;
+  if (await isAdmin(ctx, p)) return true;
+  if (!privilege) return false;
+  return (await privilegesOf(ctx, p)).has(privilege.toLowerCase());
+}
+
+/** Throws unless the caller may run the command. */
+export async function authorize(ctx: CallContext, cmd: Command): Promise<void> {
+  if (cmd.access === 'anonymous') return;
+  if (!ctx.principal) throw publicError('NotAuthenticated');
+  if (cmd.access === 'authenticated') return;
+  const obj = ctx.registry.objects.get(cmd.access.manage);
+  if (!(await canManage(ctx, obj?.managePrivilege))) {
+    throw publicError('ACIError', { info: `not allowed to perform '${cmd.name.replace(/_/g, '-')}'` });
+  }
+}

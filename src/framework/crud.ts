@@ -1,0 +1,478 @@
+/**
+ * Derives X-add, X-del, X-find, X-mod and X-show from an object declaration
+ * (FreeIPA's crud/baseldap idea, STYLE.md §1). Options, validation, output
+ * shaping (labels are applied by clients from the API schema), access rules
+ * and the mapping of directory errors to public errors all live here once.
+ */
+import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
+import { escapeRdnValue, parseDn } from '../directory/dn.js';
+import { canManage } from './access.js';
+import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
+import { publicError, PublicError } from './errors.js';
+import { filterEscape } from './filter-escape.js';
+import type { CrudMethod, ObjectDef } from './object.js';
+import { convertScalar, type ParamDef, type ParamValue } from './params.js';
+
+const FLAG = (label: string, doc: string): OptionDef => ({ type: 'bool', label, doc, flag: true });
+
+export const commonOptions = {
+  all: FLAG('All', 'Retrieve and print all attributes from the server. Affects command output.'),
+  raw: FLAG('Raw', 'Print entries as stored on the server. Only affects output format.'),
+  rights: FLAG('Rights', 'Display the access rights of this entry (requires --all).'),
+  setattr: { type: 'str', multivalue: true, label: 'Set attribute', doc: 'Set an attribute to a name/value pair. Format is attr=value.', maxLength: 4096 },
+  addattr: { type: 'str', multivalue: true, label: 'Add attribute', doc: 'Add an attribute/value pair. Format is attr=value.', maxLength: 4096 },
+  delattr: { type: 'str', multivalue: true, label: 'Delete attribute', doc: 'Delete an attribute/value pair.', maxLength: 4096 },
+  continue: FLAG('Continue', 'Continuous mode: Don\'t stop on errors.'),
+  sizelimit: { type: 'int', label: 'Size Limit', doc: 'Maximum number of entries returned (0 is unlimited)', minValue: 0, maxValue: 1_000_000 },
+  timelimit: { type: 'int', label: 'Time Limit', doc: 'Time limit of search in seconds (0 is unlimited)', minValue: 0, maxValue: 86_400 },
+  pkey_only: FLAG('Primary key only', 'Results should contain primary key attribute only ("name")'),
+} as const satisfies Record<string, OptionDef>;
+
+/** DN of the entry named `pkey` of object `obj`. */
+export function dnOf(obj: ObjectDef, baseDn: string, pkey: string): string {
+  return `${obj.rdnAttr}=${escapeRdnValue(pkey)},${obj.container},${baseDn}`;
+}
+
+export function containerOf(obj: ObjectDef, baseDn: string): string {
+  return `${obj.container},${baseDn}`;
+}
+
+/** The value of the first RDN of a DN (the primary key of entries we name). */
+export function pkeyOfDn(dn: string): string {
+  const rdns = parseDn(dn);
+  const first = rdns[0];
+  if (!first || first.length === 0) return dn;
+  return first[0]!.value;
+}
+
+function notFound(obj: ObjectDef, pkey: string): PublicError {
+  return publicError('NotFound', { reason: `${pkey}: ${obj.labelSingular} not found` });
+}
+
+/** Looks up an entry by primary key or raises the object's not-found error. */
+export async function getEntry(ctx: CallContext, obj: ObjectDef, pkey: string): Promise<Entry> {
+  const entry = await ctx.dir.get(dnOf(obj, ctx.dir.baseDn, pkey));
+  if (!entry) throw notFound(obj, pkey);
+  return entry;
+}
+
+/** Maps a directory failure to the public error a user should see. */
+export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
+  if (!(err instanceof DirectoryError)) return err;
+  const attrName = err.attr ?? '';
+  switch (err.code) {
+    case 'noSuchObject':
+      return notFound(obj, pkey);
+    case 'entryAlreadyExists':
+      return publicError('DuplicateEntry', { reason: `${obj.labelSingular} with name "${pkey}" already exists` });
+    case 'referenced':
+      return publicError('ReferencedEntry');
+    case 'referenceTargetMissing':
+      return publicError('NotFound', { reason: `${attrName}: referenced entry not found` });
+    case 'constraintViolation': {
+      const at = ctx.dir.schema.attribute(attrName);
+      if (at?.singleValue) return publicError('OnlyOneValueAllowed', { attr: at.name });
+      return publicError('ValidationError', { name: attrName || obj.name, error: 'value not allowed' });
+    }
+    case 'objectClassViolation':
+    case 'undefinedAttributeType':
+      return publicError('ObjectclassViolation', { attr: attrName || 'unknown' });
+    case 'invalidAttributeSyntax':
+      return publicError('ValidationError', { name: attrName, error: 'invalid syntax' });
+    case 'attributeOrValueExists':
+      return publicError('DatabaseError', { desc: `Type or value exists: ${attrName}` });
+    case 'noSuchAttribute':
+      return publicError('AttrValueNotFound', { attr: attrName, value: '' });
+    case 'notAllowedOnNonLeaf':
+      return publicError('NotAllowedOnNonLeaf');
+    default:
+      return err;
+  }
+}
+
+/** Stored string form of a converted param value. */
+async function storedValues(ctx: CallContext, name: string, p: ParamDef, v: ParamValue): Promise<string[]> {
+  const list = Array.isArray(v) ? v : [v];
+  const out: string[] = [];
+  for (const item of list) {
+    if (p.type === 'bool') out.push(item === true || item === 'true' ? 'TRUE' : 'FALSE');
+    else if (p.type === 'ref') out.push(await refToDn(ctx, name, p, String(item)));
+    else out.push(String(item));
+  }
+  return out;
+}
+
+/** Resolves a reference param (the name of another object) to its DN. */
+async function refToDn(ctx: CallContext, _name: string, p: ParamDef, value: string): Promise<string> {
+  const target = ctx.registry.objects.get(p.ref ?? '');
+  if (!target) throw new Error(`param refers to unknown object ${p.ref}`);
+  const dn = dnOf(target, ctx.dir.baseDn, value);
+  if (!(await ctx.dir.get(dn, ['objectClass']))) {
+    throw publicError('NotFound', { reason: `${value}: ${target.labelSingular} not found` });
+  }
+  return dn;
+}
+
+function paramByAttr(obj: ObjectDef, attr: string): [string, ParamDef] | undefined {
+  const lower = attr.toLowerCase();
+  for (const [k, p] of Object.entries(obj.params)) if (p.attr && p.attr.toLowerCase() === lower) return [k, p];
+  return undefined;
+}
+
+/**
+ * Parses --setattr/--addattr/--delattr values (`attr=value`), checks the
+ * attribute against the schema and the object's classes, and validates the
+ * value with the param that owns the attribute.
+ */
+async function attrValueOptions(
+  ctx: CallContext,
+  obj: ObjectDef,
+  option: 'setattr' | 'addattr' | 'delattr',
+  raw: ParamValue | undefined,
+): Promise<Array<{ attr: string; value: string }>> {
+  if (raw === undefined) return [];
+  const out: Array<{ attr: string; value: string }> = [];
+  for (const item of Array.isArray(raw) ? raw : [String(raw)]) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw publicError('ValidationError', { name: option, error: 'Invalid format. Should be name=value' });
+    const name = item.slice(0, eq).trim();
+    const value = item.slice(eq + 1);
+    // Whether the entry's classes allow the attribute is the directory's call.
+    const at = ctx.dir.schema.attribute(name);
+    if (!at) throw publicError('ObjectclassViolation', { attr: name });
+    if (at.operational || at.syntax === 'secret') {
+      throw publicError('ValidationError', { name: option, error: `attribute '${at.name}' cannot be changed this way` });
+    }
+    const owner = paramByAttr(obj, at.name);
+    let stored = value;
+    if (owner && value !== '') {
+      const [key, p] = owner;
+      if (key === obj.pkey) throw publicError('ValidationError', { name: option, error: `use --rename to change '${key}'` });
+      if (p.type === 'ref') {
+        stored = value.includes('=') ? value : await refToDn(ctx, key, p, value);
+      } else if (option !== 'delattr') {
+        stored = (await storedValues(ctx, key, p, convertScalar(key, p, value)))[0]!;
+      }
+    }
+    out.push({ attr: at.name, value: stored });
+  }
+  return out;
+}
+
+/** Shapes a stored entry for the wire. */
+export async function outputEntry(ctx: CallContext, obj: ObjectDef, entry: Entry, options: Inputs): Promise<Record<string, unknown>> {
+  const all = options.all === true;
+  const raw = options.raw === true;
+  const out: Record<string, unknown> = {};
+  if (all) out.dn = entry.dn;
+  const defaultAttrs = new Set(obj.defaultAttributes.map((k) => obj.params[k]!.attr?.toLowerCase()));
+  for (const [attr, values] of Object.entries(entry.attrs)) {
+    const at = ctx.dir.schema.attribute(attr);
+    if (at?.operational || at?.syntax === 'secret') continue;
+    const owner = paramByAttr(obj, attr);
+    const key = attr.toLowerCase();
+    if (!all && !defaultAttrs.has(key)) continue;
+    if (raw || !owner) {
+      out[key] = values;
+      continue;
+    }
+    const p = owner[1];
+    if (p.secret) continue;
+    if (p.type === 'ref') out[key] = values.map(pkeyOfDn);
+    else if (p.type === 'bool') out[key] = values.map((v) => v.toUpperCase() === 'TRUE');
+    else if (p.type === 'int') out[key] = values.map((v) => Number(v));
+    else out[key] = values;
+  }
+  if (obj.hooks?.postRead) await obj.hooks.postRead(ctx, entry, out, options);
+  if (options.rights === true) {
+    const write = await canManage(ctx, obj.managePrivilege);
+    const rights: Record<string, string> = {};
+    const attrs = new Set<string>(Object.keys(entry.attrs).map((a) => a.toLowerCase()));
+    for (const p of Object.values(obj.params)) if (p.attr) attrs.add(p.attr.toLowerCase());
+    for (const a of [...attrs].sort()) {
+      const at = ctx.dir.schema.attribute(a);
+      if (!at || at.operational) continue;
+      const secret = at.syntax === 'secret';
+      const letters = (secret ? '' : 'rsc') + (write ? 'wo' : '');
+      rights[a] = letters || 'none';
+    }
+    out.attributelevelrights = rights;
+  }
+  return out;
+}
+
+function pkeyArg(obj: ObjectDef, multivalue = false): ArgDef {
+  const p = obj.params[obj.pkey]!;
+  return { ...p, name: obj.pkey, required: true, multivalue };
+}
+
+function paramOptions(obj: ObjectDef, pick: (key: string, p: ParamDef) => boolean, patch: (p: ParamDef) => Partial<OptionDef> = () => ({})): Record<string, OptionDef> {
+  const out: Record<string, OptionDef> = {};
+  for (const [k, p] of Object.entries(obj.params)) {
+    if (k === obj.pkey || !pick(k, p)) continue;
+    out[k] = { ...p, ...(p.secret ? { prompt: true } : {}), ...patch(p) };
+  }
+  return out;
+}
+
+function checkRights(options: Inputs): void {
+  if (options.rights === true && options.all !== true) {
+    throw publicError('ValidationError', { name: 'rights', error: 'requires --all' });
+  }
+}
+
+function addCommand(obj: ObjectDef): Command {
+  const options: Record<string, OptionDef> = {
+    ...paramOptions(obj, (_k, p) => !p.noCreate),
+    setattr: commonOptions.setattr,
+    addattr: commonOptions.addattr,
+    ...obj.extraOptions?.add,
+    all: commonOptions.all,
+    raw: commonOptions.raw,
+  };
+  return {
+    name: `${obj.name}_add`,
+    doc: `Add a new ${obj.labelSingular}.`,
+    object: obj.name,
+    args: [pkeyArg(obj)],
+    options,
+    access: { manage: obj.name },
+    output: 'entry',
+    async run(ctx, args, opts): Promise<CommandResult> {
+      const pkey = String(args[0]);
+      const attrs: Attributes = { objectClass: [...obj.objectClasses], [obj.rdnAttr]: [pkey] };
+      for (const [key, p] of Object.entries(obj.params)) {
+        const v = opts[key];
+        if (key === obj.pkey || !p.attr || v === undefined || p.noCreate) continue;
+        attrs[p.attr] = await storedValues(ctx, key, p, v);
+      }
+      for (const { attr, value } of await attrValueOptions(ctx, obj, 'setattr', opts.setattr)) {
+        if (!Array.isArray(attrs[attr]) || attrs[attr] === undefined) attrs[attr] = [];
+        attrs[attr] = [...(attrs[attr] ?? []), value];
+      }
+      for (const { attr, value } of await attrValueOptions(ctx, obj, 'addattr', opts.addattr)) {
+        attrs[attr] = [...new Set([...(attrs[attr] ?? []), value])];
+      }
+      await obj.hooks?.preAdd?.(ctx, attrs, opts, pkey);
+      for (const [key, p] of Object.entries(obj.params)) {
+        if (p.required && p.attr && !attrs[p.attr]?.length) throw publicError('RequirementError', { name: key });
+      }
+      const dn = dnOf(obj, ctx.dir.baseDn, pkey);
+      try {
+        await ctx.dir.add(dn, attrs);
+      } catch (err) {
+        throw mapDirectoryError(ctx, obj, pkey, err);
+      }
+      const entry = await getEntry(ctx, obj, pkey);
+      return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: `Added ${obj.labelSingular} "${pkey}"` };
+    },
+  };
+}
+
+function delCommand(obj: ObjectDef): Command {
+  return {
+    name: `${obj.name}_del`,
+    doc: `Delete ${obj.label}.`,
+    object: obj.name,
+    args: [pkeyArg(obj, true)],
+    options: { continue: commonOptions.continue, ...obj.extraOptions?.del },
+    access: { manage: obj.name },
+    output: 'deleted',
+    async run(ctx, args, opts): Promise<CommandResult> {
+      const names = (Array.isArray(args[0]) ? args[0] : [String(args[0])]).map(String);
+      const deleted: string[] = [];
+      const failed: string[] = [];
+      for (const pkey of names) {
+        try {
+          const entry = await getEntry(ctx, obj, pkey);
+          await obj.hooks?.preDel?.(ctx, entry);
+          try {
+            await ctx.dir.delete(entry.dn);
+          } catch (err) {
+            throw mapDirectoryError(ctx, obj, pkey, err);
+          }
+          deleted.push(pkey);
+        } catch (err) {
+          if (opts.continue !== true || !(err instanceof PublicError)) throw err;
+          failed.push(pkey);
+        }
+      }
+      return {
+        result: { failed },
+        value: deleted,
+        summary: deleted.length > 0 ? `Deleted ${obj.labelSingular} "${deleted.join(',')}"` : null,
+      };
+    },
+  };
+}
+
+function findCommand(obj: ObjectDef): Command {
+  const options: Record<string, OptionDef> = {
+    [obj.pkey]: { ...obj.params[obj.pkey]!, required: false },
+    ...paramOptions(obj, (_k, p) => !p.noSearch && !p.secret, () => ({ required: false })),
+    ...obj.extraOptions?.find,
+    timelimit: commonOptions.timelimit,
+    sizelimit: commonOptions.sizelimit,
+    all: commonOptions.all,
+    raw: commonOptions.raw,
+    pkey_only: commonOptions.pkey_only,
+  };
+  const criteria: ArgDef = { name: 'criteria', type: 'str', label: 'Criteria', doc: 'A string searched in all relevant object attributes', maxLength: 255 };
+  return {
+    name: `${obj.name}_find`,
+    doc: `Search for ${obj.label}.`,
+    object: obj.name,
+    args: [criteria],
+    options,
+    access: 'authenticated',
+    output: 'entries',
+    async run(ctx, args, opts): Promise<CommandResult> {
+      const structural = obj.objectClasses.find((c) => ctx.dir.schema.objectClass(c)?.kind === 'structural') ?? obj.objectClasses[0]!;
+      const terms = [`(objectClass=${filterEscape(structural)})`];
+      const crit = args[0] === undefined ? undefined : String(args[0]);
+      if (crit) {
+        const ors = obj.searchAttributes.map((k) => `(${obj.params[k]!.attr}=*${filterEscape(crit)}*)`);
+        terms.push(`(|${ors.join('')})`);
+      }
+      for (const [key, p] of Object.entries(obj.params)) {
+        const v = opts[key];
+        if (v === undefined || !p.attr) continue;
+        for (const stored of await storedValues(ctx, key, p, v)) terms.push(`(${p.attr}=${filterEscape(stored)})`);
+      }
+      const sizeLimit = typeof opts.sizelimit === 'number' ? opts.sizelimit : ctx.server.searchSizeLimit;
+      const timeLimit = typeof opts.timelimit === 'number' ? opts.timelimit : ctx.server.searchTimeLimit;
+      const res = await ctx.dir.search({
+        base: containerOf(obj, ctx.dir.baseDn),
+        scope: 'one',
+        filter: `(&${terms.join('')})`,
+        sizeLimit,
+        timeLimit,
+      });
+      const rdn = obj.rdnAttr;
+      const entries = res.entries.sort((a, b) => (a.attrs[rdn]?.[0] ?? '').localeCompare(b.attrs[rdn]?.[0] ?? ''));
+      const result: unknown[] = [];
+      for (const e of entries) {
+        if (opts.pkey_only === true) result.push({ [rdn.toLowerCase()]: e.attrs[rdn] ?? [] });
+        else result.push(await outputEntry(ctx, obj, e, opts));
+      }
+      const n = result.length;
+      return {
+        result,
+        count: n,
+        truncated: res.truncated,
+        summary: `${n} ${n === 1 ? obj.labelSingular : obj.label} matched`,
+      };
+    },
+  };
+}
+
+function modCommand(obj: ObjectDef): Command {
+  const pk = obj.params[obj.pkey]!;
+  const options: Record<string, OptionDef> = {
+    ...paramOptions(obj, (_k, p) => !p.noUpdate, () => ({ required: false })),
+    setattr: commonOptions.setattr,
+    addattr: commonOptions.addattr,
+    delattr: commonOptions.delattr,
+    ...obj.extraOptions?.mod,
+    rights: commonOptions.rights,
+    all: commonOptions.all,
+    raw: commonOptions.raw,
+    rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false },
+  };
+  return {
+    name: `${obj.name}_mod`,
+    doc: `Modify a ${obj.labelSingular}.`,
+    object: obj.name,
+    args: [pkeyArg(obj)],
+    options,
+    access: { manage: obj.name },
+    output: 'entry',
+    async run(ctx, args, opts): Promise<CommandResult> {
+      checkRights(opts);
+      const pkey = String(args[0]);
+      const entry = await getEntry(ctx, obj, pkey);
+      const mods: Modification[] = [];
+      for (const [key, p] of Object.entries(obj.params)) {
+        const v = opts[key];
+        if (key === obj.pkey || !p.attr || v === undefined || p.noUpdate) continue;
+        mods.push({ op: 'replace', attr: p.attr, values: await storedValues(ctx, key, p, v) });
+      }
+      const set = new Map<string, string[]>();
+      for (const { attr, value } of await attrValueOptions(ctx, obj, 'setattr', opts.setattr)) {
+        set.set(attr, [...(set.get(attr) ?? []), ...(value === '' ? [] : [value])]);
+      }
+      for (const [attr, values] of set) mods.push({ op: 'replace', attr, values });
+      for (const { attr, value } of await attrValueOptions(ctx, obj, 'addattr', opts.addattr)) {
+        mods.push({ op: 'add', attr, values: [value] });
+      }
+      for (const { attr, value } of await attrValueOptions(ctx, obj, 'delattr', opts.delattr)) {
+        const current = entry.attrs[attr] ?? [];
+        const match = current.find((c) => c.toLowerCase() === value.toLowerCase());
+        if (match === undefined) throw publicError('AttrValueNotFound', { attr, value });
+        mods.push({ op: 'delete', attr, values: [match] });
+      }
+      await obj.hooks?.preMod?.(ctx, mods, opts, entry);
+      const effective = mods.filter((m) => !(m.op === 'replace' && sameValues(entry.attrs[m.attr] ?? [], m.values)));
+      const newName = typeof opts.rename === 'string' ? opts.rename : undefined;
+      if (newName !== undefined && newName === pkey) {
+        throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });
+      }
+      if (effective.length === 0 && newName === undefined) throw publicError('EmptyModlist');
+      try {
+        const ops: Parameters<typeof ctx.dir.batch>[0] = [];
+        if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
+        if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
+        await ctx.dir.batch(ops);
+      } catch (err) {
+        if (err instanceof DirectoryError && err.code === 'entryAlreadyExists' && newName !== undefined) {
+          throw publicError('DuplicateEntry', { reason: `${obj.labelSingular} with name "${newName}" already exists` });
+        }
+        throw mapDirectoryError(ctx, obj, pkey, err);
+      }
+      const finalName = newName ?? pkey;
+      const updated = await getEntry(ctx, obj, finalName);
+      return {
+        result: await outputEntry(ctx, obj, updated, opts),
+        value: finalName,
+        summary: `Modified ${obj.labelSingular} "${finalName}"`,
+      };
+    },
+  };
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((v) => set.has(v));
+}
+
+function showCommand(obj: ObjectDef): Command {
+  return {
+    name: `${obj.name}_show`,
+    doc: `Display information about a ${obj.labelSingular}.`,
+    object: obj.name,
+    args: [pkeyArg(obj)],
+    options: { ...obj.extraOptions?.show, rights: commonOptions.rights, all: commonOptions.all, raw: commonOptions.raw },
+    access: 'authenticated',
+    output: 'entry',
+    async run(ctx, args, opts): Promise<CommandResult> {
+      checkRights(opts);
+      const pkey = String(args[0]);
+      const entry = await getEntry(ctx, obj, pkey);
+      return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: null };
+    },
+  };
+}
+
+const builders: Record<CrudMethod, (obj: ObjectDef) => Command> = {
+  add: addCommand,
+  del: delCommand,
+  find: findCommand,
+  mod: modCommand,
+  show: showCommand,
+};
+
+/** The CRUD commands of a declared object. */
+export function crudCommands(obj: ObjectDef): Command[] {
+  return (obj.methods ?? (['add', 'del', 'find', 'mod', 'show'] as const)).map((m) => builders[m](obj));
+}

@@ -1,0 +1,102 @@
+/**
+ * Membership commands (X-add-member, X-remove-member, role-add-privilege):
+ * derived from a declaration of which kinds of members an object takes.
+ * Members are DNs in a `member` attribute; `direction: 'reverse'` stores the
+ * object's DN in the target's `member` instead (a privilege lists its roles).
+ */
+import { dnOf, getEntry, outputEntry, pkeyOfDn } from './crud.js';
+import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
+import type { ObjectDef } from './object.js';
+import { commonOptions } from './crud.js';
+import type { Entry } from '../directory/types.js';
+
+export interface MemberKind {
+  /** option key: users, groups, privileges */
+  option: string;
+  /** object the option names */
+  target: string;
+  /** key in `failed` and in output: user, group, privilege */
+  kind: string;
+  label: string;
+  /** 'forward': our entry's member lists targets; 'reverse': target's member lists us */
+  direction?: 'forward' | 'reverse';
+}
+
+function memberOptions(kinds: readonly MemberKind[]): Record<string, OptionDef> {
+  const out: Record<string, OptionDef> = {};
+  for (const k of kinds) out[k.option] = { type: 'str', multivalue: true, label: k.label, doc: `${k.label} to add or remove`, maxLength: 255 };
+  return out;
+}
+
+async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKind[], pkey: string, opts: Record<string, unknown>, add: boolean): Promise<CommandResult> {
+  const entry = await getEntry(ctx, obj, pkey);
+  const failed: Record<string, Array<[string, string]>> = {};
+  let completed = 0;
+  for (const k of kinds) {
+    failed[k.kind] = [];
+    const target = ctx.registry.objects.get(k.target)!;
+    const names = (opts[k.option] as string[] | undefined) ?? [];
+    for (const name of names) {
+      const targetDn = dnOf(target, ctx.dir.baseDn, name);
+      const targetEntry = await ctx.dir.get(targetDn, ['member']);
+      if (!targetEntry) {
+        failed[k.kind]!.push([name, 'no such entry']);
+        continue;
+      }
+      const holder: Entry = k.direction === 'reverse' ? targetEntry : entry;
+      const value = k.direction === 'reverse' ? entry.dn : targetEntry.dn;
+      const present = (holder.attrs.member ?? []).some((m) => m.toLowerCase() === value.toLowerCase());
+      if (add && present) {
+        failed[k.kind]!.push([name, 'This entry is already a member']);
+        continue;
+      }
+      if (!add && !present) {
+        failed[k.kind]!.push([name, 'This entry is not a member']);
+        continue;
+      }
+      if (add && k.direction !== 'reverse' && value.toLowerCase() === entry.dn.toLowerCase()) {
+        failed[k.kind]!.push([name, 'A group may not be a member of itself']);
+        continue;
+      }
+      await ctx.dir.modify(holder.dn, [{ op: add ? 'add' : 'delete', attr: 'member', values: [value] }]);
+      if (holder === entry) entry.attrs.member = add ? [...(entry.attrs.member ?? []), value] : (entry.attrs.member ?? []).filter((m) => m !== value);
+      completed++;
+    }
+  }
+  const updated = await getEntry(ctx, obj, pkey);
+  return {
+    result: await outputEntry(ctx, obj, updated, opts as never),
+    value: pkey,
+    completed,
+    failed: { member: failed },
+    summary: `Number of members ${add ? 'added' : 'removed'} ${completed}`,
+  };
+}
+
+export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], names: { add: string; remove?: string; what: string }): Command[] {
+  const pk = obj.params[obj.pkey]!;
+  const build = (name: string, add: boolean): Command => ({
+    name,
+    doc: `${add ? 'Add' : 'Remove'} ${names.what} ${add ? 'to' : 'from'} a ${obj.labelSingular}.`,
+    object: obj.name,
+    args: [{ ...pk, name: obj.pkey, required: true }],
+    options: { ...memberOptions(kinds), all: commonOptions.all, raw: commonOptions.raw },
+    access: { manage: obj.name },
+    output: 'entry',
+    run: (ctx, args, opts) => change(ctx, obj, kinds, String(args[0]), opts, add),
+  });
+  return [build(names.add, true), ...(names.remove ? [build(names.remove, false)] : [])];
+}
+
+/** Splits member DNs into primary keys per member object (for output). */
+export function membersByKind(ctx: CallContext, dns: readonly string[], kinds: Record<string, string>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [outKey, objName] of Object.entries(kinds)) {
+    const obj = ctx.registry.objects.get(objName);
+    if (!obj) continue;
+    const suffix = `,${obj.container},${ctx.dir.baseDn}`.toLowerCase();
+    const names = dns.filter((d) => d.toLowerCase().endsWith(suffix)).map(pkeyOfDn).sort();
+    if (names.length > 0) out[outKey] = names;
+  }
+  return out;
+}

@@ -1,0 +1,27 @@
+/**
+ * The command registry of a dirid server: every object and command, in one
+ * place. The API contract (api.json) is derived from what is registered here.
+ */
+import { CommandRegistry } from '../framework/command.js';
+import { crudCommands } from '../framework/crud.js';
+import { groupCommands, groupObject } from './group.js';
+import { idpObject } from './idp.js';
+import { pingCommand } from './ping.js';
+import { privilegeCommands, privilegeObject, roleCommands, roleObject } from './role.js';
+import { schemaCommand } from './schema.js';
+import { userObject } from './user.js';
+
+export function buildRegistry(): CommandRegistry {
+  const r = new CommandRegistry();
+  for (const o of [idpObject, userObject, groupObject, roleObject, privilegeObject]) r.objects.set(o.name, o);
+  r.register(
+    ...crudCommands(idpObject),
+    ...crudCommands(userObject),
+    ...groupCommands(),
+    ...roleCommands(),
+    ...privilegeCommands(),
+    pingCommand,
+    schemaCommand,
+  );
+  return r;
+}

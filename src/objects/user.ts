@@ -1,0 +1,122 @@
+/**
+ * Users, with the link to an external identity (specification §2.3, §3,
+ * §4.6): `--user-auth-type`, `--idp` (stored as the DN of the IdP reference
+ * in dirIdpConfigLink) and `--idp-user-id` (dirIdpSub). Both link attributes
+ * are single-valued: a linked user cannot be linked to a second reference
+ * until the first link is removed.
+ */
+import type { Attributes, Entry, Modification } from '../directory/types.js';
+import type { CallContext } from '../framework/command.js';
+import { publicError } from '../framework/errors.js';
+import { defineObject } from '../framework/object.js';
+import { hashPassword } from './password.js';
+
+export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
+
+function hasClass(classes: readonly string[] | undefined, name: string): boolean {
+  return (classes ?? []).some((c) => c.toLowerCase() === name.toLowerCase());
+}
+
+/** Values of `attr` after applying `mods` to `entry` (enough to check pairing rules). */
+function valuesAfter(entry: Entry, mods: readonly Modification[], attr: string): string[] {
+  let values = [...(entry.attrs[attr] ?? [])];
+  for (const m of mods) {
+    if (m.attr.toLowerCase() !== attr.toLowerCase()) continue;
+    if (m.op === 'replace') values = [...m.values];
+    else if (m.op === 'add') values.push(...m.values);
+    else values = m.values ? values.filter((v) => !m.values!.includes(v)) : [];
+  }
+  return values;
+}
+
+function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
+  if (link.length > 0 && sub.length === 0) throw publicError('RequirementError', { name: 'idp_user_id' });
+  if (sub.length > 0 && link.length === 0) throw publicError('RequirementError', { name: 'idp' });
+}
+
+export const userObject = defineObject({
+  name: 'user',
+  label: 'users',
+  labelSingular: 'user',
+  doc: 'Users.',
+  container: 'cn=users,cn=accounts',
+  rdnAttr: 'uid',
+  objectClasses: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser'],
+  pkey: 'login',
+  managePrivilege: 'User Administrators',
+  params: {
+    login: {
+      attr: 'uid',
+      type: 'str',
+      label: 'User login',
+      doc: 'User login',
+      pattern: /^[a-z_][a-z0-9_.-]{0,31}$/,
+      patternError: 'may only include lower-case letters, numbers, _, - and . (at most 32 characters)',
+    },
+    first: { attr: 'givenName', type: 'str', label: 'First name', doc: 'First name', required: true },
+    last: { attr: 'sn', type: 'str', label: 'Last name', doc: 'Last name', required: true },
+    cn: { attr: 'cn', type: 'str', label: 'Full name', doc: 'Full name (default: first and last name)' },
+    email: { attr: 'mail', type: 'str', label: 'Email address', doc: 'Email address', multivalue: true, pattern: /^[^\s@]+@[^\s@]+$/, patternError: 'must be an email address' },
+    password: {
+      attr: 'userPassword',
+      type: 'password',
+      label: 'Password',
+      doc: 'Set the user password (prompted for when given without a value)',
+      secret: true,
+      noSearch: true,
+    },
+    disabled: { attr: 'nsAccountLock', type: 'bool', label: 'Account disabled', doc: 'Account disabled' },
+    user_auth_type: {
+      attr: 'dirUserAuthType',
+      type: 'enum',
+      values: userAuthTypes,
+      multivalue: true,
+      label: 'User authentication types',
+      doc: 'Types of supported user authentication',
+    },
+    idp: { attr: 'dirIdpConfigLink', type: 'ref', ref: 'idp', label: 'External IdP configuration', doc: 'External IdP configuration (IdP reference name)' },
+    idp_user_id: {
+      attr: 'dirIdpSub',
+      type: 'str',
+      label: 'External IdP user identifier',
+      doc: 'A string that identifies the user at the external IdP',
+      caseExact: true,
+      maxLength: 1024,
+    },
+  },
+  defaultAttributes: ['login', 'first', 'last', 'email', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
+  searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
+  hooks: {
+    async preAdd(_ctx: CallContext, attrs: Attributes, options) {
+      if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
+      if (attrs.userPassword) attrs.userPassword = [await hashPassword(attrs.userPassword[0]!)];
+      const link = attrs.dirIdpConfigLink ?? [];
+      const sub = attrs.dirIdpSub ?? [];
+      checkLinkPair(sub, link);
+      if (link.length > 0 && !hasClass(attrs.objectClass, 'dirIdpUser')) attrs.objectClass = [...(attrs.objectClass ?? []), 'dirIdpUser'];
+    },
+    async preMod(_ctx, mods, _options, entry) {
+      for (let i = 0; i < mods.length; i++) {
+        const m = mods[i]!;
+        if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
+          mods[i] = { ...m, values: [await hashPassword(m.values[0]!)] };
+        }
+        if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
+          const current = entry.attrs.dirIdpConfigLink ?? [];
+          // Re-linking to the same reference changes nothing; linking to a second
+          // one is an *add* so the store's single-value rule refuses it.
+          if (current.length > 0) {
+            const same = current[0]!.toLowerCase() === (m.values[0] ?? '').toLowerCase();
+            mods[i] = same ? { op: 'replace', attr: m.attr, values: current } : { op: 'add', attr: m.attr, values: m.values };
+          }
+        }
+      }
+      const link = valuesAfter(entry, mods, 'dirIdpConfigLink');
+      const sub = valuesAfter(entry, mods, 'dirIdpSub');
+      if (mods.some((m) => m.attr === 'dirIdpConfigLink' || m.attr === 'dirIdpSub')) checkLinkPair(sub, link);
+      if (link.length > 0 && !hasClass(entry.attrs.objectClass, 'dirIdpUser')) {
+        mods.unshift({ op: 'add', attr: 'objectClass', values: ['dirIdpUser'] });
+      }
+    },
+  },
+});

@@ -1,0 +1,253 @@
+/**
+ * The HTTPS API (ARCHITECTURE.md "Contracts"): JSON-RPC and XML-RPC on
+ * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
+ * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
+ * and `/dirid/session/login_kerberos`. It authenticates, decodes, dispatches
+ * to the framework and encodes; errors reach the wire through rpc/errors.ts.
+ * Every call is logged as one line without argument values.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Directory } from '../directory/types.js';
+import type { CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
+import { dispatch } from '../framework/dispatch.js';
+import { publicError, PublicError } from '../framework/errors.js';
+import { CodecError, type RpcRequest, type RpcResponse, type WireValue } from './codec/types.js';
+import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
+import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
+import { errorToWire } from './errors.js';
+import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+const BODY_TIMEOUT_MS = 30_000;
+
+/** Result of a Negotiate (SPNEGO) exchange on one request. */
+export interface NegotiateOutcome {
+  principal: Principal;
+  /** base64 token for `WWW-Authenticate: Negotiate <token>` (mutual auth) */
+  responseToken?: string;
+}
+
+export interface RpcServerOptions {
+  registry: CommandRegistry;
+  dir: Directory;
+  server: ServerInfo;
+  sessions: SessionCodec;
+  /** checks a user name and password; null when they do not match */
+  passwordLogin(user: string, password: string): Promise<Principal | null>;
+  /** verifies an `Authorization: Negotiate` token; absent until Kerberos is wired */
+  negotiate?(token: string): Promise<NegotiateOutcome>;
+  log(line: string): void;
+}
+
+type Encoding = 'json' | 'xml';
+
+function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string | string[]> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-cache',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Strict-Transport-Security': 'max-age=31536000',
+    ...headers,
+  });
+  res.end(body);
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+      reject(new HttpError(413, 'request body too large'));
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer = setTimeout(() => {
+      reject(new HttpError(408, 'request body timeout'));
+      req.destroy();
+    }, BODY_TIMEOUT_MS);
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        clearTimeout(timer);
+        reject(new HttpError(413, 'request body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+/** Drops undefined members so codecs see only wire values. */
+function toWire(v: unknown): WireValue {
+  if (v === undefined) return null;
+  if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (Buffer.isBuffer(v) || v instanceof Date) return v;
+  if (Array.isArray(v)) return v.map(toWire);
+  const out: Record<string, WireValue> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) out[k] = toWire(x);
+  return out;
+}
+
+function resultToWire(r: CommandResult): WireValue {
+  return toWire({
+    result: r.result,
+    value: r.value ?? null,
+    summary: r.summary,
+    count: r.count,
+    truncated: r.truncated,
+    completed: r.completed,
+    failed: r.failed,
+  });
+}
+
+export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const encode = (enc: Encoding, r: RpcResponse) => (enc === 'json' ? encodeJsonResponse(r) : encodeXmlResponse(r));
+  const contentType = (enc: Encoding) => (enc === 'json' ? 'application/json; charset=utf-8' : 'text/xml; charset=utf-8');
+
+  function errorResponse(enc: Encoding, err: PublicError, id: WireValue, principal: Principal | null): string {
+    return encode(enc, { result: null, error: errorToWire(err), id, principal: principal?.name ?? null, version: opts.server.version });
+  }
+
+  /** The Referer must point into our own /dirid/ tree (CSRF protection). */
+  function checkReferer(req: IncomingMessage): void {
+    const referer = req.headers.referer;
+    const host = req.headers.host;
+    if (!referer || !host || !referer.startsWith(`https://${host}/dirid/`)) {
+      throw new HttpError(400, 'Missing or invalid HTTP Referer');
+    }
+  }
+
+  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}): Promise<void> {
+    const started = process.hrtime.bigint();
+    let request: RpcRequest | undefined;
+    let outcome = 'ok';
+    let responseBody: string;
+    try {
+      request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
+      const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry };
+      const result = await dispatch(ctx, request.method, request.args, request.options);
+      responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
+    } catch (err) {
+      let pub: PublicError;
+      if (err instanceof PublicError) pub = err;
+      else if (err instanceof CodecError) pub = publicError('ProtocolError', { reason: err.message });
+      else {
+        pub = publicError('InternalError');
+        opts.log(`${new Date().toISOString()} error internal ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      }
+      outcome = `${pub.errorName}(${pub.code})`;
+      responseBody = errorResponse(enc, pub, request?.id ?? null, principal);
+    }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    opts.log(
+      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome} duration_ms=${ms.toFixed(1)}`,
+    );
+    send(res, 200, contentType(enc), responseBody, extraHeaders);
+  }
+
+  function unauthenticated(enc: Encoding, res: ServerResponse, negotiate: boolean): void {
+    const body = errorResponse(enc, publicError('NotAuthenticated'), null, null);
+    send(res, 401, contentType(enc), body, negotiate ? { 'WWW-Authenticate': 'Negotiate' } : {});
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const path = url.pathname;
+    if (req.method !== 'POST') {
+      if (path === '/' || path === '/dirid' || path === '/dirid/') return send(res, 200, 'text/plain; charset=utf-8', 'dirid: POST JSON-RPC to /dirid/session/json or /dirid/json\n');
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'POST' });
+    }
+    const routes: Record<string, () => Promise<void>> = {
+      '/dirid/session/login_password': async () => {
+        checkReferer(req);
+        const body = await readBody(req);
+        const form = new URLSearchParams(body.toString('utf8'));
+        const user = form.get('user') ?? '';
+        const password = form.get('password') ?? '';
+        const principal = user && password && user.length <= 256 && password.length <= 1024 ? await opts.passwordLogin(user, password) : null;
+        opts.log(`${new Date().toISOString()} login method=password user=${JSON.stringify(user.slice(0, 64))} outcome=${principal ? 'ok' : 'denied'}`);
+        if (!principal) return send(res, 401, 'text/plain; charset=utf-8', 'Insufficient access: invalid user name or password\n', { 'X-Dirid-Rejection-Reason': 'invalid-password' });
+        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${principal.name}\n`, { 'Set-Cookie': opts.sessions.cookieFor(principal) });
+      },
+      '/dirid/session/login_kerberos': async () => {
+        checkReferer(req);
+        await readBody(req);
+        const outcome = await negotiateFrom(req);
+        if (!outcome) return send(res, 401, 'text/plain; charset=utf-8', 'Insufficient access: not authenticated\n', { 'WWW-Authenticate': 'Negotiate' });
+        const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
+        if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
+        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
+      },
+    };
+    for (const enc of ['json', 'xml'] as const) {
+      routes[`/dirid/session/${enc}`] = async () => {
+        checkReferer(req);
+        const body = await readBody(req);
+        const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+        const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
+        if (!principal) return unauthenticated(enc, res, false);
+        await call(enc, body, principal, res);
+      };
+      routes[`/dirid/${enc}`] = async () => {
+        checkReferer(req);
+        const body = await readBody(req);
+        const outcome = await negotiateFrom(req);
+        if (!outcome) return unauthenticated(enc, res, true);
+        const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
+        if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
+        await call(enc, body, outcome.principal, res, headers);
+      };
+    }
+    const route = routes[path];
+    if (!route) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+    await route();
+  }
+
+  async function negotiateFrom(req: IncomingMessage): Promise<NegotiateOutcome | null> {
+    const auth = req.headers.authorization;
+    if (!auth || !opts.negotiate) return null;
+    const m = /^Negotiate\s+([A-Za-z0-9+/=]{1,65536})$/.exec(auth.trim());
+    if (!m) return null;
+    try {
+      return await opts.negotiate(m[1]!);
+    } catch (err) {
+      opts.log(`${new Date().toISOString()} login method=negotiate outcome=denied reason=${JSON.stringify(err instanceof Error ? err.message : 'error')}`);
+      return null;
+    }
+  }
+
+  return (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (err instanceof HttpError) {
+        send(res, err.status, 'text/plain; charset=utf-8', `${err.message}\n`, err.status === 413 ? { Connection: 'close' } : {});
+        return;
+      }
+      opts.log(`${new Date().toISOString()} error http ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+    });
+  };
+}
+
+export type { Directory };

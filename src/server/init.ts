@@ -1,0 +1,156 @@
+/**
+ * `dirid-server init`: creates a realm in a data directory. Refuses to touch
+ * an existing realm. Steps run in order and each owns its files and entries:
+ * master key, store and tree, administrators, TLS, client files. The
+ * Kerberos steps (krbtgt, host/ and HTTP/ principals, krb5.conf,
+ * host.keytab) slot into the same list.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { Directory, WriteOp } from '../directory/types.js';
+import { baseDnFromDomain, containers } from '../framework/containers.js';
+import { hashPassword } from '../objects/password.js';
+import { builtinPrivileges } from '../objects/role.js';
+import { createCa, issueServerCert } from './pki.js';
+import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { openRealmStore } from './store.js';
+
+export interface InitOptions {
+  dataDir: string;
+  realm: string;
+  domain: string;
+  hostname: string;
+  adminPassword: string;
+  httpsPort?: number;
+  kdcPort?: number;
+}
+
+export interface InitStep {
+  name: string;
+  run(ctx: InitContext): Promise<void>;
+}
+
+export interface InitContext {
+  paths: DataPaths;
+  config: ServerConfig;
+  options: InitOptions;
+  dir: Directory;
+}
+
+const REALM = /^[A-Z0-9][A-Z0-9.-]{0,253}$/;
+const DOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
+const HOST = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+export class InitError extends Error {}
+
+export function validateInitOptions(o: InitOptions): void {
+  if (!REALM.test(o.realm)) throw new InitError(`invalid realm '${o.realm}': use upper-case letters, digits, '.' and '-'`);
+  if (!DOMAIN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
+  if (!HOST.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
+  if (o.adminPassword.length < 8) throw new InitError('the admin password must have at least 8 characters');
+}
+
+function container(dn: string): WriteOp {
+  const cn = /^cn=([^,]+),/.exec(dn)![1]!;
+  return { kind: 'add', dn, attrs: { objectClass: ['top', 'dirContainer'], cn: [cn] } };
+}
+
+/** The directory tree, the admin user, the admins group and built-in privileges. */
+const treeStep: InitStep = {
+  name: 'directory tree and administrators',
+  async run({ dir, options }) {
+    const c = containers(dir.baseDn);
+    const adminDn = `uid=admin,${c.users}`;
+    await dir.batch([
+      ...[c.accounts, c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.pbac, c.privileges, c.kerberos].map(container),
+      {
+        kind: 'add',
+        dn: adminDn,
+        attrs: {
+          objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser'],
+          uid: ['admin'],
+          cn: ['Administrator'],
+          sn: ['Administrator'],
+          userPassword: [await hashPassword(options.adminPassword)],
+          dirUserAuthType: ['password'],
+        },
+      },
+      {
+        kind: 'add',
+        dn: c.adminsGroup,
+        attrs: { objectClass: ['top', 'dirGroup'], cn: ['admins'], description: ['Account administrators group'], member: [adminDn] },
+      },
+      ...builtinPrivileges.map(
+        (p): WriteOp => ({
+          kind: 'add',
+          dn: `cn=${p.name},${c.privileges}`,
+          attrs: { objectClass: ['top', 'dirPrivilege'], cn: [p.name], description: [p.description] },
+        }),
+      ),
+    ]);
+  },
+};
+
+/** A realm CA and the server's certificate (SANs: hostname, localhost, 127.0.0.1). */
+const tlsStep: InitStep = {
+  name: 'certificate authority and server certificate',
+  async run({ paths, config }) {
+    const ca = await createCa(`Certificate Authority ${config.realm}`);
+    const names = [...new Set([config.hostname, 'localhost'])];
+    const cert = await issueServerCert(ca, { commonName: config.hostname, dnsNames: names, ipAddresses: ['127.0.0.1', '::1'] });
+    writeFileAtomic(paths.caKey, ca.keyPem, 0o600);
+    writeFileAtomic(paths.caCert, ca.certPem, 0o644);
+    writeFileAtomic(paths.serverKey, cert.keyPem, 0o600);
+    writeFileAtomic(paths.serverCert, cert.certPem + ca.certPem, 0o644);
+  },
+};
+
+const clientFilesStep: InitStep = {
+  name: 'client configuration',
+  async run({ paths, config }) {
+    writeDefaultConf(paths, config, config.httpsPort);
+  },
+};
+
+/** Ordered init steps; the Kerberos module appends its own. */
+export const initSteps: InitStep[] = [treeStep, tlsStep, clientFilesStep];
+
+export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
+  validateInitOptions(o);
+  const paths = dataPaths(o.dataDir);
+  if (existsSync(paths.serverConf) || existsSync(paths.store) || existsSync(paths.masterKey)) {
+    throw new InitError(`${o.dataDir} already holds a realm; refusing to overwrite it`);
+  }
+  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
+  const config: ServerConfig = {
+    realm: o.realm,
+    domain: o.domain,
+    hostname: o.hostname,
+    baseDn: baseDnFromDomain(o.domain),
+    listen: '0.0.0.0',
+    httpsPort: o.httpsPort ?? 443,
+    kdcPort: o.kdcPort ?? 88,
+    searchSizeLimit: 100,
+    searchTimeLimit: 2,
+  };
+  writeFileAtomic(paths.masterKey, randomBytes(32), 0o600);
+  const dir = await openRealmStore(paths, config.baseDn, true);
+  try {
+    for (const step of initSteps) {
+      log(`dirid-server: init: ${step.name}`);
+      await step.run({ paths, config, options: o, dir });
+    }
+  } finally {
+    await dir.close();
+  }
+  writeServerConfig(paths, config);
+  log(`dirid-server: realm ${config.realm} created in ${o.dataDir}`);
+  return paths;
+}
+
+export function readPasswordFile(path: string): string {
+  const text = readFileSync(path, 'utf8');
+  const line = text.split(/\r?\n/)[0] ?? '';
+  if (!line) throw new InitError(`${path}: empty password file`);
+  return line;
+}

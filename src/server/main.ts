@@ -1,0 +1,91 @@
+/**
+ * `dirid-server`: init | start. Argument parsing and exit codes only; the
+ * work is in init.ts and start.ts.
+ */
+import { parseArgs } from 'node:util';
+import { hostname } from 'node:os';
+import { initRealm, readPasswordFile, InitError } from './init.js';
+import { startServer } from './start.js';
+
+const USAGE = `usage:
+  dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
+  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N]
+`;
+
+function port(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new InitError(`--${name} must be a port number (0 picks a free port)`);
+  return Number(v);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd === 'init') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        'data-dir': { type: 'string' },
+        realm: { type: 'string' },
+        domain: { type: 'string' },
+        hostname: { type: 'string' },
+        'admin-password-file': { type: 'string' },
+        'https-port': { type: 'string' },
+        'kdc-port': { type: 'string' },
+      },
+      strict: true,
+    });
+    for (const k of ['data-dir', 'realm', 'domain', 'admin-password-file'] as const) {
+      if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
+    }
+    await initRealm(
+      {
+        dataDir: values['data-dir']!,
+        realm: values.realm!,
+        domain: values.domain!,
+        hostname: (values.hostname ?? hostname()).toLowerCase(),
+        adminPassword: readPasswordFile(values['admin-password-file']!),
+        httpsPort: port(values['https-port'], 'https-port'),
+        kdcPort: port(values['kdc-port'], 'kdc-port'),
+      },
+      (line) => process.stdout.write(line + '\n'),
+    );
+    return 0;
+  }
+  if (cmd === 'start') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        'data-dir': { type: 'string' },
+        listen: { type: 'string' },
+        'https-port': { type: 'string' },
+        'kdc-port': { type: 'string' },
+      },
+      strict: true,
+    });
+    if (!values['data-dir']) throw new InitError(`--data-dir is required\n${USAGE}`);
+    const server = await startServer({
+      dataDir: values['data-dir'],
+      listen: values.listen,
+      httpsPort: port(values['https-port'], 'https-port'),
+      kdcPort: port(values['kdc-port'], 'kdc-port'),
+    });
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+    await server.stop();
+    return 0;
+  }
+  process.stderr.write(USAGE);
+  return cmd === undefined || cmd === '--help' || cmd === '-h' ? 0 : 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const msg = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`dirid-server: ERROR: ${msg}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,123 @@
+/**
+ * `dirid-server start`: opens the realm and starts its listeners (HTTPS API
+ * now; the KDC joins here). Port 0 picks a free port; the chosen ports are
+ * written back into the client files and logged. SIGTERM/SIGINT stop it
+ * cleanly: listeners close, the store closes, exit code 0.
+ */
+import { createServer, type Server } from 'node:https';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Directory } from '../directory/types.js';
+import { API_VERSION } from '../framework/api.js';
+import type { Principal, ServerInfo } from '../framework/command.js';
+import { containers } from '../framework/containers.js';
+import { filterEscape } from '../framework/filter-escape.js';
+import { buildRegistry } from '../objects/index.js';
+import { verifyPassword } from '../objects/password.js';
+import { createRpcHandler } from '../rpc/server.js';
+import { SessionCodec } from '../rpc/session.js';
+import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
+import { openRealmStore, readMasterKey } from './store.js';
+import { SERVER_VERSION } from './version.js';
+
+export interface StartOptions {
+  dataDir: string;
+  listen?: string;
+  httpsPort?: number;
+  kdcPort?: number;
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  paths: DataPaths;
+  config: ServerConfig;
+  dir: Directory;
+  https: Server;
+  httpsPort: number;
+  stop(): Promise<void>;
+}
+
+/** Password check for the session login: enabled users with a matching password. */
+export function passwordLoginFor(dir: Directory, realm: string): (user: string, password: string) => Promise<Principal | null> {
+  return async (user, password) => {
+    const uid = user.endsWith(`@${realm}`) ? user.slice(0, -realm.length - 1) : user;
+    if (!/^[a-z_][a-z0-9_.-]{0,31}$/.test(uid)) return null;
+    const res = await dir.search({ base: containers(dir.baseDn).users, scope: 'one', filter: `(uid=${filterEscape(uid)})`, attrs: ['uid', 'nsAccountLock'] });
+    const entry = res.entries[0];
+    if (!entry || entry.attrs.nsAccountLock?.[0]?.toUpperCase() === 'TRUE') return null;
+    const [stored] = await dir.readSecret(entry.dn, 'userPassword');
+    if (!stored || !(await verifyPassword(password, stored))) return null;
+    return { name: `${uid}@${realm}`, dn: entry.dn, uid };
+  };
+}
+
+export async function startServer(o: StartOptions): Promise<RunningServer> {
+  const log = o.log ?? ((line: string) => process.stdout.write(line + '\n'));
+  const paths = dataPaths(o.dataDir);
+  const config = readServerConfig(paths);
+  if (o.listen !== undefined) config.listen = o.listen;
+  if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
+  if (o.kdcPort !== undefined) config.kdcPort = o.kdcPort;
+  const dir = await openRealmStore(paths, config.baseDn);
+  const server: ServerInfo = {
+    version: SERVER_VERSION,
+    apiVersion: API_VERSION,
+    realm: config.realm,
+    domain: config.domain,
+    searchSizeLimit: config.searchSizeLimit,
+    searchTimeLimit: config.searchTimeLimit,
+  };
+  const handler = createRpcHandler({
+    registry: buildRegistry(),
+    dir,
+    server,
+    sessions: new SessionCodec(readMasterKey(paths)),
+    passwordLogin: passwordLoginFor(dir, config.realm),
+    log,
+  });
+  const https = createServer(
+    {
+      key: readFileSync(paths.serverKey),
+      cert: readFileSync(paths.serverCert),
+      minVersion: 'TLSv1.2',
+      requestTimeout: 60_000,
+      headersTimeout: 30_000,
+      maxHeaderSize: 32 * 1024,
+    },
+    handler,
+  );
+  https.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    https.once('error', reject);
+    https.listen(config.httpsPort, config.listen, () => {
+      https.off('error', reject);
+      resolve();
+    });
+  });
+  const httpsPort = (https.address() as AddressInfo).port;
+  writeDefaultConf(paths, config, httpsPort);
+  log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
+  let stopped = false;
+  return {
+    paths,
+    config,
+    dir,
+    https,
+    httpsPort,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await new Promise<void>((resolve) => {
+        https.close(() => resolve());
+        https.closeAllConnections();
+      });
+      await dir.close();
+      log('dirid-server: stopped');
+    },
+  };
+}
+
+export { readServerConfig };

@@ -1,0 +1,49 @@
+/**
+ * Test realms: `dirid-server init` into a temporary directory and a server
+ * started in-process on ephemeral loopback ports, with its log captured so
+ * tests can check what it writes. Tests talk to it only over HTTPS.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initRealm } from '../../src/server/init.js';
+import { startServer, type RunningServer } from '../../src/server/start.js';
+
+export interface TestRealm {
+  dataDir: string;
+  server: RunningServer;
+  url: string;
+  ca: string;
+  log: string[];
+  adminPassword: string;
+  stop(): Promise<void>;
+}
+
+export const ADMIN_PASSWORD = 'Secret123-admin';
+
+export async function startTestRealm(opts: { realm?: string; domain?: string } = {}): Promise<TestRealm> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'dirid-test-'));
+  const pwFile = join(dataDir, 'admin.pw');
+  writeFileSync(pwFile, ADMIN_PASSWORD + '\n', { mode: 0o600 });
+  await initRealm({
+    dataDir: join(dataDir, 'realm'),
+    realm: opts.realm ?? 'EXAMPLE.TEST',
+    domain: opts.domain ?? 'example.test',
+    hostname: 'localhost',
+    adminPassword: ADMIN_PASSWORD,
+  });
+  const log: string[] = [];
+  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, log: (l) => log.push(l) });
+  return {
+    dataDir,
+    server,
+    url: `https://localhost:${server.httpsPort}`,
+    ca: readFileSync(join(dataDir, 'realm', 'ca.crt'), 'utf8'),
+    log,
+    adminPassword: ADMIN_PASSWORD,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
