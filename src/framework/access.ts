@@ -8,7 +8,7 @@
 import { publicError } from './errors.js';
 import type { CallContext, Command, Principal } from './command.js';
 import { containers } from './containers.js';
-import { filterEscape } from './filter-escape.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 
 /** Group DNs the principal belongs to, nested memberships included. */
 export async function groupsOf(ctx: CallContext, principal: Principal): Promise<Set<string>> {

@@ -9,7 +9,7 @@ import { escapeRdnValue, parseDn } from '../directory/dn.js';
 import { canManage } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
-import { filterEscape } from './filter-escape.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import type { CrudMethod, ObjectDef } from './object.js';
 import { convertScalar, type ParamDef, type ParamValue } from './params.js';
 

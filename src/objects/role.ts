@@ -8,7 +8,7 @@ import { defineObject } from '../framework/object.js';
 import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import type { Command } from '../framework/command.js';
-import { filterEscape } from '../framework/filter-escape.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { containers } from '../framework/containers.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;

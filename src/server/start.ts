@@ -11,7 +11,7 @@ import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { containers } from '../framework/containers.js';
-import { filterEscape } from '../framework/filter-escape.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { buildRegistry } from '../objects/index.js';
 import { verifyPassword } from '../objects/password.js';
 import { createRpcHandler } from '../rpc/server.js';

@@ -97,7 +97,7 @@ for (const encoding of ['json', 'xml'] as const) {
         3009,
         "invalid 'auth_uri': must be an https:// URL with a host",
       );
-      await rejects(admin.call('idp_add', ['x'], { client_id: 'c', secret: SECRET, auth_uri: 'https:///nohost', token_uri: 'https://idp.example/token' }), 3009);
+      await rejects(admin.call('idp_add', ['x'], { client_id: 'c', secret: SECRET, auth_uri: 'https://', token_uri: 'https://idp.example/token' }), 3009);
       await rejects(admin.call('idp_add', ['x'], { auth_uri: 'https://idp.example/auth', token_uri: 'https://idp.example/token', secret: SECRET }), 3007, "'client_id' is required");
       await rejects(admin.call('idp_add', ['x'], { auth_uri: 'https://idp.example/auth', token_uri: 'https://idp.example/token', client_id: 'c' }), 3007, "'secret' is required");
       const r = await admin.call('idp_add', ['generic'], {

@@ -17,7 +17,7 @@ for (const encoding of ['json', 'xml'] as const) {
       } catch (e) {
         return e as { code: number; message: string };
       }
-      assert.fail('expected an error');
+      return assert.fail('expected an error');
     };
 
     before(async () => {

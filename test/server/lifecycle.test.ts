@@ -71,6 +71,10 @@ describe('dirid-server init and start', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const port = await new Promise<number>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 15000);
+      child.once('exit', (c) => {
+        clearTimeout(t);
+        reject(new Error(`server exited with ${c}: ${out}`));
+      });
       child.stdout.on('data', () => {
         const m = /listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
         if (m) {
