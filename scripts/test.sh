@@ -7,4 +7,4 @@ bash scripts/install-deps.sh
 npm run --silent build
 npm run --silent typecheck
 mapfile -t files < <(find test -name '*.test.ts' | sort)
-exec node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"
+exec node --import tsx --test --test-concurrency=2 "${files[@]}"

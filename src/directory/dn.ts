@@ -45,6 +45,7 @@ export function parseDn(dn: string): Rdn[] {
       if (bytes.length) {
         value += Buffer.from(bytes).toString('utf8');
         bytes.length = 0;
+        lastSignificant = value.length;
       }
     };
     for (; i < dn.length; i++) {
@@ -59,10 +60,9 @@ export function parseDn(dn: string): Rdn[] {
         } else if (' "#+,;<=>\\'.includes(n)) {
           flush();
           value += n;
+          lastSignificant = value.length;
           i += 1;
         } else throw bad(dn, `invalid escape "\\${n}"`);
-        flush();
-        lastSignificant = value.length;
         continue;
       }
       if (c === '"' || c === ';' || c === '<' || c === '>' || c === '=') throw bad(dn, `unescaped "${c}"`);
