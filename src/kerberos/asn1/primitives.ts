@@ -1,0 +1,132 @@
+/**
+ * Kerberos ASN.1 building blocks (RFC 4120 §5.2): PrincipalName,
+ * EncryptedData, EncryptionKey, Checksum, PA-DATA, HostAddresses,
+ * AuthorizationData, LastReq.
+ */
+import { Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
+
+export interface PrincipalName {
+  nameType: number;
+  nameString: string[];
+}
+export interface EncryptedData {
+  etype: number;
+  kvno?: number;
+  cipher: Buffer;
+}
+export interface KeyBlock {
+  etype: number;
+  value: Buffer;
+}
+export interface Checksum {
+  type: number;
+  value: Buffer;
+}
+export interface PaData {
+  type: number;
+  value: Buffer;
+}
+export interface HostAddress {
+  type: number;
+  address: Buffer;
+}
+export interface AuthData {
+  type: number;
+  data: Buffer;
+}
+export interface LastReq {
+  type: number;
+  value: Date;
+}
+
+const MAX_COMPONENTS = 16;
+
+export function decodePrincipalName(n: DerNode): PrincipalName {
+  const f = fields(n, 'PrincipalName');
+  const names = seqOf(req(f, 1, 'PrincipalName'), 'PrincipalName.name-string').map((s) => readString(s, 'name component'));
+  if (names.length > MAX_COMPONENTS) throw new Asn1Error('PrincipalName: too many components');
+  return { nameType: readInt(req(f, 0, 'PrincipalName'), 'name-type'), nameString: names };
+}
+export const encodePrincipalName = (p: PrincipalName): Buffer => seq(ctx(0, int(p.nameType)), ctx(1, seqOfItems(p.nameString.map(gstr))));
+
+export function decodeEncryptedData(n: DerNode): EncryptedData {
+  const f = fields(n, 'EncryptedData');
+  const kvno = f.get(1);
+  return {
+    etype: readInt(req(f, 0, 'EncryptedData'), 'etype'),
+    ...(kvno ? { kvno: readInt(kvno, 'kvno') >>> 0 } : {}),
+    cipher: readOctets(req(f, 2, 'EncryptedData'), 'cipher'),
+  };
+}
+export const encodeEncryptedData = (e: EncryptedData): Buffer => seq(ctx(0, int(e.etype)), e.kvno === undefined ? undefined : ctx(1, int(e.kvno)), ctx(2, octets(e.cipher)));
+
+export function decodeKeyBlock(n: DerNode): KeyBlock {
+  const f = fields(n, 'EncryptionKey');
+  return { etype: readInt(req(f, 0, 'EncryptionKey'), 'keytype'), value: readOctets(req(f, 1, 'EncryptionKey'), 'keyvalue') };
+}
+export const encodeKeyBlock = (k: KeyBlock): Buffer => seq(ctx(0, int(k.etype)), ctx(1, octets(k.value)));
+
+export function decodeChecksum(n: DerNode): Checksum {
+  const f = fields(n, 'Checksum');
+  return { type: readInt(req(f, 0, 'Checksum'), 'cksumtype'), value: readOctets(req(f, 1, 'Checksum'), 'checksum') };
+}
+export const encodeChecksum = (c: Checksum): Buffer => seq(ctx(0, int(c.type)), ctx(1, octets(c.value)));
+
+export function decodePaData(n: DerNode): PaData {
+  const f = fields(n, 'PA-DATA');
+  return { type: readInt(req(f, 1, 'PA-DATA'), 'padata-type'), value: readOctets(req(f, 2, 'PA-DATA'), 'padata-value') };
+}
+export const encodePaData = (p: PaData): Buffer => seq(ctx(1, int(p.type)), ctx(2, octets(p.value)));
+export const decodePaDataList = (n: DerNode): PaData[] => seqOf(n, 'METHOD-DATA').map(decodePaData);
+export const encodePaDataList = (list: PaData[]): Buffer => seqOfItems(list.map(encodePaData));
+
+export function decodeHostAddresses(n: DerNode): HostAddress[] {
+  return seqOf(n, 'HostAddresses').map((a) => {
+    const f = fields(a, 'HostAddress');
+    return { type: readInt(req(f, 0, 'HostAddress'), 'addr-type'), address: readOctets(req(f, 1, 'HostAddress'), 'address') };
+  });
+}
+export const encodeHostAddresses = (list: HostAddress[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, octets(a.address)))));
+
+export function decodeAuthData(n: DerNode): AuthData[] {
+  return seqOf(n, 'AuthorizationData').map((a) => {
+    const f = fields(a, 'AuthorizationData');
+    return { type: readInt(req(f, 0, 'AuthorizationData'), 'ad-type'), data: readOctets(req(f, 1, 'AuthorizationData'), 'ad-data') };
+  });
+}
+export const encodeAuthData = (list: AuthData[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, octets(a.data)))));
+
+export function decodeLastReq(n: DerNode): LastReq[] {
+  return seqOf(n, 'LastReq').map((a) => {
+    const f = fields(a, 'LastReq');
+    return { type: readInt(req(f, 0, 'LastReq'), 'lr-type'), value: readTime(req(f, 1, 'LastReq'), 'lr-value') };
+  });
+}
+export const encodeLastReq = (list: LastReq[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, time(a.value)))));
+
+/** Formats `a/b@REALM` (RFC 1964 §2.1.1 escaping of / @ \). */
+export function principalToString(p: PrincipalName, realm?: string): string {
+  const esc = (s: string) => s.replace(/[\\/@]/g, (c) => '\\' + c);
+  return p.nameString.map(esc).join('/') + (realm !== undefined ? '@' + realm.replace(/[\\@]/g, (c) => '\\' + c) : '');
+}
+
+/** Parses `a/b@REALM`; the realm defaults to `defaultRealm`. */
+export function parsePrincipal(text: string, defaultRealm: string, nameType = 1): { name: PrincipalName; realm: string } {
+  const parts: string[] = [''];
+  let realm: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\') {
+      const n = text[++i];
+      if (n === undefined) throw new Asn1Error('principal ends with a backslash');
+      const target = realm === undefined ? parts : null;
+      if (target) target[target.length - 1] += n;
+      else realm += n;
+    } else if (c === '@' && realm === undefined) realm = '';
+    else if (c === '/' && realm === undefined) parts.push('');
+    else if (realm === undefined) parts[parts.length - 1] += c;
+    else realm += c;
+  }
+  if (parts.some((p) => p === '')) throw new Asn1Error(`invalid principal name "${text}"`);
+  return { name: { nameType, nameString: parts }, realm: realm || defaultRealm };
+}
