@@ -10,6 +10,8 @@ import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
+import { keysFromPassword, parseKeys, serializeKeys } from './kerberos-keys.js';
+import { generalizedTime } from '../directory/schema.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -32,6 +34,21 @@ function valuesAfter(entry: Entry, mods: readonly Modification[], attr: string):
 function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
   if (link.length > 0 && sub.length === 0) throw publicError('RequirementError', { name: 'idp_user_id' });
   if (sub.length > 0 && link.length === 0) throw publicError('RequirementError', { name: 'idp' });
+}
+
+/** New Kerberos keys for a password change: every enctype, kvno + 1. */
+export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: string): Promise<Modification[]> {
+  const uid = entry.attrs.uid?.[0] ?? '';
+  const old = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
+  const kvno = Math.max(0, ...old.map((k) => k.kvno)) + 1;
+  const mods: Modification[] = [
+    { op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(password, ctx.server.realm, [uid], kvno)) },
+    { op: 'replace', attr: 'krbLastPwdChange', values: [generalizedTime()] },
+  ];
+  if (!hasClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
+    mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [`${uid}@${ctx.server.realm}`] });
+  }
+  return mods;
 }
 
 export const userObject = defineObject({
@@ -87,19 +104,28 @@ export const userObject = defineObject({
   defaultAttributes: ['login', 'first', 'last', 'email', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
-    async preAdd(_ctx: CallContext, attrs: Attributes, options) {
+    async preAdd(ctx: CallContext, attrs: Attributes, options, pkey) {
       if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
-      if (attrs.userPassword) attrs.userPassword = [await hashPassword(attrs.userPassword[0]!)];
+      attrs.objectClass = [...(attrs.objectClass ?? []), 'krbPrincipalAux'];
+      attrs.krbPrincipalName = [`${pkey}@${ctx.server.realm}`];
+      if (attrs.userPassword) {
+        const password = attrs.userPassword[0]!;
+        attrs.krbPrincipalKey = serializeKeys(keysFromPassword(password, ctx.server.realm, [pkey], 1));
+        attrs.krbLastPwdChange = [generalizedTime()];
+        attrs.userPassword = [await hashPassword(password)];
+      }
       const link = attrs.dirIdpConfigLink ?? [];
       const sub = attrs.dirIdpSub ?? [];
       checkLinkPair(sub, link);
       if (link.length > 0 && !hasClass(attrs.objectClass, 'dirIdpUser')) attrs.objectClass = [...(attrs.objectClass ?? []), 'dirIdpUser'];
     },
-    async preMod(_ctx, mods, _options, entry) {
+    async preMod(ctx, mods, _options, entry) {
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i]!;
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
-          mods[i] = { ...m, values: [await hashPassword(m.values[0]!)] };
+          const password = m.values[0]!;
+          mods[i] = { ...m, values: [await hashPassword(password)] };
+          mods.push(...(await passwordKeyMods(ctx, entry, password)));
         }
         if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
           const current = entry.attrs.dirIdpConfigLink ?? [];

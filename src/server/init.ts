@@ -14,6 +14,7 @@ import { builtinPrivileges } from '../objects/role.js';
 import { createCa, issueServerCert } from './pki.js';
 import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
+import { kerberosInitSteps } from './kerberos-init.js';
 
 export interface InitOptions {
   dataDir: string;
@@ -112,8 +113,8 @@ const clientFilesStep: InitStep = {
   },
 };
 
-/** Ordered init steps; the Kerberos module appends its own. */
-export const initSteps: InitStep[] = [treeStep, tlsStep, clientFilesStep];
+/** Ordered init steps. */
+export const initSteps: InitStep[] = [treeStep, ...kerberosInitSteps, tlsStep, clientFilesStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);

@@ -19,6 +19,8 @@ import { SessionCodec } from '../rpc/session.js';
 import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
+import { Kdc } from '../kdc/kdc-server.js';
+import { writeKrb5Conf } from './kerberos-init.js';
 
 export interface StartOptions {
   dataDir: string;
@@ -34,6 +36,8 @@ export interface RunningServer {
   dir: Directory;
   https: Server;
   httpsPort: number;
+  kdc: Kdc;
+  kdcPort: number;
   stop(): Promise<void>;
 }
 
@@ -99,6 +103,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
+  const kdc = new Kdc({ dir, realm: config.realm, log });
+  const kdcPort = await kdc.listen(config.kdcPort, config.listen);
+  writeKrb5Conf(paths, config, kdcPort);
+  log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
   let stopped = false;
   return {
@@ -107,9 +115,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     dir,
     https,
     httpsPort,
+    kdc,
+    kdcPort,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await kdc.close();
       await new Promise<void>((resolve) => {
         https.close(() => resolve());
         https.closeAllConnections();

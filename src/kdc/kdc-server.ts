@@ -1,0 +1,196 @@
+/**
+ * The KDC's listeners (RFC 4120 §7.2.1 UDP, §7.2.2 TCP with a 4-byte length
+ * prefix) and request dispatch: AS-REQ and TGS-REQ go to their exchanges,
+ * failures become KRB-ERROR messages here and nowhere else. A lookaside
+ * cache answers retransmitted requests with the same reply (joining a
+ * request still in progress). Garbage on UDP is dropped; on TCP it gets a
+ * KRB-ERROR. Each request is logged as one line.
+ */
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createServer, type Server as TcpServer, type Socket } from 'node:net';
+import { createHash } from 'node:crypto';
+import { Asn1Error, parseDer } from '../kerberos/asn1/der.js';
+import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
+import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
+import { ErrorCode, NameType } from '../kerberos/iana.js';
+import type { Directory } from '../directory/types.js';
+import { asExchange, type ExchangeContext } from './as-exchange.js';
+import { tgsExchange } from './tgs-exchange.js';
+import { errorName, KdcError } from './kdc-error.js';
+import { PrincipalDb, type RealmPolicy } from './principals.js';
+
+/** MIT's default max_dgram_reply_size. */
+export const MAX_UDP_REPLY = 4096;
+const MAX_TCP_MESSAGE = 128 * 1024;
+const LOOKASIDE_TTL_MS = 60_000;
+
+export interface KdcOptions {
+  dir: Directory;
+  realm: string;
+  log: (line: string) => void;
+  now?: () => number;
+}
+
+export class Kdc {
+  readonly db: PrincipalDb;
+  private readonly lookaside = new Map<string, { reply: Promise<Buffer | null>; expires: number }>();
+  private policyCache: { value: RealmPolicy; expires: number } | undefined;
+  private udp: UdpSocket | undefined;
+  private tcp: TcpServer | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: KdcOptions) {
+    this.db = new PrincipalDb(o.dir, o.realm);
+    this.now = o.now ?? Date.now;
+  }
+
+  private async policy(): Promise<RealmPolicy> {
+    const t = this.now();
+    if (!this.policyCache || this.policyCache.expires < t) this.policyCache = { value: await this.db.policy(), expires: t + 10_000 };
+    return this.policyCache.value;
+  }
+
+  /** Answers one request; null means "send nothing". */
+  handle(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
+    const key = createHash('sha256').update(raw).digest('base64');
+    const t = this.now();
+    const hit = this.lookaside.get(key);
+    if (hit && hit.expires > t) return hit.reply;
+    if (this.lookaside.size > 50_000) for (const [k, v] of this.lookaside) if (v.expires <= t) this.lookaside.delete(k);
+    const reply = this.process(raw, transport);
+    this.lookaside.set(key, { reply, expires: t + LOOKASIDE_TTL_MS });
+    return reply;
+  }
+
+  private async process(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
+    const started = process.hrtime.bigint();
+    let req: KdcReq | undefined;
+    const note: ExchangeContext['note'] = {};
+    let outcome = 'ISSUE';
+    let reply: Buffer | null;
+    try {
+      try {
+        req = decodeKdcReqNode(parseDer(raw));
+      } catch (e) {
+        if (e instanceof Asn1Error) throw new KdcError('KRB_AP_ERR_MSG_TYPE', `malformed request: ${e.message}`);
+        throw e;
+      }
+      const ctx: ExchangeContext = { db: this.db, realm: this.o.realm, policy: () => this.policy(), now: this.now, note };
+      reply = req.msgType === 10 ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
+      if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
+        throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');
+      }
+    } catch (e) {
+      const err = e instanceof KdcError ? e : new KdcError('KRB_ERR_GENERIC', 'internal error');
+      if (!(e instanceof KdcError) && !(e instanceof Asn1Error)) this.o.log(`${new Date().toISOString()} kdc internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      outcome = errorName(err.code);
+      if (!req && transport === 'udp') reply = null;
+      else reply = this.errorReply(err, req);
+    }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const kind = req ? (req.msgType === 10 ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
+    this.o.log(
+      `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
+        `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''} duration_ms=${ms.toFixed(2)}`,
+    );
+    return reply;
+  }
+
+  private errorReply(err: KdcError, req: KdcReq | undefined): Buffer {
+    const t = this.now();
+    const e: KrbError = {
+      stime: new Date(Math.floor(t / 1000) * 1000),
+      susec: (t % 1000) * 1000,
+      errorCode: err.code,
+      realm: req?.body.realm ?? this.o.realm,
+      sname: req?.body.sname ?? { nameType: NameType.SRV_INST, nameString: ['krbtgt', this.o.realm] },
+      eText: err.message,
+    };
+    if (req?.body.cname) {
+      e.cname = req.body.cname;
+      e.crealm = req.body.realm;
+    }
+    if (err.eData) e.eData = err.eData;
+    return encodeKrbError(e);
+  }
+
+  async listen(port: number, host: string): Promise<number> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const udp = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
+      await new Promise<void>((resolve, reject) => {
+        udp.once('error', reject);
+        udp.bind(port, host, () => {
+          udp.off('error', reject);
+          resolve();
+        });
+      });
+      const chosen = udp.address().port;
+      const tcp = createServer((s) => this.serveTcp(s));
+      const ok = await new Promise<boolean>((resolve) => {
+        tcp.once('error', () => resolve(false));
+        tcp.listen(chosen, host, () => resolve(true));
+      });
+      if (!ok) {
+        udp.close();
+        if (port !== 0) throw new Error(`KDC: TCP port ${chosen} is in use`);
+        continue;
+      }
+      udp.on('message', (msg, rinfo) => {
+        this.handle(msg, 'udp').then(
+          (r) => {
+            if (r) udp.send(r, rinfo.port, rinfo.address);
+          },
+          () => {},
+        );
+      });
+      udp.on('error', (e) => this.o.log(`${new Date().toISOString()} kdc udp error ${e.message}`));
+      this.udp = udp;
+      this.tcp = tcp;
+      return chosen;
+    }
+    throw new Error('KDC: no free port for UDP and TCP together');
+  }
+
+  private serveTcp(s: Socket): void {
+    this.sockets.add(s);
+    s.setTimeout(30_000, () => s.destroy());
+    let buf = Buffer.alloc(0);
+    s.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 4) {
+        const len = buf.readUInt32BE(0);
+        if (len & 0x80000000 || len > MAX_TCP_MESSAGE) {
+          s.end(frame(this.errorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), undefined)));
+          buf = Buffer.alloc(0);
+          return;
+        }
+        if (buf.length < 4 + len) return;
+        const msg = buf.subarray(4, 4 + len);
+        buf = buf.subarray(4 + len);
+        this.handle(Buffer.from(msg), 'tcp').then(
+          (r) => {
+            if (r && !s.destroyed) s.write(frame(r));
+          },
+          () => s.destroy(),
+        );
+      }
+    });
+    s.on('error', () => s.destroy());
+    s.on('close', () => this.sockets.delete(s));
+  }
+
+  async close(): Promise<void> {
+    this.udp?.close();
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => (this.tcp ? this.tcp.close(() => r()) : r()));
+  }
+}
+
+function frame(msg: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(msg.length);
+  return Buffer.concat([len, msg]);
+}
+
+export { ErrorCode };

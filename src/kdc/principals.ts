@@ -1,0 +1,80 @@
+/**
+ * The KDC's view of the directory: principals by name with their decrypted
+ * long-term keys, account state, authentication types and IdP link, and the
+ * realm's ticket policy.
+ */
+import { escapeFilterValue } from '../directory/filter.js';
+import type { Directory } from '../directory/types.js';
+import { parseKeys, type StoredKey } from '../objects/kerberos-keys.js';
+import { realmContainerDn, DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../server/kerberos-init.js';
+
+export interface KdcPrincipal {
+  dn: string;
+  name: string;
+  keys: StoredKey[];
+  disabled: boolean;
+  expiration?: Date;
+  /** dirUserAuthType values (users only) */
+  authTypes: string[];
+  /** DN of the linked IdP reference and the user's id there */
+  idpLink?: string;
+  idpSub?: string;
+  isUser: boolean;
+  maxLife?: number;
+  maxRenew?: number;
+}
+
+export interface RealmPolicy {
+  maxLife: number;
+  maxRenew: number;
+}
+
+function parseTime(v: string | undefined): Date | undefined {
+  const m = v ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(v) : null;
+  return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : undefined;
+}
+
+export class PrincipalDb {
+  constructor(
+    readonly dir: Directory,
+    readonly realm: string,
+  ) {}
+
+  async lookup(name: string): Promise<KdcPrincipal | null> {
+    const res = await this.dir.search({ base: this.dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(name)})`, sizeLimit: 2 });
+    if (res.entries.length !== 1) return null;
+    const e = res.entries[0]!;
+    const keys = parseKeys(await this.dir.readSecret(e.dn, 'krbPrincipalKey'));
+    const a = e.attrs;
+    const p: KdcPrincipal = {
+      dn: e.dn,
+      name,
+      keys,
+      disabled: a.nsAccountLock?.[0]?.toUpperCase() === 'TRUE',
+      authTypes: (a.dirUserAuthType ?? []).map((t) => t.toLowerCase()),
+      isUser: (a.objectClass ?? []).some((c) => c.toLowerCase() === 'diruser'),
+    };
+    const exp = parseTime(a.krbPrincipalExpiration?.[0]);
+    if (exp) p.expiration = exp;
+    if (a.dirIdpConfigLink?.[0]) p.idpLink = a.dirIdpConfigLink[0];
+    if (a.dirIdpSub?.[0]) p.idpSub = a.dirIdpSub[0];
+    if (a.krbMaxTicketLife?.[0]) p.maxLife = Number(a.krbMaxTicketLife[0]);
+    if (a.krbMaxRenewableAge?.[0]) p.maxRenew = Number(a.krbMaxRenewableAge[0]);
+    return p;
+  }
+
+  async policy(): Promise<RealmPolicy> {
+    const e = await this.dir.get(realmContainerDn(this.dir.baseDn, this.realm));
+    return {
+      maxLife: Number(e?.attrs.krbMaxTicketLife?.[0] ?? DEFAULT_MAX_LIFE),
+      maxRenew: Number(e?.attrs.krbMaxRenewableAge?.[0] ?? DEFAULT_MAX_RENEW),
+    };
+  }
+}
+
+/** The newest key of an enctype (highest kvno). */
+export function keyFor(p: KdcPrincipal, etype: number): StoredKey | undefined {
+  let best: StoredKey | undefined;
+  for (const k of p.keys) if (k.etype === etype && (!best || k.kvno > best.kvno)) best = k;
+  return best;
+}

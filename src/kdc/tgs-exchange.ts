@@ -1,0 +1,134 @@
+/**
+ * The TGS exchange (RFC 4120 §3.3): the AP-REQ in PA-TGS-REQ is checked
+ * (TGT decrypted with the krbtgt key, authenticator with the session key,
+ * client names match, clock skew, a keyed checksum over the exact
+ * KDC-REQ-BODY bytes), then a service ticket or a renewed TGT is issued.
+ * The reply is sealed with the authenticator's subkey when there is one.
+ */
+import { decodeApReq, decodeAuthenticator } from '../kerberos/asn1/ap-req.js';
+import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
+import { principalToString } from '../kerberos/asn1/primitives.js';
+import { decodeEncTicketPart } from '../kerberos/asn1/ticket.js';
+import { checksumProfile, profile } from '../kerberos/crypto/index.js';
+import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
+import { CLOCK_SKEW_SECONDS, lookupServer, type ExchangeContext } from './as-exchange.js';
+import { KdcError } from './kdc-error.js';
+import { keyFor } from './principals.js';
+import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
+
+/** Authenticators seen recently (RFC 4120 §3.3.2 replay detection). */
+class ReplayCache {
+  private readonly seen = new Map<string, number>();
+  check(tag: string, now: number): boolean {
+    if (this.seen.size > 100_000) for (const [k, exp] of this.seen) if (exp < now) this.seen.delete(k);
+    const exp = this.seen.get(tag);
+    if (exp !== undefined && exp > now) return false;
+    this.seen.set(tag, now + 2 * CLOCK_SKEW_SECONDS * 1000);
+    return true;
+  }
+}
+const replays = new ReplayCache();
+
+export async function tgsExchange(ctx: ExchangeContext, req: KdcReq): Promise<Buffer> {
+  const pa = req.padata.find((p) => p.type === PaType.TGS_REQ);
+  if (!pa) throw new KdcError('KDC_ERR_PADATA_TYPE_NOSUPP', 'TGS-REQ without PA-TGS-REQ');
+  const ap = decodeApReq(pa.value);
+  const tgtName = `krbtgt/${ctx.realm}@${ctx.realm}`;
+  if (ap.ticket.realm !== ctx.realm || principalToString(ap.ticket.sname, ctx.realm) !== tgtName) {
+    throw new KdcError('KDC_ERR_POLICY', 'only tickets for this realm\'s krbtgt are accepted');
+  }
+  const krbtgt = await ctx.db.lookup(tgtName);
+  if (!krbtgt) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no krbtgt');
+  const stored = keyFor(krbtgt, ap.ticket.encPart.etype);
+  if (!stored) throw new KdcError('KRB_AP_ERR_NOKEY', 'no krbtgt key of the ticket\'s enctype');
+  if (ap.ticket.encPart.kvno !== undefined && ap.ticket.encPart.kvno !== stored.kvno) throw new KdcError('KRB_AP_ERR_BADKEYVER', 'ticket key version is not current');
+  const tgsKey = { etype: stored.etype, value: stored.key };
+  let etp;
+  try {
+    etp = decodeEncTicketPart(profile(tgsKey.etype).decrypt(tgsKey, KeyUsage.TICKET, ap.ticket.encPart.cipher));
+  } catch {
+    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
+  }
+  const now = ctx.now();
+  ctx.note.client = principalToString(etp.cname, etp.crealm);
+  const sessKey = { etype: etp.key.etype, value: etp.key.value };
+  let auth;
+  try {
+    auth = decodeAuthenticator(profile(sessKey.etype).decrypt(sessKey, KeyUsage.TGS_REQ_AUTH, ap.authenticator.cipher));
+  } catch {
+    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the authenticator does not decrypt');
+  }
+  if (auth.crealm !== etp.crealm || principalToString(auth.cname) !== principalToString(etp.cname)) throw new KdcError('KRB_AP_ERR_BADMATCH', 'authenticator and ticket name different clients');
+  if (Math.abs(auth.ctime.getTime() - now) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+  const renew = hasFlag(req.body.kdcOptions, KdcOption.RENEW);
+  if (etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
+  if (!auth.cksum) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'the authenticator has no checksum');
+  let cp;
+  try {
+    cp = checksumProfile(auth.cksum.type);
+  } catch {
+    throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', `checksum type ${auth.cksum.type} not supported`);
+  }
+  if (cp.etype !== sessKey.etype && cp.keyBytes !== sessKey.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
+  if (!cp.verifyChecksum({ etype: cp.etype, value: sessKey.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
+    throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
+  }
+  if (!replays.check(ap.authenticator.cipher.subarray(-16).toString('base64'), now)) throw new KdcError('KRB_AP_ERR_REPEAT', 'request is a replay');
+  const opts = req.body.kdcOptions;
+  if (hasFlag(opts, KdcOption.VALIDATE) || hasFlag(opts, KdcOption.ENC_TKT_IN_SKEY) || hasFlag(opts, KdcOption.POSTDATED)) {
+    throw new KdcError('KDC_ERR_BADOPTION', 'option not supported');
+  }
+  const server = await lookupServer(ctx, req);
+  const policy = await ctx.policy();
+  const nowS = wholeSeconds(now);
+  let flags = etp.flags & (flagBit(TicketFlag.PRE_AUTHENT) | flagBit(TicketFlag.HW_AUTHENT));
+  let endtime: Date;
+  let renewTill: Date | undefined;
+  if (renew) {
+    if (!hasFlag(etp.flags, TicketFlag.RENEWABLE) || !etp.renewTill || etp.renewTill.getTime() < now) throw new KdcError('KDC_ERR_BADOPTION', 'ticket is not renewable');
+    const life = etp.endtime.getTime() - (etp.starttime ?? etp.authtime).getTime();
+    endtime = new Date(Math.min(etp.renewTill.getTime(), nowS.getTime() + life));
+    renewTill = etp.renewTill;
+    flags = etp.flags & ~flagBit(TicketFlag.INITIAL);
+  } else {
+    const maxLife = Math.min(policy.maxLife, server.maxLife ?? Infinity);
+    endtime = effectiveTill(req.body.till, new Date(Math.min(etp.endtime.getTime(), nowS.getTime() + maxLife * 1000)));
+    if (hasFlag(opts, KdcOption.FORWARDABLE) && hasFlag(etp.flags, TicketFlag.FORWARDABLE)) flags |= flagBit(TicketFlag.FORWARDABLE);
+    if (hasFlag(opts, KdcOption.FORWARDED)) {
+      if (!hasFlag(etp.flags, TicketFlag.FORWARDABLE)) throw new KdcError('KDC_ERR_BADOPTION', 'ticket is not forwardable');
+      flags |= flagBit(TicketFlag.FORWARDED);
+    }
+    if (hasFlag(etp.flags, TicketFlag.FORWARDED)) flags |= flagBit(TicketFlag.FORWARDED);
+    if ((hasFlag(opts, KdcOption.RENEWABLE) || hasFlag(opts, KdcOption.RENEWABLE_OK)) && hasFlag(etp.flags, TicketFlag.RENEWABLE) && etp.renewTill) {
+      const asked = req.body.rtime ?? req.body.till;
+      renewTill = effectiveTill(asked, etp.renewTill);
+      if (renewTill.getTime() > endtime.getTime()) flags |= flagBit(TicketFlag.RENEWABLE);
+      else renewTill = undefined;
+    }
+  }
+  const etype = sessionEtype(req.body.etypes, server);
+  const spec: TicketSpec = {
+    crealm: etp.crealm,
+    cname: etp.cname,
+    server,
+    srealm: ctx.realm,
+    sname: req.body.sname!,
+    flags: flags >>> 0,
+    authtime: etp.authtime,
+    starttime: nowS,
+    endtime,
+    sessionKey: { etype, value: profile(etype).randomKey().value },
+  };
+  if (renewTill) spec.renewTill = renewTill;
+  if (etp.caddr) spec.caddr = etp.caddr;
+  ctx.note.etype = etype;
+  const replyKey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : sessKey;
+  return makeReply({
+    msgType: 13,
+    spec,
+    ticket: makeTicket(spec),
+    nonce: req.body.nonce,
+    replyKey,
+    usage: auth.subkey ? KeyUsage.TGS_REP_ENC_PART_SUBKEY : KeyUsage.TGS_REP_ENC_PART_SESSKEY,
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * Making tickets and replies (RFC 4120 §3.1.3, §3.3.3): the session key,
+ * the EncTicketPart sealed with the server's key, and the EncKDCRepPart
+ * sealed with the reply key. Shared by the AS and TGS exchanges.
+ */
+import { encodeEncKdcRepPart, encodeKdcRep, type EncKdcRepPart } from '../kerberos/asn1/kdc-rep.js';
+import type { HostAddress, KeyBlock, PaData, PrincipalName } from '../kerberos/asn1/primitives.js';
+import { encodeEncTicketPart, encodeTicket, type EncTicketPart, type Ticket } from '../kerberos/asn1/ticket.js';
+import { profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
+import { KeyUsage } from '../kerberos/iana.js';
+import { keyFor, type KdcPrincipal } from './principals.js';
+import { KdcError } from './kdc-error.js';
+
+export interface TicketSpec {
+  crealm: string;
+  cname: PrincipalName;
+  server: KdcPrincipal;
+  srealm: string;
+  sname: PrincipalName;
+  flags: number;
+  authtime: Date;
+  starttime?: Date;
+  endtime: Date;
+  renewTill?: Date;
+  caddr?: HostAddress[];
+  sessionKey: KeyBlock;
+}
+
+/** Server key to seal tickets with: its strongest supported key. */
+export function ticketKey(server: KdcPrincipal): { key: EncryptionKey; kvno: number } {
+  for (const etype of supportedEtypes) {
+    const k = keyFor(server, etype);
+    if (k) return { key: { etype, value: k.key }, kvno: k.kvno };
+  }
+  throw new KdcError('KDC_ERR_NULL_KEY', `${server.name} has no usable key`);
+}
+
+/** Session key enctype: the first the client asked for that the server can use. */
+export function sessionEtype(requested: readonly number[], server: KdcPrincipal): number {
+  for (const e of requested) if (supportedEtypes.includes(e) && keyFor(server, e)) return e;
+  for (const e of requested) if (supportedEtypes.includes(e)) return e;
+  throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'no requested encryption type is supported');
+}
+
+export function makeTicket(spec: TicketSpec): Ticket {
+  const etp: EncTicketPart = {
+    flags: spec.flags,
+    key: spec.sessionKey,
+    crealm: spec.crealm,
+    cname: spec.cname,
+    transited: { type: 1, contents: Buffer.alloc(0) },
+    authtime: spec.authtime,
+    endtime: spec.endtime,
+  };
+  if (spec.starttime) etp.starttime = spec.starttime;
+  if (spec.renewTill) etp.renewTill = spec.renewTill;
+  if (spec.caddr && spec.caddr.length) etp.caddr = spec.caddr;
+  const { key, kvno } = ticketKey(spec.server);
+  const cipher = profile(key.etype).encrypt(key, KeyUsage.TICKET, encodeEncTicketPart(etp));
+  const t = { realm: spec.srealm, sname: spec.sname, encPart: { etype: key.etype, kvno, cipher } };
+  return { ...t, raw: encodeTicket(t) };
+}
+
+export interface ReplySpec {
+  msgType: 11 | 13;
+  spec: TicketSpec;
+  ticket: Ticket;
+  nonce: number;
+  replyKey: EncryptionKey;
+  replyKvno?: number;
+  usage: number;
+  padata?: PaData[];
+  encryptedPaData?: PaData[];
+  keyExpiration?: Date;
+}
+
+export function makeReply(r: ReplySpec): Buffer {
+  const s = r.spec;
+  const part: EncKdcRepPart = {
+    key: s.sessionKey,
+    lastReq: [{ type: 0, value: s.authtime }],
+    nonce: r.nonce,
+    flags: s.flags,
+    authtime: s.authtime,
+    starttime: s.starttime ?? s.authtime,
+    endtime: s.endtime,
+    srealm: s.srealm,
+    sname: s.sname,
+  };
+  if (s.renewTill) part.renewTill = s.renewTill;
+  if (s.caddr && s.caddr.length) part.caddr = s.caddr;
+  if (r.keyExpiration) part.keyExpiration = r.keyExpiration;
+  if (r.encryptedPaData && r.encryptedPaData.length) part.encryptedPaData = r.encryptedPaData;
+  const cipher = profile(r.replyKey.etype).encrypt(r.replyKey, r.usage, encodeEncKdcRepPart(part, r.msgType === 11 ? 25 : 26));
+  return encodeKdcRep({
+    msgType: r.msgType,
+    padata: r.padata ?? [],
+    crealm: s.crealm,
+    cname: s.cname,
+    ticket: r.ticket,
+    encPart: { etype: r.replyKey.etype, ...(r.replyKvno !== undefined ? { kvno: r.replyKvno } : {}), cipher },
+  });
+}
+
+/** Seconds-precision time (KerberosTime has no fractions). */
+export function wholeSeconds(ms: number): Date {
+  return new Date(Math.floor(ms / 1000) * 1000);
+}
+
+/** `till` of 19700101000000Z means "as long as allowed" (RFC 4120 §5.4.1). */
+export function effectiveTill(till: Date, max: Date): Date {
+  if (till.getTime() === 0 || till.getTime() > max.getTime()) return max;
+  return till;
+}

@@ -1,0 +1,53 @@
+/**
+ * Kerberos long-term keys of directory principals. Keys live in the secret
+ * attribute krbPrincipalKey (encrypted at rest by the directory), one value
+ * per enctype: JSON {etype, kvno, key (base64), salt?}. Passwords give keys
+ * for every supported enctype with the default salt (realm + name
+ * components); services and krbtgt get random keys.
+ */
+import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
+
+export interface StoredKey {
+  etype: number;
+  kvno: number;
+  key: Buffer;
+  /** salt used for string-to-key; absent for random keys */
+  salt?: string;
+}
+
+export function defaultSalt(realm: string, components: readonly string[]): string {
+  return realm + components.join('');
+}
+
+export function keysFromPassword(password: string, realm: string, components: readonly string[], kvno: number): StoredKey[] {
+  const salt = defaultSalt(realm, components);
+  return supportedEtypes.map((etype) => ({ etype, kvno, key: profile(etype).stringToKey(password, salt).value, salt }));
+}
+
+export function randomKeys(kvno: number): StoredKey[] {
+  return supportedEtypes.map((etype) => ({ etype, kvno, key: profile(etype).randomKey().value }));
+}
+
+export function serializeKeys(keys: readonly StoredKey[]): string[] {
+  return keys.map((k) => JSON.stringify({ etype: k.etype, kvno: k.kvno, key: k.key.toString('base64'), ...(k.salt !== undefined ? { salt: k.salt } : {}) }));
+}
+
+export function parseKeys(values: readonly string[]): StoredKey[] {
+  const out: StoredKey[] = [];
+  for (const v of values) {
+    try {
+      const o = JSON.parse(v) as { etype: number; kvno: number; key: string; salt?: string };
+      if (typeof o.etype === 'number' && typeof o.kvno === 'number' && typeof o.key === 'string') {
+        out.push({ etype: o.etype, kvno: o.kvno, key: Buffer.from(o.key, 'base64'), ...(typeof o.salt === 'string' ? { salt: o.salt } : {}) });
+      }
+    } catch {
+      // a damaged value is skipped; the principal then lacks that enctype
+    }
+  }
+  return out;
+}
+
+/** Escapes a principal name for use as a DN value and splits user names. */
+export function userPrincipal(uid: string, realm: string): string {
+  return `${uid}@${realm}`;
+}

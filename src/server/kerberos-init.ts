@@ -1,0 +1,121 @@
+/**
+ * Kerberos parts of a realm: the realm container with its ticket policy,
+ * krbtgt/REALM, host/<hostname> and HTTP/<hostname> with random keys, the
+ * admin's keys, and the files clients use: krb5.conf (MIT tools via
+ * KRB5_CONFIG) and host.keytab. Registered as init steps.
+ */
+import { escapeRdnValue } from '../directory/dn.js';
+import { generalizedTime } from '../directory/schema.js';
+import type { Directory } from '../directory/types.js';
+import { containers } from '../framework/containers.js';
+import { writeKeytab } from '../kerberos/keytab.js';
+import { keysFromPassword, randomKeys, serializeKeys, type StoredKey } from '../objects/kerberos-keys.js';
+import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import type { InitStep } from './init.js';
+
+export const DEFAULT_MAX_LIFE = 24 * 3600;
+export const DEFAULT_MAX_RENEW = 7 * 24 * 3600;
+
+export function realmContainerDn(baseDn: string, realm: string): string {
+  return `cn=${escapeRdnValue(realm)},${containers(baseDn).kerberos}`;
+}
+
+export function krbtgtDn(baseDn: string, realm: string): string {
+  return `krbPrincipalName=${escapeRdnValue(`krbtgt/${realm}@${realm}`)},${realmContainerDn(baseDn, realm)}`;
+}
+
+export function hostDn(baseDn: string, fqdn: string): string {
+  return `fqdn=${escapeRdnValue(fqdn)},${containers(baseDn).hosts}`;
+}
+
+export function serviceDn(baseDn: string, principal: string): string {
+  return `krbPrincipalName=${escapeRdnValue(principal)},${containers(baseDn).services}`;
+}
+
+export function keytabFor(realm: string, components: string[], keys: StoredKey[]): Buffer {
+  const now = Math.floor(Date.now() / 1000);
+  return writeKeytab(keys.map((k) => ({ realm, components, nameType: components.length > 1 ? 3 : 1, timestamp: now, kvno: k.kvno, etype: k.etype, key: k.key })));
+}
+
+export function krb5ConfText(config: ServerConfig, kdcPort: number, extra = ''): string {
+  const kdc = kdcPort === 88 ? config.hostname : `${config.hostname}:${kdcPort}`;
+  return `# Written by dirid-server for realm ${config.realm}; usable as KRB5_CONFIG.
+[libdefaults]
+ default_realm = ${config.realm}
+ dns_lookup_kdc = false
+ dns_lookup_realm = false
+ rdns = false
+ dns_canonicalize_hostname = false
+ ticket_lifetime = 24h
+ forwardable = true
+
+[realms]
+ ${config.realm} = {
+  kdc = ${kdc}
+ }
+
+[domain_realm]
+ .${config.domain} = ${config.realm}
+ ${config.domain} = ${config.realm}
+ ${config.hostname} = ${config.realm}
+${extra}`;
+}
+
+export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, kdcPort: number): void {
+  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, kdcPort));
+}
+
+async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {
+  const { realm, hostname } = config;
+  const c = containers(dir.baseDn);
+  const tgtKeys = randomKeys(1);
+  const hostKeys = randomKeys(1);
+  const httpKeys = randomKeys(1);
+  const now = generalizedTime();
+  await dir.batch([
+    {
+      kind: 'add',
+      dn: realmContainerDn(dir.baseDn, realm),
+      attrs: { objectClass: ['top', 'krbRealmContainer'], krbMaxTicketLife: [String(DEFAULT_MAX_LIFE)], krbMaxRenewableAge: [String(DEFAULT_MAX_RENEW)] },
+    },
+    {
+      kind: 'add',
+      dn: krbtgtDn(dir.baseDn, realm),
+      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(tgtKeys), krbLastPwdChange: [now] },
+    },
+    {
+      kind: 'add',
+      dn: hostDn(dir.baseDn, hostname),
+      attrs: { objectClass: ['top', 'dirHost', 'krbPrincipalAux'], cn: [hostname], krbPrincipalName: [`host/${hostname}@${realm}`], krbPrincipalKey: serializeKeys(hostKeys) },
+    },
+    {
+      kind: 'add',
+      dn: serviceDn(dir.baseDn, `HTTP/${hostname}@${realm}`),
+      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(httpKeys) },
+    },
+    {
+      kind: 'modify',
+      dn: `uid=admin,${c.users}`,
+      mods: [
+        { op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] },
+        { op: 'add', attr: 'krbPrincipalName', values: [`admin@${realm}`] },
+        { op: 'add', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(adminPassword, realm, ['admin'], 1)) },
+        { op: 'add', attr: 'krbLastPwdChange', values: [now] },
+      ],
+    },
+  ]);
+  writeFileAtomic(paths.hostKeytab, keytabFor(realm, ['host', hostname], hostKeys), 0o600);
+}
+
+export const kerberosInitSteps: InitStep[] = [
+  {
+    name: 'Kerberos realm, krbtgt, host and HTTP principals, host.keytab',
+    run: ({ dir, config, paths, options }) => addPrincipals(dir, config, paths, options.adminPassword),
+  },
+  {
+    name: 'krb5.conf for clients',
+    async run({ paths, config }) {
+      writeKrb5Conf(paths, config, config.kdcPort);
+    },
+  },
+];

@@ -1,0 +1,109 @@
+/**
+ * Our KDC with stock MIT krb5 clients (Debian krb5-user): kinit with a
+ * password, klist, kvno for a service, wrong password and unknown user
+ * messages, each enctype forced through krb5.conf, TCP, and garbage packets.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
+import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { runTool } from '../support/mit-tools.js';
+import { RpcSession } from '../support/rpc-client.js';
+
+describe('KDC interop with MIT kinit, klist and kvno', () => {
+  let realm: TestRealm;
+  let env: NodeJS.ProcessEnv;
+  let dataDir: string;
+  before(async () => {
+    realm = await startTestRealm();
+    dataDir = join(realm.dataDir, 'realm');
+    env = { KRB5_CONFIG: join(dataDir, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, KRB5_TRACE: '' };
+    const admin = new RpcSession(realm.url, realm.ca);
+    await admin.login('admin', realm.adminPassword);
+    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pass-1' });
+    await admin.call('user_add', ['dora'], { first: 'Dora', last: 'Disabled', password: 'Dora-pass-12', disabled: true });
+  });
+  after(async () => realm.stop());
+
+  it('kinit admin, then klist shows krbtgt/REALM@REALM', async () => {
+    const k = await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`);
+    assert.equal(k.code, 0, k.stderr);
+    const l = await runTool('klist', [], env);
+    assert.match(l.stdout, /Default principal: admin@EXAMPLE\.TEST/);
+    assert.match(l.stdout, /krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST/);
+    assert.ok(realm.log.some((x) => /kdc AS_REQ udp client=admin@EXAMPLE.TEST .*outcome=ISSUE/.test(x)));
+  });
+
+  it('kvno gets a service ticket for HTTP/<hostname>', async () => {
+    const v = await runTool('kvno', ['HTTP/localhost'], env);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, /HTTP\/localhost@EXAMPLE\.TEST: kvno = 1/);
+    const l = await runTool('klist', [], env);
+    assert.match(l.stdout, /HTTP\/localhost@EXAMPLE\.TEST/);
+    const unknown = await runTool('kvno', ['HTTP/nowhere.example.test'], env);
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /not found in Kerberos database/);
+  });
+
+  it('a user added through the API logs in with the password set there', async () => {
+    const k = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'alice.cc')}`, 'alice'], env, 'Alice-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+  });
+
+  it('wrong password, unknown user and disabled user get MIT\'s messages', async () => {
+    const wrong = await runTool('kinit', ['alice'], env, 'not-the-password\n');
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /Password incorrect while getting initial credentials/);
+    const unknown = await runTool('kinit', ['nobody'], env, 'x\n');
+    assert.match(unknown.stderr, /Client 'nobody@EXAMPLE\.TEST' not found in Kerberos database/);
+    const disabled = await runTool('kinit', ['dora'], env, 'Dora-pass-12\n');
+    assert.match(disabled.stderr, /revoked/i);
+  });
+
+  for (const etype of ['aes256-cts-hmac-sha1-96', 'aes128-cts-hmac-sha1-96', 'aes256-cts-hmac-sha384-192', 'aes128-cts-hmac-sha256-128']) {
+    it(`works with ${etype} forced`, async () => {
+      const conf = join(realm.dataDir, `krb5-${etype}.conf`);
+      writeFileSync(conf, readFileSync(join(dataDir, 'krb5.conf'), 'utf8').replace('[libdefaults]', `[libdefaults]\n default_tkt_enctypes = ${etype}\n default_tgs_enctypes = ${etype}\n permitted_enctypes = ${etype}`));
+      const e = { ...env, KRB5_CONFIG: conf, KRB5CCNAME: `FILE:${join(realm.dataDir, `cc-${etype}`)}` };
+      const k = await runTool('kinit', ['alice'], e, 'Alice-pass-1\n');
+      assert.equal(k.code, 0, k.stderr);
+      const v = await runTool('kvno', ['HTTP/localhost'], e);
+      assert.equal(v.code, 0, v.stderr);
+      const l = await runTool('klist', ['-e'], e);
+      const lines = l.stdout.split('\n').filter((x) => x.includes('Etype'));
+      assert.equal(lines.length, 2);
+      for (const line of lines) assert.ok(line.includes(`${etype}, `), line);
+    });
+  }
+
+  it('answers over TCP and survives garbage on UDP and TCP', async () => {
+    const tcpConf = join(realm.dataDir, 'krb5-tcp.conf');
+    writeFileSync(tcpConf, readFileSync(join(dataDir, 'krb5.conf'), 'utf8').replace('[libdefaults]', '[libdefaults]\n udp_preference_limit = 1'));
+    const k = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'tcp.cc')}`, 'alice'], { ...env, KRB5_CONFIG: tcpConf }, 'Alice-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+    assert.ok(realm.log.some((x) => /kdc AS_REQ tcp client=alice@EXAMPLE.TEST .*outcome=ISSUE/.test(x)));
+    const port = realm.server.kdcPort;
+    const udp = createSocket('udp4');
+    for (const junk of [Buffer.from('hello'), Buffer.alloc(3000, 0x6a), Buffer.from('6a8201', 'hex'), Buffer.from('6a03020105', 'hex')]) udp.send(junk, port, '127.0.0.1');
+    await new Promise((r) => setTimeout(r, 200));
+    udp.close();
+    const reply = await new Promise<Buffer>((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => s.write(Buffer.concat([Buffer.from([0, 0, 0, 5]), Buffer.from('junk!')])));
+      let got = Buffer.alloc(0);
+      s.on('data', (d: Buffer) => {
+        got = Buffer.concat([got, d]);
+        if (got.length >= 4 && got.length >= 4 + got.readUInt32BE(0)) {
+          s.end();
+          resolve(got);
+        }
+      });
+      s.on('error', reject);
+    });
+    assert.equal(reply[4], 0x7e, 'a KRB-ERROR (APPLICATION 30) over TCP');
+    const again = await runTool('kinit', ['alice'], env, 'Alice-pass-1\n');
+    assert.equal(again.code, 0, again.stderr);
+  });
+});

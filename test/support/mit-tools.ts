@@ -1,0 +1,32 @@
+/**
+ * Runs MIT's client tools (kinit, klist, kvno) against a realm's generated
+ * krb5.conf, asynchronously so an in-process KDC keeps answering.
+ */
+import { spawn } from 'node:child_process';
+
+export interface ToolResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 20_000): Promise<ToolResult> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const t = setTimeout(() => {
+      c.kill('SIGKILL');
+      reject(new Error(`${cmd} timed out: ${stderr}`));
+    }, timeoutMs);
+    c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    c.on('error', reject);
+    c.on('exit', (code) => {
+      clearTimeout(t);
+      resolve({ code, stdout, stderr });
+    });
+    c.stdin.on('error', () => {});
+    c.stdin.end(input ?? '');
+  });
+}
