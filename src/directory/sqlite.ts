@@ -88,6 +88,8 @@ class SqliteDirectory implements Directory {
   private readonly key: Buffer;
   private readonly nBase: string;
   private readonly st: Record<string, Database.Statement>;
+  private readonly inStatements = new Map<number, Database.Statement>();
+  generation = 0;
 
   constructor(o: SqliteOptions) {
     if (o.masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
@@ -130,7 +132,7 @@ class SqliteDirectory implements Directory {
       first.type.toLowerCase() === 'dc'
         ? { objectClass: ['top', 'domain'], dc: [first.value] }
         : { objectClass: ['top', 'dirContainer'], cn: [first.value] };
-    this.db.transaction(() => this.addTx(this.baseDn, attrs, true))();
+    this.write(() => this.addTx(this.baseDn, attrs, true));
   }
 
   // ---- reading -------------------------------------------------------------
@@ -256,7 +258,7 @@ class SqliteDirectory implements Directory {
         const list = [...ids].sort((a, b) => a - b);
         outer: for (let i = 0; i < list.length; i += CHUNK) {
           const chunk = list.slice(i, i + CHUNK);
-          const rows = this.db.prepare(`SELECT * FROM entries WHERE id IN (${chunk.map(() => '?').join(',')}) ORDER BY id`).all(...chunk) as Row[];
+          const rows = this.inStatement(chunk.length).all(...chunk) as Row[];
           for (const r of rows) if (!consider(r)) break outer;
         }
       } else {
@@ -276,7 +278,24 @@ class SqliteDirectory implements Directory {
     return { entries, truncated, ...(limit ? { limit } : {}) };
   }
 
+  private inStatement(n: number): Database.Statement {
+    let st = this.inStatements.get(n);
+    if (!st) {
+      st = this.db.prepare(`SELECT * FROM entries WHERE id IN (${Array.from({ length: n }, () => '?').join(',')}) ORDER BY id`);
+      if (this.inStatements.size < 64) this.inStatements.set(n, st);
+    }
+    return st;
+  }
+
   // ---- writing -------------------------------------------------------------
+
+  private write<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn)();
+    } finally {
+      this.generation++;
+    }
+  }
 
   private writeIndexes(id: number, attrs: Attributes): void {
     this.st.idxClear!.run(id);
@@ -472,21 +491,21 @@ class SqliteDirectory implements Directory {
   }
 
   async add(dn: string, attrs: Attributes): Promise<void> {
-    this.db.transaction(() => this.addTx(dn, attrs))();
+    this.write(() => this.addTx(dn, attrs));
   }
   async modify(dn: string, mods: Modification[]): Promise<void> {
-    this.db.transaction(() => this.modifyTx(dn, mods))();
+    this.write(() => this.modifyTx(dn, mods));
   }
   async delete(dn: string): Promise<void> {
-    this.db.transaction(() => this.deleteTx(dn))();
+    this.write(() => this.deleteTx(dn));
   }
   async rename(dn: string, newRdn: string): Promise<string> {
-    return this.db.transaction(() => this.renameTx(dn, newRdn))();
+    return this.write(() => this.renameTx(dn, newRdn));
   }
   async batch(ops: WriteOp[]): Promise<void> {
-    this.db.transaction(() => {
+    this.write(() => {
       for (const op of ops) this.runOp(op);
-    })();
+    });
   }
   async close(): Promise<void> {
     if (this.db.open) {

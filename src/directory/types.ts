@@ -124,6 +124,12 @@ export type WriteOp =
 export interface Directory {
   readonly baseDn: string;
   readonly schema: Schema;
+  /**
+   * Increases with every committed write made through this handle, so
+   * callers can cache derived data (the KDC's principals) exactly as long as
+   * nothing changed.
+   */
+  readonly generation: number;
   get(dn: string, attrs?: readonly string[]): Promise<Entry | null>;
   search(req: SearchRequest): Promise<SearchResult>;
   add(dn: string, attrs: Attributes): Promise<void>;

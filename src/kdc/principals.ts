@@ -34,13 +34,30 @@ function parseTime(v: string | undefined): Date | undefined {
   return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : undefined;
 }
 
+const CACHE_TTL_MS = 30_000;
+const CACHE_MAX = 50_000;
+
 export class PrincipalDb {
+  /** principals by name, valid while the directory's generation is unchanged */
+  private readonly cache = new Map<string, { p: KdcPrincipal | null; generation: number; expires: number }>();
+
   constructor(
     readonly dir: Directory,
     readonly realm: string,
   ) {}
 
   async lookup(name: string): Promise<KdcPrincipal | null> {
+    const now = Date.now();
+    const hit = this.cache.get(name);
+    if (hit && hit.generation === this.dir.generation && hit.expires > now) return hit.p;
+    const generation = this.dir.generation;
+    const p = await this.load(name);
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    this.cache.set(name, { p, generation, expires: now + CACHE_TTL_MS });
+    return p;
+  }
+
+  private async load(name: string): Promise<KdcPrincipal | null> {
     const res = await this.dir.search({ base: this.dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(name)})`, sizeLimit: 2 });
     if (res.entries.length !== 1) return null;
     const e = res.entries[0]!;

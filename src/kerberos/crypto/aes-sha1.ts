@@ -5,7 +5,8 @@
  * a 16-byte confounder and the plaintext under AES-CTS with Ke, followed by
  * HMAC-SHA1(Ki, confounder|plaintext) truncated to 96 bits.
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import { randomBytesPooled as randomBytes } from './random.js';
 import { aesBlock, ctsDecrypt, ctsEncrypt } from './cts.js';
 import { nfold } from './nfold.js';
 import { DerivedKeyCache, KC, KE, KI, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';

@@ -4,7 +4,8 @@
  * string-to-key over PBKDF2-HMAC-SHA2 with salt "etype-name\0salt" and 32768
  * iterations by default, and encrypt-then-MAC over (IV | ciphertext).
  */
-import { createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import { randomBytesPooled as randomBytes } from './random.js';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
 import { DerivedKeyCache, KC, KE, KI, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
 

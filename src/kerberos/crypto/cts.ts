@@ -18,18 +18,6 @@ function cbcEncrypt(key: Buffer, iv: Buffer, data: Buffer): Buffer {
   return Buffer.concat([c.update(data), c.final()]);
 }
 
-function ecbDecrypt(key: Buffer, block: Buffer): Buffer {
-  const d = createDecipheriv(algo(key, 'ecb'), key, null);
-  d.setAutoPadding(false);
-  return Buffer.concat([d.update(block), d.final()]);
-}
-
-function cbcDecrypt(key: Buffer, iv: Buffer, data: Buffer): Buffer {
-  const d = createDecipheriv(algo(key, 'cbc'), key, iv);
-  d.setAutoPadding(false);
-  return Buffer.concat([d.update(data), d.final()]);
-}
-
 export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = Buffer.alloc(BLOCK)): Buffer {
   const n = plaintext.length;
   if (n < BLOCK) throw new RangeError('CTS needs at least one block');
@@ -45,24 +33,37 @@ export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = Buffer.a
   return Buffer.concat([head, last, penult.subarray(0, lastLen)]);
 }
 
+/**
+ * Decrypts with one ECB decipher object (each OpenSSL cipher object costs
+ * about as much as the decryption itself) and does the CBC chaining here.
+ */
 export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = Buffer.alloc(BLOCK)): Buffer {
   const n = ciphertext.length;
   if (n < BLOCK) throw new RangeError('CTS needs at least one block');
-  if (n === BLOCK) return cbcDecrypt(key, iv, ciphertext);
+  const d = createDecipheriv(algo(key, 'ecb'), key, null);
+  d.setAutoPadding(false);
+  if (n === BLOCK) {
+    const p = d.update(ciphertext);
+    for (let i = 0; i < BLOCK; i++) p[i] = p[i]! ^ iv[i]!;
+    return p;
+  }
   const blocks = Math.ceil(n / BLOCK);
   const lastLen = n - (blocks - 1) * BLOCK;
   const headLen = (blocks - 2) * BLOCK;
-  const head = ciphertext.subarray(0, headLen);
-  const swappedFull = ciphertext.subarray(headLen, headLen + BLOCK); // C_n of the CBC run
-  const partial = ciphertext.subarray(headLen + BLOCK); // first lastLen bytes of C_{n-1}
-  const dn = ecbDecrypt(key, swappedFull); // P_n (zero-padded) XOR C_{n-1}
-  const cPrev = Buffer.concat([partial, dn.subarray(lastLen)]);
-  const pn = Buffer.alloc(lastLen);
-  for (let i = 0; i < lastLen; i++) pn[i] = dn[i]! ^ partial[i]!;
-  const prevIv = headLen > 0 ? head.subarray(headLen - BLOCK) : iv;
-  const pPrev = cbcDecrypt(key, prevIv, cPrev);
-  const pHead = headLen > 0 ? cbcDecrypt(key, iv, head) : Buffer.alloc(0);
-  return Buffer.concat([pHead, pPrev, pn]);
+  // D(C_1..C_{n-2}) and D(C_n) (the full block sent before the partial one)
+  const first = d.update(ciphertext.subarray(0, headLen + BLOCK));
+  const dn = first.subarray(headLen, headLen + BLOCK);
+  const partial = ciphertext.subarray(headLen + BLOCK);
+  // C_{n-1} = the partial block completed with the tail of D(C_n)
+  const cPrev = Buffer.allocUnsafe(BLOCK);
+  partial.copy(cPrev, 0);
+  dn.copy(cPrev, lastLen, lastLen);
+  const dPrev = d.update(cPrev);
+  const out = Buffer.allocUnsafe(n);
+  for (let i = 0; i < headLen; i++) out[i] = first[i]! ^ (i < BLOCK ? iv[i]! : ciphertext[i - BLOCK]!);
+  for (let j = 0; j < BLOCK; j++) out[headLen + j] = dPrev[j]! ^ (headLen > 0 ? ciphertext[headLen - BLOCK + j]! : iv[j]!);
+  for (let j = 0; j < lastLen; j++) out[headLen + BLOCK + j] = dn[j]! ^ partial[j]!;
+  return out;
 }
 
 /** One AES block (ECB), for key derivation. */
