@@ -79,6 +79,34 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     });
   }
 
+  it('dirid kinit writes a ccache MIT klist and kvno use; dirid klist reads MIT\'s', async () => {
+    const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+    const cc = `FILE:${join(realm.dataDir, 'dirid.cc')}`;
+    const k = await runTool(process.execPath, [DIRID, 'kinit', '-c', cc, 'alice'], env, 'Alice-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+    const l = await runTool('klist', ['-C', '-c', cc], env);
+    assert.equal(l.code, 0, l.stderr);
+    assert.match(l.stdout, /Default principal: alice@EXAMPLE\.TEST/);
+    assert.match(l.stdout, /krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST/);
+    assert.match(l.stdout, /config: pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 2/);
+    const v = await runTool('kvno', ['-c', cc, 'HTTP/localhost'], env);
+    assert.equal(v.code, 0, v.stderr);
+    const ours = await runTool(process.execPath, [DIRID, 'klist', '-c', cc], env);
+    assert.match(ours.stdout, /HTTP\/localhost@EXAMPLE\.TEST/, 'dirid reads the ccache after MIT kvno appended to it');
+    const mitCc = `FILE:${join(realm.dataDir, 'mit.cc')}`;
+    assert.equal((await runTool('kinit', ['-c', mitCc, 'alice'], env, 'Alice-pass-1\n')).code, 0);
+    const theirs = await runTool(process.execPath, [DIRID, 'klist', '-c', mitCc], env);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    assert.match(theirs.stdout, /Default principal: alice@EXAMPLE\.TEST/);
+    const wrong = await runTool(process.execPath, [DIRID, 'kinit', '-c', cc, 'alice'], env, 'wrong\n');
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /^dirid: ERROR: Password incorrect while getting initial credentials$/m);
+    const unknown = await runTool(process.execPath, [DIRID, 'kinit', '-c', cc, 'nobody'], env, 'x\n');
+    assert.match(unknown.stderr, /Client 'nobody@EXAMPLE\.TEST' not found in Kerberos database/);
+    const noKdc = await runTool(process.execPath, [DIRID, 'kinit', '-c', cc, 'alice@OTHER.TEST'], env, 'x\n');
+    assert.match(noKdc.stderr, /Cannot find KDC for realm "OTHER\.TEST"/);
+  });
+
   it('answers over TCP and survives garbage on UDP and TCP', async () => {
     const tcpConf = join(realm.dataDir, 'krb5-tcp.conf');
     writeFileSync(tcpConf, readFileSync(join(dataDir, 'krb5.conf'), 'utf8').replace('[libdefaults]', '[libdefaults]\n udp_preference_limit = 1'));

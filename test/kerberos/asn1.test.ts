@@ -151,3 +151,17 @@ describe('Kerberos ASN.1 against MIT captures', () => {
     assert.throws(() => decodeKdcReq(Buffer.from('6a803080', 'hex')), Asn1Error);
   });
 });
+
+describe('credential caches', () => {
+  it('an MIT-written ccache parses and re-serialises byte for byte', async () => {
+    const { readCcache, writeCcache, CONF_REALM } = await import('../../src/kerberos/ccache.js');
+    const raw = data('alice.ccache');
+    const cc = readCcache(raw);
+    assert.deepEqual(cc.principal.components, ['alice']);
+    assert.equal(cc.principal.realm, 'EXAMPLE.TEST');
+    const real = cc.credentials.filter((c) => c.server.realm !== CONF_REALM);
+    assert.deepEqual(real.map((c) => c.server.components.join('/')), ['krbtgt/EXAMPLE.TEST', 'HTTP/server.example.test']);
+    assert.ok(cc.credentials.some((c) => c.server.realm === CONF_REALM));
+    assert.deepEqual(writeCcache(cc), raw);
+  });
+});
