@@ -45,6 +45,12 @@ export function pkeyOfDn(dn: string): string {
   return first[0]!.value;
 }
 
+/** The primary key of a call's argument, in canonical form. */
+export function pkeyOf(ctx: CallContext, obj: ObjectDef, raw: unknown): string {
+  const v = String(raw);
+  return obj.normalizePkey ? obj.normalizePkey(v, ctx) : v;
+}
+
 function notFound(obj: ObjectDef, pkey: string): PublicError {
   return publicError('NotFound', { reason: `${pkey}: ${obj.labelSingular} not found` });
 }
@@ -106,7 +112,7 @@ async function storedValues(ctx: CallContext, name: string, p: ParamDef, v: Para
 async function refToDn(ctx: CallContext, _name: string, p: ParamDef, value: string): Promise<string> {
   const target = ctx.registry.objects.get(p.ref ?? '');
   if (!target) throw new Error(`param refers to unknown object ${p.ref}`);
-  const dn = dnOf(target, ctx.dir.baseDn, value);
+  const dn = dnOf(target, ctx.dir.baseDn, pkeyOf(ctx, target, value));
   if (!(await ctx.dir.get(dn, ['objectClass']))) {
     throw publicError('NotFound', { reason: `${value}: ${target.labelSingular} not found` });
   }
@@ -239,7 +245,7 @@ function addCommand(obj: ObjectDef): Command {
     access: { manage: obj.name },
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
-      const pkey = String(args[0]);
+      const pkey = pkeyOf(ctx, obj, args[0]);
       const attrs: Attributes = { objectClass: [...obj.objectClasses], [obj.rdnAttr]: [pkey] };
       for (const [key, p] of Object.entries(obj.params)) {
         const v = opts[key];
@@ -279,7 +285,7 @@ function delCommand(obj: ObjectDef): Command {
     access: { manage: obj.name },
     output: 'deleted',
     async run(ctx, args, opts): Promise<CommandResult> {
-      const names = (Array.isArray(args[0]) ? args[0] : [String(args[0])]).map(String);
+      const names = (Array.isArray(args[0]) ? args[0] : [String(args[0])]).map((n) => pkeyOf(ctx, obj, n));
       const deleted: string[] = [];
       const failed: string[] = [];
       for (const pkey of names) {
@@ -389,7 +395,7 @@ function modCommand(obj: ObjectDef): Command {
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
-      const pkey = String(args[0]);
+      const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntry(ctx, obj, pkey);
       const mods: Modification[] = [];
       for (const [key, p] of Object.entries(obj.params)) {
@@ -457,7 +463,7 @@ function showCommand(obj: ObjectDef): Command {
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
-      const pkey = String(args[0]);
+      const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: null };
     },

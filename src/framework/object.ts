@@ -57,6 +57,8 @@ export interface ObjectDef {
   readonly extraOptions?: Partial<Record<CrudMethod, Readonly<Record<string, OptionDef>>>>;
   readonly computed?: Readonly<Record<string, ComputedOutput>>;
   readonly hooks?: Hooks;
+  /** canonical form of a primary key as given by a caller (e.g. add the realm) */
+  readonly normalizePkey?: (value: string, ctx: CallContext) => string;
   /** one-line description for help */
   readonly doc: string;
 }

@@ -10,16 +10,18 @@ import { pingCommand } from './ping.js';
 import { privilegeCommands, privilegeObject, roleCommands, roleObject } from './role.js';
 import { schemaCommand } from './schema.js';
 import { userObject } from './user.js';
+import { hostObject, principalCommands, serviceObject } from './service.js';
 
 export function buildRegistry(): CommandRegistry {
   const r = new CommandRegistry();
-  for (const o of [idpObject, userObject, groupObject, roleObject, privilegeObject]) r.objects.set(o.name, o);
+  for (const o of [idpObject, userObject, groupObject, roleObject, privilegeObject, serviceObject, hostObject]) r.objects.set(o.name, o);
   r.register(
     ...crudCommands(idpObject),
     ...crudCommands(userObject),
     ...groupCommands(),
     ...roleCommands(),
     ...privilegeCommands(),
+    ...principalCommands(),
     pingCommand,
     schemaCommand,
   );

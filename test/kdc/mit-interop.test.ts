@@ -107,6 +107,47 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     assert.match(noKdc.stderr, /Cannot find KDC for realm "OTHER\.TEST"/);
   });
 
+  it('host.keytab from init, service principals and exported keytabs verify with MIT tools', async () => {
+    const hostCc = `FILE:${join(realm.dataDir, 'host.cc')}`;
+    const h = await runTool('kinit', ['-k', '-t', join(dataDir, 'host.keytab'), '-c', hostCc, 'host/localhost'], env);
+    assert.equal(h.code, 0, h.stderr);
+    const admin = new RpcSession(realm.url, realm.ca);
+    await admin.login('admin', realm.adminPassword);
+    const added = await admin.call('service_add', ['HTTP/web.example.test']);
+    assert.equal(added.summary, 'Added service "HTTP/web.example.test@EXAMPLE.TEST"');
+    const kt = await admin.call('keytab_get', ['HTTP/web.example.test']);
+    assert.equal(kt.result.kvno, 2, 'new random keys with the next key version');
+    const ktFile = join(realm.dataDir, 'web.keytab');
+    writeFileSync(ktFile, kt.result.keytab as Buffer, { mode: 0o600 });
+    const listed = await runTool('klist', ['-k', '-e', ktFile], env);
+    assert.match(listed.stdout, /2 HTTP\/web\.example\.test@EXAMPLE\.TEST \(aes256-cts-hmac-sha1-96\)/);
+    const v = await runTool('kvno', ['-k', ktFile, 'HTTP/web.example.test'], env);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, /kvno = 2, keytab entry valid/);
+    const host = await admin.call('host_add', ['client1.example.test']);
+    assert.deepEqual(host.result.principal, ['host/client1.example.test@EXAMPLE.TEST']);
+    const user = new RpcSession(realm.url, realm.ca);
+    await user.login('alice', 'Alice-pass-1');
+    const denied = await user.raw('keytab_get', ['HTTP/web.example.test']);
+    assert.equal(denied.response.error?.code, 2100);
+    const userKt = await admin.raw('keytab_get', ['alice']);
+    assert.equal(userKt.response.error?.code, 3009);
+  });
+
+  it('passwd re-derives the keys: the new password works, the old one does not', async () => {
+    const alice = new RpcSession(realm.url, realm.ca);
+    await alice.login('alice', 'Alice-pass-1');
+    const r = await alice.call('passwd', [undefined as never, 'Alice-pass-2']);
+    assert.equal(r.summary, 'Changed password for "alice@EXAMPLE.TEST"');
+    const old = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'pw.cc')}`, 'alice'], env, 'Alice-pass-1\n');
+    assert.match(old.stderr, /Password incorrect/);
+    const fresh = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'pw.cc')}`, 'alice'], env, 'Alice-pass-2\n');
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.equal((await alice.raw('passwd', ['admin', 'Hijack-pass-1'])).response.error?.code, 2100);
+    const back = await alice.call('passwd', ['alice', 'Alice-pass-1']);
+    assert.match(back.summary, /Changed password/);
+  });
+
   it('answers over TCP and survives garbage on UDP and TCP', async () => {
     const tcpConf = join(realm.dataDir, 'krb5-tcp.conf');
     writeFileSync(tcpConf, readFileSync(join(dataDir, 'krb5.conf'), 'utf8').replace('[libdefaults]', '[libdefaults]\n udp_preference_limit = 1'));
