@@ -8,8 +8,10 @@
 import { parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../kerberos/asn1/padata.js';
-import { decodeEncryptedData, encodePaDataList, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
-import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
+import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
+import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
+import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
+import { armoredReply, unwrapAsFast, type CookieJar, type FastState } from './fast.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError } from './kdc-error.js';
 import { keyFor, type KdcPrincipal, type PrincipalDb, type RealmPolicy } from './principals.js';
@@ -22,6 +24,11 @@ export interface ExchangeContext {
   realm: string;
   policy: () => Promise<RealmPolicy>;
   now: () => number;
+  /** the request exactly as received (RFC 6806 checksums cover it) */
+  raw: Buffer;
+  cookies: CookieJar;
+  /** set once an armored request has been unwrapped; errors are then armored too */
+  fast?: FastState;
   /** what the log line should say about the request */
   note: { client?: string; server?: string; etype?: number; preauth?: string };
 }
@@ -39,14 +46,114 @@ function etypeInfo(client: KdcPrincipal, requested: readonly number[]): EtypeInf
   return out;
 }
 
-export function preauthHints(client: KdcPrincipal, requested: readonly number[]): PaData[] {
+/**
+ * METHOD-DATA for PREAUTH_REQUIRED. Unarmored: encrypted timestamp, plus an
+ * empty PA-FX-FAST (FAST is available: `kinit -T` restarts armored) and a
+ * cookie. Armored: encrypted challenge (RFC 6113 §5.4.6) instead.
+ */
+export function preauthHints(ctx: ExchangeContext, client: KdcPrincipal, requested: readonly number[]): PaData[] {
   const hints: PaData[] = [];
   const info = etypeInfo(client, requested);
-  if (info.length) {
-    hints.push({ type: PaType.ETYPE_INFO2, value: encodeEtypeInfo2(info) });
-    hints.push({ type: PaType.ENC_TIMESTAMP, value: Buffer.alloc(0) });
-  }
+  if (info.length === 0) return hints;
+  hints.push({ type: PaType.ETYPE_INFO2, value: encodeEtypeInfo2(info) });
+  if (ctx.fast) hints.push({ type: PaType.ENCRYPTED_CHALLENGE, value: Buffer.alloc(0) });
+  else hints.push({ type: PaType.ENC_TIMESTAMP, value: Buffer.alloc(0) }, { type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' }));
   return hints;
+}
+
+const challengeKey = (armor: EncryptionKey, longTerm: EncryptionKey, pepper: string) => cf2(armor, pepper, longTerm, 'challengelongterm');
+
+/** RFC 6113 §5.4.6: the client's encrypted challenge, tried with each of the client's keys. */
+function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: PaData[]): { key: EncryptionKey; kvno: number } {
+  const fast = ctx.fast!;
+  const pa = req.padata.find((p) => p.type === PaType.ENCRYPTED_CHALLENGE);
+  if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
+  let enc;
+  try {
+    enc = decodeEncryptedData(parseDer(pa.value));
+  } catch {
+    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'malformed encrypted challenge', hints);
+  }
+  for (const e of req.body.etypes) {
+    const k = keyFor(client, e);
+    if (!k) continue;
+    const longTerm = { etype: k.etype, value: k.key };
+    const ck = challengeKey(fast.armorKey, longTerm, 'clientchallengearmor');
+    let ts;
+    try {
+      ts = decodePaEncTsEnc(profile(ck.etype).decrypt(ck, KeyUsage.ENC_CHALLENGE_CLIENT, enc.cipher));
+    } catch {
+      continue;
+    }
+    if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+    ctx.note.preauth = 'encrypted-challenge';
+    return { key: longTerm, kvno: k.kvno };
+  }
+  ctx.note.preauth = 'encrypted-challenge failed';
+  throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', hints);
+}
+
+/** The KDC's half of the encrypted challenge, proving it knows the client key. */
+function kdcChallenge(ctx: ExchangeContext, longTerm: EncryptionKey): PaData {
+  const ck = challengeKey(ctx.fast!.armorKey, longTerm, 'kdcchallengearmor');
+  const now = ctx.now();
+  const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
+  return { type: PaType.ENCRYPTED_CHALLENGE, value: encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_KDC, ts) }) };
+}
+
+/** RFC 6806 §11: the checksum of the request under the reply key, and "FAST is available". */
+export function encPaRep(ctx: ExchangeContext, replyKey: EncryptionKey): PaData[] {
+  const p = profile(replyKey.etype);
+  const sum = encodeChecksum({ type: p.checksumType, value: p.checksum(replyKey, KeyUsage.AS_REQ, ctx.raw) });
+  return [
+    { type: PaType.REQ_ENC_PA_REP, value: sum },
+    { type: PaType.FX_FAST, value: Buffer.alloc(0) },
+  ];
+}
+
+export function wantsEncPaRep(outer: KdcReq, inner: KdcReq): boolean {
+  return [...outer.padata, ...inner.padata].some((p) => p.type === PaType.REQ_ENC_PA_REP);
+}
+
+/** Builds the AS-REP: plain, or armored with strengthened reply key and KrbFastFinished. */
+export async function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, longTerm: { key: EncryptionKey; kvno?: number }, fastPadata: PaData[] = []): Promise<Buffer> {
+  const encPa = wantsEncPaRep(outer, req);
+  const spec = await initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
+  const ticket = makeTicket(spec);
+  let replyKey = longTerm.key;
+  const padata: PaData[] = [];
+  if (ctx.fast) {
+    const strengthen = profile(longTerm.key.etype).randomKey();
+    replyKey = cf2(strengthen, 'strengthenkey', longTerm.key, 'replykey');
+    const a = ctx.fast.armorKey;
+    const now = ctx.now();
+    padata.push(
+      armoredReply(ctx.fast, {
+        padata: fastPadata,
+        strengthenKey: { etype: strengthen.etype, value: strengthen.value },
+        finished: {
+          timestamp: new Date(Math.floor(now / 1000) * 1000),
+          usec: (now % 1000) * 1000,
+          crealm: spec.crealm,
+          cname: spec.cname,
+          ticketChecksum: { type: profile(a.etype).checksumType, value: profile(a.etype).checksum(a, KeyUsage.FAST_FINISHED, ticket.raw) },
+        },
+        nonce: req.body.nonce,
+      }),
+    );
+  }
+  ctx.note.etype = replyKey.etype;
+  return makeReply({
+    msgType: 11,
+    spec,
+    ticket,
+    nonce: req.body.nonce,
+    replyKey,
+    ...(ctx.fast || longTerm.kvno === undefined ? {} : { replyKvno: longTerm.kvno }),
+    usage: KeyUsage.AS_REP_ENC_PART,
+    padata,
+    ...(encPa ? { encryptedPaData: encPaRep(ctx, replyKey) } : {}),
+  });
 }
 
 export async function lookupClient(ctx: ExchangeContext, req: KdcReq): Promise<KdcPrincipal> {
@@ -75,7 +182,7 @@ export async function lookupServer(ctx: ExchangeContext, req: KdcReq): Promise<K
 /** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */
 function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: PaData[]): { key: { etype: number; value: Buffer }; kvno: number } {
   const pa = req.padata.find((p) => p.type === PaType.ENC_TIMESTAMP);
-  if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', encodePaDataList(hints));
+  if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
   let enc;
   try {
     enc = decodeEncryptedData(parseDer(pa.value));
@@ -90,7 +197,7 @@ function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: Kdc
     ts = decodePaEncTsEnc(profile(enc.etype).decrypt(key, KeyUsage.PA_ENC_TIMESTAMP, enc.cipher));
   } catch {
     ctx.note.preauth = 'encrypted-timestamp failed';
-    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', encodePaDataList(hints));
+    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', hints);
   }
   if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
   ctx.note.preauth = 'encrypted-timestamp';
@@ -135,13 +242,17 @@ export async function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, clien
   return spec;
 }
 
-export async function asExchange(ctx: ExchangeContext, req: KdcReq): Promise<Buffer> {
+export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
+  const unwrapped = await unwrapAsFast(ctx.db, ctx.realm, outer, ctx.now());
+  if (unwrapped) ctx.fast = unwrapped.fast;
+  const req = unwrapped?.req ?? outer;
   const client = await lookupClient(ctx, req);
   const server = await lookupServer(ctx, req);
-  const hints = preauthHints(client, req.body.etypes);
+  const hints = preauthHints(ctx, client, req.body.etypes);
   if (hints.length === 0) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
-  const reply = verifyEncTimestamp(ctx, client, req, hints);
-  const spec = await initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT));
-  ctx.note.etype = reply.key.etype;
-  return makeReply({ msgType: 11, spec, ticket: makeTicket(spec), nonce: req.body.nonce, replyKey: reply.key, replyKvno: reply.kvno, usage: KeyUsage.AS_REP_ENC_PART });
+  if (ctx.fast) {
+    const longTerm = verifyEncryptedChallenge(ctx, client, req, hints);
+    return issueInitial(ctx, outer, req, client, server, longTerm, [kdcChallenge(ctx, longTerm.key)]);
+  }
+  return issueInitial(ctx, outer, req, client, server, verifyEncTimestamp(ctx, client, req, hints));
 }

@@ -4,18 +4,20 @@
  * METHOD-DATA with pre-authentication hints). The one place that turns them
  * into KRB-ERROR messages is kdc-server.ts.
  */
+import type { PaData } from '../kerberos/asn1/primitives.js';
 import { ErrorCode } from '../kerberos/iana.js';
 
 export type ErrorName = keyof typeof ErrorCode;
 
 export class KdcError extends Error {
   readonly code: number;
-  readonly eData: Buffer | undefined;
-  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM', eText: string, eData?: Buffer) {
+  /** pre-authentication hints for the e-data METHOD-DATA (FAST-wrapped when armored) */
+  readonly hints: PaData[] | undefined;
+  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM', eText: string, hints?: PaData[]) {
     super(eText);
     this.name = 'KdcError';
     this.code = name === 'KDC_ERR_WRONG_REALM' ? 68 : ErrorCode[name];
-    this.eData = eData;
+    this.hints = hints;
   }
 }
 

@@ -18,6 +18,7 @@ import { asExchange, type ExchangeContext } from './as-exchange.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { errorName, KdcError } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
+import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from './fast.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -27,6 +28,8 @@ const LOOKASIDE_TTL_MS = 60_000;
 export interface KdcOptions {
   dir: Directory;
   realm: string;
+  /** 32-byte key sealing PA-FX-COOKIE state (derive it from the master key so every server of the realm shares it) */
+  cookieKey: Buffer;
   log: (line: string) => void;
   now?: () => number;
 }
@@ -39,10 +42,12 @@ export class Kdc {
   private tcp: TcpServer | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly now: () => number;
+  readonly cookies: CookieJar;
 
   constructor(private readonly o: KdcOptions) {
     this.db = new PrincipalDb(o.dir, o.realm);
     this.now = o.now ?? Date.now;
+    this.cookies = new CookieJar(o.cookieKey);
   }
 
   private async policy(): Promise<RealmPolicy> {
@@ -67,6 +72,7 @@ export class Kdc {
     const started = process.hrtime.bigint();
     let req: KdcReq | undefined;
     const note: ExchangeContext['note'] = {};
+    let ctx: ExchangeContext | undefined;
     let outcome = 'ISSUE';
     let reply: Buffer | null;
     try {
@@ -76,7 +82,7 @@ export class Kdc {
         if (e instanceof Asn1Error) throw new KdcError('KRB_AP_ERR_MSG_TYPE', `malformed request: ${e.message}`);
         throw e;
       }
-      const ctx: ExchangeContext = { db: this.db, realm: this.o.realm, policy: () => this.policy(), now: this.now, note };
+      ctx = { db: this.db, realm: this.o.realm, policy: () => this.policy(), now: this.now, note, raw, cookies: this.cookies };
       reply = req.msgType === 10 ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');
@@ -86,7 +92,7 @@ export class Kdc {
       if (!(e instanceof KdcError) && !(e instanceof Asn1Error)) this.o.log(`${new Date().toISOString()} kdc internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       outcome = errorName(err.code);
       if (!req && transport === 'udp') reply = null;
-      else reply = this.errorReply(err, req);
+      else reply = this.errorReply(err, req, ctx?.fast);
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const kind = req ? (req.msgType === 10 ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
@@ -97,7 +103,7 @@ export class Kdc {
     return reply;
   }
 
-  private errorReply(err: KdcError, req: KdcReq | undefined): Buffer {
+  private errorReply(err: KdcError, req: KdcReq | undefined, fast?: FastState): Buffer {
     const t = this.now();
     const e: KrbError = {
       stime: new Date(Math.floor(t / 1000) * 1000),
@@ -111,7 +117,8 @@ export class Kdc {
       e.cname = req.body.cname;
       e.crealm = req.body.realm;
     }
-    if (err.eData) e.eData = err.eData;
+    if (fast) e.eData = armoredErrorData(fast, e, err.hints ?? [], this.cookies.seal({ kind: 'fast' }));
+    else if (err.hints) e.eData = encodePaDataList(err.hints);
     return encodeKrbError(e);
   }
 

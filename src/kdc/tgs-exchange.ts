@@ -8,12 +8,11 @@
 import { decodeApReq, decodeAuthenticator } from '../kerberos/asn1/ap-req.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString } from '../kerberos/asn1/primitives.js';
-import { decodeEncTicketPart } from '../kerberos/asn1/ticket.js';
 import { checksumProfile, profile } from '../kerberos/crypto/index.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { CLOCK_SKEW_SECONDS, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
-import { keyFor } from './principals.js';
+import { openTgt, unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
 /** Authenticators seen recently (RFC 4120 §3.3.2 replay detection). */
@@ -29,7 +28,8 @@ class ReplayCache {
 }
 const replays = new ReplayCache();
 
-export async function tgsExchange(ctx: ExchangeContext, req: KdcReq): Promise<Buffer> {
+export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
+  let req = outer;
   const pa = req.padata.find((p) => p.type === PaType.TGS_REQ);
   if (!pa) throw new KdcError('KDC_ERR_PADATA_TYPE_NOSUPP', 'TGS-REQ without PA-TGS-REQ');
   const ap = decodeApReq(pa.value);
@@ -37,21 +37,9 @@ export async function tgsExchange(ctx: ExchangeContext, req: KdcReq): Promise<Bu
   if (ap.ticket.realm !== ctx.realm || principalToString(ap.ticket.sname, ctx.realm) !== tgtName) {
     throw new KdcError('KDC_ERR_POLICY', 'only tickets for this realm\'s krbtgt are accepted');
   }
-  const krbtgt = await ctx.db.lookup(tgtName);
-  if (!krbtgt) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no krbtgt');
-  const stored = keyFor(krbtgt, ap.ticket.encPart.etype);
-  if (!stored) throw new KdcError('KRB_AP_ERR_NOKEY', 'no krbtgt key of the ticket\'s enctype');
-  if (ap.ticket.encPart.kvno !== undefined && ap.ticket.encPart.kvno !== stored.kvno) throw new KdcError('KRB_AP_ERR_BADKEYVER', 'ticket key version is not current');
-  const tgsKey = { etype: stored.etype, value: stored.key };
-  let etp;
-  try {
-    etp = decodeEncTicketPart(profile(tgsKey.etype).decrypt(tgsKey, KeyUsage.TICKET, ap.ticket.encPart.cipher));
-  } catch {
-    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
-  }
   const now = ctx.now();
+  const { etp, session: sessKey } = await openTgt(ctx.db, ctx.realm, ap.ticket, now);
   ctx.note.client = principalToString(etp.cname, etp.crealm);
-  const sessKey = { etype: etp.key.etype, value: etp.key.value };
   let auth;
   try {
     auth = decodeAuthenticator(profile(sessKey.etype).decrypt(sessKey, KeyUsage.TGS_REQ_AUTH, ap.authenticator.cipher));
@@ -60,8 +48,6 @@ export async function tgsExchange(ctx: ExchangeContext, req: KdcReq): Promise<Bu
   }
   if (auth.crealm !== etp.crealm || principalToString(auth.cname) !== principalToString(etp.cname)) throw new KdcError('KRB_AP_ERR_BADMATCH', 'authenticator and ticket name different clients');
   if (Math.abs(auth.ctime.getTime() - now) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
-  const renew = hasFlag(req.body.kdcOptions, KdcOption.RENEW);
-  if (etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
   if (!auth.cksum) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'the authenticator has no checksum');
   let cp;
   try {
@@ -74,6 +60,13 @@ export async function tgsExchange(ctx: ExchangeContext, req: KdcReq): Promise<Bu
     throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
   }
   if (!replays.check(ap.authenticator.cipher.subarray(-16).toString('base64'), now)) throw new KdcError('KRB_AP_ERR_REPEAT', 'request is a replay');
+  // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
+  const unwrapped = unwrapTgsFast(req, auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : undefined, sessKey);
+  if (unwrapped) {
+    ctx.fast = unwrapped.fast;
+    req = unwrapped.req;
+  }
+  const renew = hasFlag(req.body.kdcOptions, KdcOption.RENEW);
   const opts = req.body.kdcOptions;
   if (hasFlag(opts, KdcOption.VALIDATE) || hasFlag(opts, KdcOption.ENC_TKT_IN_SKEY) || hasFlag(opts, KdcOption.POSTDATED)) {
     throw new KdcError('KDC_ERR_BADOPTION', 'option not supported');

@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from 'node:https';
 import { readFileSync } from 'node:fs';
+import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
@@ -103,7 +104,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
-  const kdc = new Kdc({ dir, realm: config.realm, log });
+  const kdc = new Kdc({ dir, realm: config.realm, log, cookieKey: Buffer.from(hkdfSync('sha256', readMasterKey(paths), Buffer.alloc(0), 'dirid kdc cookie v1', 32)) });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);

@@ -148,6 +148,32 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     assert.match(back.summary, /Changed password/);
   });
 
+  it('FAST: kinit -T with a host armor ccache uses encrypted challenge; klist -C shows fast_avail', async () => {
+    const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
+    const a = await runTool('kinit', ['-k', '-t', join(dataDir, 'host.keytab'), '-c', armor, 'host/localhost'], env);
+    assert.equal(a.code, 0, a.stderr);
+    const fastCc = `FILE:${join(realm.dataDir, 'fast.cc')}`;
+    const k = await runTool('kinit', ['-T', armor, '-c', fastCc, 'alice'], env, 'Alice-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+    const l = await runTool('klist', ['-C', '-c', fastCc], env);
+    assert.match(l.stdout, /config: fast_avail\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = yes/);
+    assert.match(l.stdout, /config: pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 138/);
+    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*outcome=ISSUE .*preauth="encrypted-challenge"/.test(x)));
+    // a FAST-capable TGT makes MIT wrap its TGS requests (implicit armor)
+    const v = await runTool('kvno', ['-c', fastCc, 'HTTP/localhost'], env);
+    assert.equal(v.code, 0, v.stderr);
+    const missing = await runTool('kvno', ['-c', fastCc, 'HTTP/nowhere.example.test'], env);
+    assert.match(missing.stderr, /Server HTTP\/nowhere\.example\.test@EXAMPLE\.TEST not found in Kerberos database/, 'armored errors reach the user');
+    const wrong = await runTool('kinit', ['-T', armor, '-c', fastCc, 'alice'], env, 'wrong-password\n');
+    assert.match(wrong.stderr, /Password incorrect while getting initial credentials/);
+    const unknown = await runTool('kinit', ['-T', armor, '-c', fastCc, 'nobody'], env, 'x\n');
+    assert.match(unknown.stderr, /Client 'nobody@EXAMPLE\.TEST' not found in Kerberos database/);
+    // without armor, RFC 6806 enc-pa-rep still tells kinit that FAST is available
+    const plainCc = `FILE:${join(realm.dataDir, 'plain.cc')}`;
+    assert.equal((await runTool('kinit', ['-c', plainCc, 'alice'], env, 'Alice-pass-1\n')).code, 0);
+    assert.match((await runTool('klist', ['-C', '-c', plainCc], env)).stdout, /fast_avail\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = yes/);
+  });
+
   it('answers over TCP and survives garbage on UDP and TCP', async () => {
     const tcpConf = join(realm.dataDir, 'krb5-tcp.conf');
     writeFileSync(tcpConf, readFileSync(join(dataDir, 'krb5.conf'), 'utf8').replace('[libdefaults]', '[libdefaults]\n udp_preference_limit = 1'));

@@ -1,0 +1,146 @@
+/**
+ * FAST on the KDC side (RFC 6113): unwrapping armored AS requests (explicit
+ * armor: an AP-REQ with a krbtgt ticket) and TGS requests (implicit armor
+ * from the TGS authenticator's subkey), the armor key
+ * KRB-FX-CF2(subkey, "subkeyarmor", ticket session key, "ticketarmor"), the
+ * request checksum (usage 50), the encrypted inner request (usage 51), armored
+ * replies and errors (usage 52), the finished checksum over the ticket
+ * (usage 53), and PA-FX-COOKIE sealed with a KDC key.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { decodeApReq, decodeAuthenticator, type Authenticator } from '../kerberos/asn1/ap-req.js';
+import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
+import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
+import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
+import { encodePaDataList, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
+import type { Ticket } from '../kerberos/asn1/ticket.js';
+import { decodeEncTicketPart } from '../kerberos/asn1/ticket.js';
+import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
+import { KeyUsage, PaType } from '../kerberos/iana.js';
+import { KdcError } from './kdc-error.js';
+import { keyFor, type PrincipalDb } from './principals.js';
+
+export interface FastState {
+  armorKey: EncryptionKey;
+  nonce: number;
+}
+
+export function armorKeyOf(subkey: EncryptionKey, ticketSessionKey: EncryptionKey): EncryptionKey {
+  return cf2(subkey, 'subkeyarmor', ticketSessionKey, 'ticketarmor');
+}
+
+function verifyAndDecrypt(fastPa: PaData, checksummed: Buffer, armorKey: EncryptionKey) {
+  const armored = decodeFastArmoredReq(fastPa.value);
+  let cp;
+  try {
+    cp = checksumProfile(armored.reqChecksum.type);
+  } catch {
+    throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', 'unsupported FAST request checksum');
+  }
+  if (cp.keyBytes !== armorKey.value.length || !cp.verifyChecksum({ etype: cp.etype, value: armorKey.value }, KeyUsage.FAST_REQ_CHKSUM, checksummed, armored.reqChecksum.value)) {
+    throw new KdcError('KRB_AP_ERR_MODIFIED', 'FAST request checksum mismatch');
+  }
+  let inner;
+  try {
+    inner = decodeFastReq(profile(armorKey.etype).decrypt(armorKey, KeyUsage.FAST_ENC, armored.encFastReq.cipher));
+  } catch {
+    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'FAST request does not decrypt');
+  }
+  return { armored, inner };
+}
+
+/** Unwraps an armored AS-REQ; null when the request is not armored. */
+export async function unwrapAsFast(db: PrincipalDb, realm: string, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState } | null> {
+  const pa = req.padata.find((p) => p.type === PaType.FX_FAST);
+  if (!pa || pa.value.length === 0) return null;
+  const armored = decodeFastArmoredReq(pa.value);
+  if (!armored.armor || armored.armor.type !== ArmorType.AP_REQUEST) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'AS requests need AP-REQ armor');
+  const ap = decodeApReq(armored.armor.value);
+  const tgtName = `krbtgt/${realm}@${realm}`;
+  if (principalToString(ap.ticket.sname, ap.ticket.realm) !== tgtName) throw new KdcError('KDC_ERR_POLICY', 'armor ticket must be for the krbtgt');
+  const { session } = await openTgt(db, realm, ap.ticket, now);
+  let auth: Authenticator;
+  try {
+    auth = decodeAuthenticator(profile(session.etype).decrypt(session, KeyUsage.AP_REQ_AUTH, ap.authenticator.cipher));
+  } catch {
+    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'armor authenticator does not decrypt');
+  }
+  if (!auth.subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'armor authenticator has no subkey');
+  const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value }, session);
+  const { inner } = verifyAndDecrypt(pa, req.bodyRaw, armorKey);
+  return { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce } };
+}
+
+/**
+ * Unwraps the FAST part of a TGS-REQ (implicit armor). Its request checksum
+ * covers the AP-REQ in PA-TGS-REQ, not the body (RFC 6113 §5.4.2).
+ */
+export function unwrapTgsFast(req: KdcReq, subkey: EncryptionKey | undefined, session: EncryptionKey): { req: KdcReq; fast: FastState } | null {
+  const pa = req.padata.find((p) => p.type === PaType.FX_FAST);
+  if (!pa || pa.value.length === 0) return null;
+  if (!subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'FAST TGS request without an authenticator subkey');
+  const armorKey = armorKeyOf(subkey, session);
+  const apReq = req.padata.find((p) => p.type === PaType.TGS_REQ)!.value;
+  const { inner } = verifyAndDecrypt(pa, apReq, armorKey);
+  return { req: { msgType: req.msgType, padata: req.padata, body: inner.body, bodyRaw: req.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce } };
+}
+
+/** Decrypts a TGT with the current krbtgt key and checks its times. */
+export async function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number) {
+  const krbtgt = await db.lookup(`krbtgt/${realm}@${realm}`);
+  if (!krbtgt) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no krbtgt');
+  const stored = keyFor(krbtgt, ticket.encPart.etype);
+  if (!stored) throw new KdcError('KRB_AP_ERR_NOKEY', "no krbtgt key of the ticket's enctype");
+  if (ticket.encPart.kvno !== undefined && ticket.encPart.kvno !== stored.kvno) throw new KdcError('KRB_AP_ERR_BADKEYVER', 'ticket key version is not current');
+  let etp;
+  try {
+    etp = decodeEncTicketPart(profile(stored.etype).decrypt({ etype: stored.etype, value: stored.key }, KeyUsage.TICKET, ticket.encPart.cipher));
+  } catch {
+    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
+  }
+  if (etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
+  return { etp, session: { etype: etp.key.etype, value: etp.key.value } };
+}
+
+/** PA-FX-FAST for a reply: the KrbFastResponse sealed with the armor key. */
+export function armoredReply(fast: FastState, response: KrbFastResponse): PaData {
+  const cipher = profile(fast.armorKey.etype).encrypt(fast.armorKey, KeyUsage.FAST_REP, encodeFastResponse(response));
+  return { type: PaType.FX_FAST, value: encodeFastArmoredRep({ etype: fast.armorKey.etype, cipher }) };
+}
+
+/** RFC 6113 §5.4.3 error: the inner KRB-ERROR and hints inside the armored reply. */
+export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData[], cookie: PaData): Buffer {
+  const { eData: _drop, ...plain } = inner;
+  void _drop;
+  const padata: PaData[] = [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE), cookie, { type: PaType.FX_ERROR, value: encodeKrbError(plain) }];
+  return encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]);
+}
+
+/** KDC-sealed cookies (AES-256-GCM); the state they carry is opaque to clients. */
+export class CookieJar {
+  constructor(private readonly key: Buffer) {}
+
+  seal(state: object): PaData {
+    const iv = randomBytes(12);
+    const c = createCipheriv('aes-256-gcm', this.key, iv);
+    const ct = Buffer.concat([c.update(JSON.stringify({ ...state, t: Date.now() })), c.final()]);
+    return { type: PaType.FX_COOKIE, value: Buffer.concat([Buffer.from('DIRID1'), iv, ct, c.getAuthTag()]) };
+  }
+
+  open<T extends object>(padata: readonly PaData[], maxAgeMs: number): (T & { t: number }) | null {
+    const pa = padata.find((p) => p.type === PaType.FX_COOKIE);
+    if (!pa || pa.value.length < 6 + 12 + 16 || !pa.value.subarray(0, 6).equals(Buffer.from('DIRID1'))) return null;
+    try {
+      const v = pa.value;
+      const d = createDecipheriv('aes-256-gcm', this.key, v.subarray(6, 18));
+      d.setAuthTag(v.subarray(v.length - 16));
+      const s = JSON.parse(Buffer.concat([d.update(v.subarray(18, v.length - 16)), d.final()]).toString('utf8')) as T & { t: number };
+      if (typeof s.t !== 'number' || Date.now() - s.t > maxAgeMs) return null;
+      return s;
+    } catch {
+      return null;
+    }
+  }
+}
+
+export { encodePaDataList };
