@@ -17,6 +17,7 @@ import { buildRegistry } from '../objects/index.js';
 import { verifyPassword } from '../objects/password.js';
 import { createRpcHandler } from '../rpc/server.js';
 import { SessionCodec } from '../rpc/session.js';
+import { createNegotiator } from '../rpc/negotiate.js';
 import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
@@ -78,6 +79,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: passwordLoginFor(dir, config.realm),
+    negotiate: createNegotiator(dir, config.realm),
     log,
   });
   const https = createServer(

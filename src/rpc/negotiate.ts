@@ -1,0 +1,72 @@
+/**
+ * HTTP Negotiate (RFC 4559) acceptor: SPNEGO (RFC 4178) carrying a Kerberos
+ * AP-REQ, or a bare Kerberos token. The ticket must be for one of the
+ * realm's HTTP/ service principals; the client must be an enabled principal
+ * of the directory. Mutual authentication answers with an AP-REP inside a
+ * NegTokenResp (accept-completed).
+ */
+import { escapeFilterValue } from '../directory/filter.js';
+import type { Directory } from '../directory/types.js';
+import type { Principal } from '../framework/command.js';
+import { acceptApReq, makeApRep, ReplayCache } from '../kerberos/ap-exchange.js';
+import { decodeGssChecksum, decodeNegTokenInit, encodeNegTokenResp, GssFlag, KRB5_OID, krb5Token, MS_KRB5_OID, NegState, SPNEGO_OID, TOK_AP_REP, TOK_AP_REQ, unwrapGss } from '../kerberos/gss.js';
+import { parseKeys } from '../objects/kerberos-keys.js';
+import type { NegotiateOutcome } from './server.js';
+
+const GSS_CHECKSUM = 0x8003;
+
+export class NegotiateError extends Error {}
+
+export function createNegotiator(dir: Directory, realm: string): (token: string) => Promise<NegotiateOutcome> {
+  const replay = new ReplayCache();
+  const entryOf = async (principal: string) => {
+    const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(principal)})`, sizeLimit: 2 });
+    return res.entries.length === 1 ? res.entries[0]! : null;
+  };
+  const keyFor = async (server: string, etype: number, kvno: number | undefined) => {
+    if (!server.startsWith('HTTP/') || !server.endsWith(`@${realm}`)) return null;
+    const e = await entryOf(server);
+    if (!e) return null;
+    const k = parseKeys(await dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
+    return k.length ? { etype, value: k[0]!.key } : null;
+  };
+
+  return async (b64: string) => {
+    const token = Buffer.from(b64, 'base64');
+    const outer = unwrapGss(token);
+    let apReq: Buffer;
+    let mech: Buffer | undefined;
+    if (outer.oid.equals(SPNEGO_OID)) {
+      const init = decodeNegTokenInit(outer.inner);
+      const first = init.mechTypes[0];
+      if (!first || !(first.equals(KRB5_OID) || first.equals(MS_KRB5_OID)) || !init.mechToken) {
+        throw new NegotiateError('SPNEGO without an optimistic Kerberos token');
+      }
+      mech = first;
+      const krb = unwrapGss(init.mechToken);
+      if (!krb.oid.equals(KRB5_OID)) throw new NegotiateError('mechanism token is not Kerberos');
+      if (!krb.inner.subarray(0, 2).equals(TOK_AP_REQ)) throw new NegotiateError('mechanism token is not an AP-REQ');
+      apReq = krb.inner.subarray(2);
+    } else if (outer.oid.equals(KRB5_OID)) {
+      if (!outer.inner.subarray(0, 2).equals(TOK_AP_REQ)) throw new NegotiateError('token is not an AP-REQ');
+      apReq = outer.inner.subarray(2);
+    } else throw new NegotiateError('unsupported GSS mechanism');
+    const accepted = await acceptApReq(apReq, keyFor, replay);
+    const cksum = accepted.authenticator.cksum;
+    if (!cksum || cksum.type !== GSS_CHECKSUM) throw new NegotiateError('the authenticator lacks the GSS checksum');
+    const gss = decodeGssChecksum(cksum.value);
+    const entry = await entryOf(accepted.client);
+    if (!entry) throw new NegotiateError(`${accepted.client} is not a principal of this realm`);
+    if (entry.attrs.nsAccountLock?.[0]?.toUpperCase() === 'TRUE') throw new NegotiateError(`${accepted.client} is disabled`);
+    const uid = entry.attrs.uid?.[0] ?? accepted.client;
+    const principal: Principal = { name: accepted.client, dn: entry.dn, uid };
+    const out: NegotiateOutcome = { principal };
+    if (gss.flags & GssFlag.MUTUAL || accepted.mutual) {
+      const rep = krb5Token(TOK_AP_REP, makeApRep(accepted));
+      out.responseToken = (mech ? encodeNegTokenResp({ state: NegState.ACCEPT_COMPLETED, mech, responseToken: rep }) : rep).toString('base64');
+    } else if (mech) {
+      out.responseToken = encodeNegTokenResp({ state: NegState.ACCEPT_COMPLETED, mech }).toString('base64');
+    }
+    return out;
+  };
+}
