@@ -1,32 +1,48 @@
 /**
- * `dirid`: the command-line client. Kerberos commands (`kinit`, `klist`)
- * are local; the API commands reach the server over HTTPS with the user's
- * Kerberos ticket (see the issue on the Kerberos-authenticated client).
+ * `dirid`: the command-line client. Global options: `-c FILE` (client
+ * configuration), `-v` (progress lines), `--help`. Kerberos commands
+ * (`kinit`, `klist`) are local; every other command comes from the
+ * server's API schema and is sent over HTTPS with the user's Kerberos
+ * ticket (or the session cookie it earned).
  */
+import { listCommands, runApiCommand, type GlobalOptions } from './api-command.js';
 import { CliError, kinitCommand, klistCommand } from './kinit.js';
 
 const USAGE = `usage: dirid [-c FILE] [-v] COMMAND [ARGS] [OPTIONS]
 
-Kerberos:
-  kinit [-c CCACHE] PRINCIPAL   get a ticket-granting ticket with a password
-  klist [-c CCACHE]             list the tickets in a credential cache
+  dirid kinit [-c CCACHE] PRINCIPAL   get a ticket-granting ticket
+  dirid klist [-c CCACHE]             list a credential cache
+  dirid help                          list the server's commands
+  dirid COMMAND --help                help for one command
 `;
 
 async function main(argv: string[]): Promise<number> {
-  const [cmd, ...rest] = argv;
+  const g: GlobalOptions = { verbose: false };
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const t = argv[i]!;
+    if (t === '-v' || t === '--verbose') g.verbose = true;
+    else if (t === '-c') g.config = argv[++i];
+    else if (t.startsWith('--config=')) g.config = t.slice(9);
+    else if (t === '-h' || t === '--help') {
+      process.stdout.write(USAGE);
+      return 0;
+    } else break;
+  }
+  const [cmd, ...rest] = argv.slice(i);
   switch (cmd) {
     case 'kinit':
       return kinitCommand(rest);
     case 'klist':
       return klistCommand(rest);
     case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
       process.stdout.write(USAGE);
       return 0;
+    case 'help':
+      process.stdout.write(USAGE + '\nCommands:\n' + (await listCommands(g)));
+      return 0;
     default:
-      throw new CliError(`unknown command '${cmd}'; the API commands need the Kerberos-authenticated client, which is not built yet`, 2);
+      return runApiCommand(g, cmd, rest);
   }
 }
 

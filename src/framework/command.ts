@@ -107,7 +107,8 @@ export function checkInputs(cmd: Command, rawArgs: unknown[], rawOptions: Record
     throw publicError('ArgumentCountError', { command: cmd.name, expected: declared.length, given: rawArgs.length });
   }
   declared.forEach((a, i) => {
-    let raw: unknown = a.multivalue && i === declared.length - 1 ? rawArgs.slice(i) : rawArgs[i];
+    // a trailing multi-valued argument may come as separate values or as one list
+    let raw: unknown = a.multivalue && i === declared.length - 1 ? rawArgs.slice(i).flatMap((x) => (Array.isArray(x) ? x : [x])) : rawArgs[i];
     if (Array.isArray(raw) && raw.length === 0) raw = undefined;
     if (Array.isArray(raw) && !a.multivalue && raw.length === 1) raw = raw[0];
     if (raw === undefined || raw === null) {

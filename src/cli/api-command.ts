@@ -1,0 +1,108 @@
+/**
+ * Running an API command from the command line: find a server, get the
+ * schema (cache or server), parse the command line against it, prompt for
+ * secrets, call, and print. Exit codes: 0 ok, 1 error, 2 not found.
+ */
+import { writeFileSync, chmodSync } from 'node:fs';
+import type { ApiContract, CommandSpec } from '../framework/api.js';
+import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
+import { helpText, parseCommandLine } from './args.js';
+import { loadClientConfig } from './config.js';
+import { serverCandidates } from './discovery.js';
+import { CliError } from './kinit.js';
+import { formatResult, summaryBlock } from './output.js';
+import { readSecret } from './prompt.js';
+import { isFresh, readCachedSchema, schemaFromResponse, writeCachedSchema, type CachedSchema } from './schema-cache.js';
+import { connect, type Session } from './transport.js';
+
+export interface GlobalOptions {
+  config?: string;
+  verbose: boolean;
+}
+
+const NOT_FOUND = 4001;
+
+function fail(resp: RpcResponse): never {
+  const e = resp.error!;
+  throw new CliError(e.message, e.code === NOT_FOUND ? 2 : 1);
+}
+
+export async function runApiCommand(g: GlobalOptions, cliName: string, argv: string[]): Promise<number> {
+  const conf = loadClientConfig(g.config);
+  const method = cliName.replace(/-/g, '_');
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(method)) throw new CliError(`unknown command '${cliName}'`);
+  // `ping --server HOST` chooses the server; other local options are taken out here
+  let serverOverride: string | undefined;
+  let keytabFile: string | undefined;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const t = argv[i]!;
+    if (method === 'ping' && (t === '--server' || t.startsWith('--server='))) serverOverride = t.includes('=') ? t.slice(9) : argv[++i];
+    else if (method === 'keytab_get' && (t === '-k' || t === '--keytab')) keytabFile = argv[++i];
+    else rest.push(t);
+  }
+  const firstServer = (await serverCandidates(conf, serverOverride))[0]!;
+  let schema = readCachedSchema(firstServer);
+  let session: Session | undefined;
+  const connectWith = (m: string, args: WireValue[], options: Record<string, WireValue>) => connect(conf, { verbose: g.verbose, ...(serverOverride ? { server: serverOverride } : {}) }, { method: m, args, options });
+  if (!schema || !isFresh(schema)) {
+    const r = await connectWith('schema', [], schema ? { known_fingerprints: [schema.fingerprint] } : {});
+    if (r.response.error) fail(r.response);
+    session = r.session;
+    schema = schemaFromResponse(r.response, schema);
+    writeCachedSchema(firstServer, schema);
+  }
+  const spec = findCommand(schema, method, cliName);
+  const parsed = parseCommandLine(spec, rest);
+  if (parsed.help) {
+    process.stdout.write(helpText(spec));
+    return 0;
+  }
+  for (const p of parsed.prompts) {
+    const label = p.spec.label;
+    const value = await readSecret(label, process.stdin.isTTY ? `Enter ${label} again to verify` : undefined);
+    if (p.where === 'option') parsed.options[p.spec.name] = value;
+    else parsed.args[p.index!] = value;
+  }
+  if (method === 'keytab_get' && !keytabFile) throw new CliError('keytab-get needs -k FILE to write the keytab to');
+  let resp: RpcResponse;
+  if (session) resp = await session.call(method, parsed.args, parsed.options);
+  else {
+    const r = await connectWith(method, parsed.args, parsed.options);
+    session = r.session;
+    resp = r.response;
+  }
+  if (resp.error) fail(resp);
+  const result = (resp.result ?? {}) as Record<string, unknown>;
+  if (method === 'keytab_get') {
+    const kt = (result.result as { keytab?: unknown } | undefined)?.keytab;
+    if (!Buffer.isBuffer(kt)) throw new CliError('the server sent no keytab');
+    writeFileSync(keytabFile!, kt, { mode: 0o600 });
+    chmodSync(keytabFile!, 0o600);
+    process.stdout.write(summaryBlock(`${String(result.summary)} written to ${keytabFile}`));
+    return 0;
+  }
+  const out = formatResult(spec.output, spec.object, result, schema.contract, { all: parsed.options.all === true, raw: parsed.options.raw === true });
+  process.stdout.write(out.text);
+  return out.exitCode;
+}
+
+function findCommand(schema: CachedSchema, method: string, cliName: string): CommandSpec {
+  const spec = schema.contract.commands.find((c) => c.name === method);
+  if (!spec) throw new CliError(`unknown command '${cliName}'`);
+  return spec;
+}
+
+export async function listCommands(g: GlobalOptions): Promise<string> {
+  const conf = loadClientConfig(g.config);
+  const first = (await serverCandidates(conf))[0]!;
+  let schema = readCachedSchema(first);
+  if (!schema || !isFresh(schema)) {
+    const r = await connect(conf, { verbose: g.verbose }, { method: 'schema', args: [], options: {} });
+    if (r.response.error) fail(r.response);
+    schema = schemaFromResponse(r.response, null);
+    writeCachedSchema(first, schema);
+  }
+  const c: ApiContract = schema.contract;
+  return c.commands.map((x) => `  ${x.cli_name.padEnd(24)} ${x.doc}`).join('\n') + '\n';
+}

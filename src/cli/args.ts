@@ -1,0 +1,98 @@
+/**
+ * Command lines from the schema: positional arguments and --options (both
+ * `--opt=value` and `--opt value`), flags, repeated multi-value options,
+ * and options that prompt when given without a value (--secret).
+ */
+import type { CommandSpec, ParamSpec } from '../framework/api.js';
+import type { WireValue } from '../rpc/codec/types.js';
+import { CliError } from './kinit.js';
+
+export interface ParsedCommand {
+  args: WireValue[];
+  options: Record<string, WireValue>;
+  /** options or arguments to prompt for */
+  prompts: Array<{ spec: ParamSpec; where: 'option' | 'arg'; index?: number }>;
+  help: boolean;
+}
+
+function scalar(spec: ParamSpec, raw: string): WireValue {
+  if (spec.type === 'int' && /^-?\d{1,15}$/.test(raw)) return Number(raw);
+  if (spec.type === 'bool') {
+    if (/^(true|yes|1)$/i.test(raw)) return true;
+    if (/^(false|no|0)$/i.test(raw)) return false;
+    throw new CliError(`invalid '${spec.cli_name}': must be True or False`);
+  }
+  return raw;
+}
+
+export function parseCommandLine(spec: CommandSpec, argv: string[]): ParsedCommand {
+  const out: ParsedCommand = { args: [], options: {}, prompts: [], help: false };
+  const positional: string[] = [];
+  const byCli = new Map(spec.options.map((o) => [o.cli_name, o]));
+  for (let i = 0; i < argv.length; i++) {
+    const tok = argv[i]!;
+    if (tok === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (tok === '--help' || tok === '-h') {
+      out.help = true;
+      continue;
+    }
+    if (!tok.startsWith('--') || tok === '-') {
+      positional.push(tok);
+      continue;
+    }
+    const eq = tok.indexOf('=');
+    const name = eq > 0 ? tok.slice(2, eq) : tok.slice(2);
+    const o = byCli.get(name);
+    if (!o) throw new CliError(`no such option: --${name}`);
+    let value: string | undefined = eq > 0 ? tok.slice(eq + 1) : undefined;
+    if (o.flag) {
+      if (value !== undefined) throw new CliError(`--${name} does not take a value`);
+      out.options[o.name] = true;
+      continue;
+    }
+    if (value === undefined) {
+      const next = argv[i + 1];
+      if (o.prompt && (next === undefined || next.startsWith('--'))) {
+        out.prompts.push({ spec: o, where: 'option' });
+        continue;
+      }
+      if (next === undefined) throw new CliError(`--${name} option requires an argument`);
+      value = next;
+      i++;
+    }
+    const v = scalar(o, value);
+    if (o.multivalue) out.options[o.name] = [...((out.options[o.name] as WireValue[] | undefined) ?? []), v];
+    else out.options[o.name] = v;
+  }
+  spec.args.forEach((a, idx) => {
+    const last = idx === spec.args.length - 1;
+    if (a.multivalue && last) {
+      const rest = positional.splice(0);
+      if (rest.length) out.args[idx] = rest.map((r) => scalar(a, r));
+    } else {
+      const v = positional.shift();
+      if (v !== undefined) out.args[idx] = scalar(a, v);
+      else if (a.prompt && a.required) out.prompts.push({ spec: a, where: 'arg', index: idx });
+    }
+  });
+  if (positional.length) throw new CliError(`command '${spec.cli_name}' takes at most ${spec.args.length} argument(s)`);
+  for (let i = 0; i < out.args.length; i++) if (out.args[i] === undefined) out.args[i] = null;
+  return out;
+}
+
+export function helpText(spec: CommandSpec): string {
+  const args = spec.args.map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
+  const lines = [`Usage: dirid [global-options] ${spec.cli_name}${args ? ' ' + args : ''} [options]`, '', spec.doc, ''];
+  if (spec.options.length) {
+    lines.push('Options:');
+    for (const o of spec.options) {
+      const left = o.flag ? `--${o.cli_name}` : `--${o.cli_name}=${o.type === 'int' ? 'INT' : o.type === 'bool' ? 'BOOL' : 'STR'}`;
+      const extra = o.values ? ` (one of: ${o.values.join(', ')})` : '';
+      lines.push(`  ${left.padEnd(28)} ${o.doc}${extra}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}

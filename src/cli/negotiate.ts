@@ -1,0 +1,104 @@
+/**
+ * The client half of HTTP Negotiate: the user's TGT from the MIT
+ * credential cache, a service ticket for HTTP/<server host> (from the cache,
+ * else from the KDC, then stored back like MIT does), and a SPNEGO
+ * NegTokenInit with a mutual-authentication AP-REQ.
+ */
+import { CONF_REALM, loadCcacheFile, resolveCcacheName, saveCcacheFile, CcacheError, type Ccache } from '../kerberos/ccache.js';
+import { decodeTicket } from '../kerberos/asn1/ticket.js';
+import { tgsExchange, KrbClientError, type Credentials } from '../kerberos/client.js';
+import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
+import { sendToKdc, KdcUnreachableError } from '../kerberos/transport.js';
+import { makeApReq, verifyApRep } from '../kerberos/ap-exchange.js';
+import { decodeNegTokenResp, encodeGssChecksum, encodeNegTokenInit, GssFlag, KRB5_OID, krb5Token, TOK_AP_REQ, unwrapGss } from '../kerberos/gss.js';
+import { credentialsToCcache, CliError } from './kinit.js';
+import type { EncKdcRepPart } from '../kerberos/asn1/kdc-rep.js';
+
+export const NOT_AUTHENTICATED = 'Insufficient access: not authenticated';
+
+export interface NegotiateContext {
+  token: string;
+  principal: string;
+  /** verifies the server's mutual-authentication answer */
+  verify(header: string | undefined): void;
+}
+
+function credsFromCcache(cc: Ccache, serverName: string): Credentials | null {
+  const now = Date.now() / 1000;
+  for (const c of cc.credentials) {
+    if (c.server.realm === CONF_REALM) continue;
+    if (`${c.server.components.join('/')}@${c.server.realm}` !== serverName || c.endtime < now + 30) continue;
+    const part = { key: { etype: c.key.etype, value: c.key.value }, lastReq: [], nonce: 0, flags: c.flags, authtime: new Date(c.authtime * 1000), endtime: new Date(c.endtime * 1000), srealm: c.server.realm, sname: { nameType: c.server.nameType, nameString: c.server.components } } as EncKdcRepPart;
+    return {
+      client: { nameType: c.client.nameType, nameString: c.client.components },
+      crealm: c.client.realm,
+      server: { nameType: c.server.nameType, nameString: c.server.components },
+      srealm: c.server.realm,
+      sessionKey: { etype: c.key.etype, value: c.key.value },
+      ticket: decodeTicket(c.ticket),
+      part,
+    };
+  }
+  return null;
+}
+
+export async function negotiateFor(host: string, realm: string): Promise<NegotiateContext> {
+  let path: string;
+  let cc: Ccache;
+  try {
+    path = resolveCcacheName(process.env.KRB5CCNAME);
+    cc = loadCcacheFile(path);
+  } catch (e) {
+    if (e instanceof CcacheError) throw new CliError(NOT_AUTHENTICATED);
+    throw e;
+  }
+  const principal = `${cc.principal.components.join('/')}@${cc.principal.realm}`;
+  const service = `HTTP/${host}@${realm}`;
+  let svc = credsFromCcache(cc, service);
+  if (!svc) {
+    const tgt = credsFromCcache(cc, `krbtgt/${realm}@${realm}`);
+    if (!tgt) throw new CliError(NOT_AUTHENTICATED);
+    const kdcs = kdcAddresses(loadKrb5Conf(), realm);
+    if (kdcs.length === 0) throw new CliError(`Cannot contact any KDC for realm '${realm}'`);
+    try {
+      svc = await tgsExchange((m) => sendToKdc(realm, kdcs, m), tgt, { nameType: 2, nameString: ['HTTP', host] });
+    } catch (e) {
+      if (e instanceof KdcUnreachableError) throw new CliError(`Cannot contact any KDC for realm '${realm}'`);
+      if (e instanceof KrbClientError) throw new CliError(`${NOT_AUTHENTICATED} (${e.message})`);
+      throw e;
+    }
+    const added = credentialsToCcache(svc).credentials;
+    saveCcacheFile(path, { ...cc, credentials: [...cc.credentials, ...added] });
+  }
+  const { apReq, ctime, cusec } = makeApReq({
+    ticket: svc.ticket,
+    sessionKey: svc.sessionKey,
+    client: svc.client,
+    crealm: svc.crealm,
+    checksum: { type: 0x8003, value: encodeGssChecksum(GssFlag.MUTUAL | GssFlag.INTEG | GssFlag.SEQUENCE) },
+    mutual: true,
+  });
+  const token = encodeNegTokenInit({ mechTypes: [KRB5_OID], mechToken: krb5Token(TOK_AP_REQ, apReq) }).toString('base64');
+  const sessionKey = svc.sessionKey;
+  return {
+    token,
+    principal,
+    verify(header) {
+      const m = header ? /^Negotiate\s+([A-Za-z0-9+/=]+)$/.exec(header.trim()) : null;
+      if (!m) throw new CliError('the server did not authenticate itself (no mutual authentication token)');
+      const resp = decodeNegTokenResp(Buffer.from(m[1]!, 'base64'));
+      if (!resp.responseToken) throw new CliError('the server did not authenticate itself');
+      verifyApRep(unwrapGss(resp.responseToken).inner.subarray(2), sessionKey, ctime, cusec);
+    },
+  };
+}
+
+/** The client principal in the credential cache, if there is one. */
+export function cachedPrincipal(): string | null {
+  try {
+    const cc = loadCcacheFile(resolveCcacheName(process.env.KRB5CCNAME));
+    return `${cc.principal.components.join('/')}@${cc.principal.realm}`;
+  } catch {
+    return null;
+  }
+}
