@@ -22,9 +22,10 @@ function readLineFromStdin(): Promise<string> {
 function promptHidden(question: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
-    process.stderr.write(question);
+    // echo goes off before the prompt shows, so nothing typed after it is echoed
     stdin.setRawMode(true);
     stdin.resume();
+    process.stderr.write(question);
     let value = '';
     const onData = (chunk: Buffer) => {
       for (const ch of chunk.toString('utf8')) {
