@@ -9,7 +9,7 @@ import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
 import { helpText, parseCommandLine } from './args.js';
 import { loadClientConfig } from './config.js';
 import { serverCandidates } from './discovery.js';
-import { CliError } from './kinit.js';
+import { CliError } from './errors.js';
 import { formatResult, summaryBlock } from './output.js';
 import { readSecret } from './prompt.js';
 import { isFresh, readCachedSchema, schemaFromResponse, writeCachedSchema, type CachedSchema } from './schema-cache.js';

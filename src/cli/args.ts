@@ -5,7 +5,7 @@
  */
 import type { CommandSpec, ParamSpec } from '../framework/api.js';
 import type { WireValue } from '../rpc/codec/types.js';
-import { CliError } from './kinit.js';
+import { CliError } from './errors.js';
 
 export interface ParsedCommand {
   args: WireValue[];

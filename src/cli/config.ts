@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseIni } from './ini.js';
-import { CliError } from './kinit.js';
+import { CliError } from './errors.js';
 
 export interface ClientConfig {
   xmlrpcUri: string;

@@ -11,14 +11,9 @@ import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc } from '../kerberos/transport.js';
 import { readSecret } from './prompt.js';
 
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+import { CliError } from './errors.js';
+
+export { CliError };
 
 const KRB_MESSAGES: Record<number, (p: string) => string> = {
   6: (p) => `Client '${p}' not found in Kerberos database`,

@@ -6,7 +6,7 @@
  * ticket (or the session cookie it earned).
  */
 import { listCommands, runApiCommand, type GlobalOptions } from './api-command.js';
-import { CliError, kinitCommand, klistCommand } from './kinit.js';
+import { CliError } from './errors.js';
 
 const USAGE = `usage: dirid [-c FILE] [-v] COMMAND [ARGS] [OPTIONS]
 
@@ -32,9 +32,9 @@ async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv.slice(i);
   switch (cmd) {
     case 'kinit':
-      return kinitCommand(rest);
+      return (await import('./kinit.js')).kinitCommand(rest);
     case 'klist':
-      return klistCommand(rest);
+      return (await import('./kinit.js')).klistCommand(rest);
     case undefined:
       process.stdout.write(USAGE);
       return 0;

@@ -11,10 +11,11 @@ import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc, KdcUnreachableError } from '../kerberos/transport.js';
 import { makeApReq, verifyApRep } from '../kerberos/ap-exchange.js';
 import { decodeNegTokenResp, encodeGssChecksum, encodeNegTokenInit, GssFlag, KRB5_OID, krb5Token, TOK_AP_REQ, unwrapGss } from '../kerberos/gss.js';
-import { credentialsToCcache, CliError } from './kinit.js';
+import { credentialsToCcache } from './kinit.js';
+import { CliError } from './errors.js';
 import type { EncKdcRepPart } from '../kerberos/asn1/kdc-rep.js';
 
-export const NOT_AUTHENTICATED = 'Insufficient access: not authenticated';
+import { NOT_AUTHENTICATED } from './principal.js';
 
 export interface NegotiateContext {
   token: string;
@@ -93,12 +94,3 @@ export async function negotiateFor(host: string, realm: string): Promise<Negotia
   };
 }
 
-/** The client principal in the credential cache, if there is one. */
-export function cachedPrincipal(): string | null {
-  try {
-    const cc = loadCcacheFile(resolveCcacheName(process.env.KRB5CCNAME));
-    return `${cc.principal.components.join('/')}@${cc.principal.realm}`;
-  } catch {
-    return null;
-  }
-}
