@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { rpcError } from '../support/expect.js';
 
 describe('authorization matrix', () => {
   let realm: TestRealm;
@@ -15,14 +16,7 @@ describe('authorization matrix', () => {
   let delegate: RpcSession;
   const idpOpts = { client_id: 'c', secret: 'matrix-secret-77', auth_uri: 'https://m.example/a', token_uri: 'https://m.example/t' };
 
-  const err = async (p: Promise<unknown>) => {
-    try {
-      await p;
-    } catch (e) {
-      return e as { code: number; message: string };
-    }
-    return assert.fail('expected an error');
-  };
+  const err = rpcError;
 
   before(async () => {
     realm = await startTestRealm();

@@ -6,19 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { rpcError } from '../support/expect.js';
 
 for (const encoding of ['json', 'xml'] as const) {
   describe(`user links over ${encoding.toUpperCase()}-RPC`, () => {
     let realm: TestRealm;
     let admin: RpcSession;
-    const code = async (p: Promise<unknown>): Promise<{ code: number; message: string }> => {
-      try {
-        await p;
-      } catch (e) {
-        return e as { code: number; message: string };
-      }
-      return assert.fail('expected an error');
-    };
+    const code = rpcError;
 
     before(async () => {
       realm = await startTestRealm();

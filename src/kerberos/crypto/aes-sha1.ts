@@ -9,7 +9,7 @@ import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto
 import { randomBytesPooled as randomBytes } from './random.js';
 import { aesBlock, ctsDecrypt, ctsEncrypt } from './cts.js';
 import { nfold } from './nfold.js';
-import { DerivedKeyCache, KC, KE, KI, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { checksumMatches, DerivedKeyCache, KC, KE, KI, keyLengthGuard, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
 const MAC = 12;
@@ -38,9 +38,7 @@ function iterations(params: Buffer | undefined, dflt: number): number {
 function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, name: string): EnctypeProfile {
   const cache = new DerivedKeyCache();
   const dk = (key: EncryptionKey, usage: number, purpose: number) => cache.get(key.value, usage, purpose, () => deriveKeyDk(key.value, usageConstant(usage, purpose)));
-  const checkKey = (key: EncryptionKey) => {
-    if (key.value.length !== keyBytes) throw new KrbCryptoError(`a ${name} key has ${keyBytes} bytes`);
-  };
+  const checkKey = keyLengthGuard(name, keyBytes);
   const profile: EnctypeProfile = {
     etype,
     name,
@@ -78,10 +76,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       checkKey(key);
       return createHmac('sha1', dk(key, usage, KC)).update(data).digest().subarray(0, MAC);
     },
-    verifyChecksum(key, usage, data, cksum) {
-      const mine = profile.checksum(key, usage, data);
-      return cksum.length === mine.length && timingSafeEqual(mine, cksum);
-    },
+    verifyChecksum: (key, usage, data, cksum) => checksumMatches(profile.checksum(key, usage, data), cksum),
     prf(key, data) {
       checkKey(key);
       const tmp = createHash('sha1').update(data).digest().subarray(0, BLOCK);

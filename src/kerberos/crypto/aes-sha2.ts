@@ -7,7 +7,7 @@
 import { createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import { randomBytesPooled as randomBytes } from './random.js';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
-import { DerivedKeyCache, KC, KE, KI, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { checksumMatches, DerivedKeyCache, KC, KE, KI, keyLengthGuard, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
 
@@ -30,9 +30,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   const kiBits = macBytes * 8;
   const derive = (key: EncryptionKey, usage: number, purpose: number) =>
     cache.get(key.value, usage, purpose, () => kdfHmacSha2(hash, key.value, usageConstant(usage, purpose), Buffer.alloc(0), purpose === KE ? keyBytes * 8 : kiBits));
-  const checkKey = (key: EncryptionKey) => {
-    if (key.value.length !== keyBytes) throw new KrbCryptoError(`a ${name} key has ${keyBytes} bytes`);
-  };
+  const checkKey = keyLengthGuard(name, keyBytes);
   const profile: EnctypeProfile = {
     etype,
     name,
@@ -73,10 +71,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
       checkKey(key);
       return createHmac(hash, derive(key, usage, KC)).update(data).digest().subarray(0, macBytes);
     },
-    verifyChecksum(key, usage, data, cksum) {
-      const mine = profile.checksum(key, usage, data);
-      return cksum.length === mine.length && timingSafeEqual(mine, cksum);
-    },
+    verifyChecksum: (key, usage, data, cksum) => checksumMatches(profile.checksum(key, usage, data), cksum),
     prf(key, data) {
       checkKey(key);
       return kdfHmacSha2(hash, key.value, Buffer.from('prf'), data, hash === 'sha256' ? 256 : 384);

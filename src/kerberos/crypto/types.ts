@@ -1,4 +1,5 @@
 /** Shared types of the Kerberos crypto profiles (RFC 3961 §3). */
+import { timingSafeEqual } from 'node:crypto';
 export interface EncryptionKey {
   etype: number;
   value: Buffer;
@@ -57,3 +58,15 @@ export function usageConstant(usage: number, purpose: number): Buffer {
 export const KC = 0x99;
 export const KE = 0xaa;
 export const KI = 0x55;
+
+/** Rejects keys of the wrong length for an enctype. */
+export function keyLengthGuard(name: string, keyBytes: number): (key: EncryptionKey) => void {
+  return (key) => {
+    if (key.value.length !== keyBytes) throw new KrbCryptoError(`a ${name} key has ${keyBytes} bytes`);
+  };
+}
+
+/** Constant-time comparison of a received checksum with a computed one. */
+export function checksumMatches(mine: Buffer, received: Buffer): boolean {
+  return received.length === mine.length && timingSafeEqual(mine, received);
+}
