@@ -1,0 +1,148 @@
+/**
+ * A real OpenID Provider for tests: node-oidc-provider over HTTPS on
+ * 127.0.0.1 with an ephemeral port, a certificate from our own test CA,
+ * device flow enabled, a confidential client, and test accounts. The
+ * "other device" step is done like a user would: `approveDevice` walks the
+ * provider's own HTML pages (user code form, login, consent) over HTTPS with
+ * a cookie jar.
+ */
+import { createServer, request, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+import { exportJWK, generateKeyPair } from 'jose';
+import { createCa, issueServerCert } from '../../src/server/pki.js';
+
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export interface TestIdp {
+  issuer: string;
+  caPem: string;
+  clientId: string;
+  clientSecret: string;
+  /** endpoints for IdP references */
+  endpoints: { auth: string; devAuth: string; token: string; userinfo: string; keys: string };
+  approveDevice(userCode: string, account: string): Promise<void>;
+  denyDevice(userCode: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface TestIdpOptions {
+  /** sub of each test account; email is <sub>@example.test */
+  accounts?: string[];
+  deviceCodeTtl?: number;
+  /** extra clients (e.g. one without the device grant) */
+  clients?: Array<Record<string, unknown>>;
+  ca?: { certPem: string; keyPem: string };
+}
+
+interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
+  const ca = o.ca ?? (await createCa('Test IdP CA'));
+  const tls = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  const accounts = new Set(o.accounts ?? ['alice', 'bob']);
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key-1', use: 'sig', alg: 'RS256' };
+  const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `https://localhost:${port}`;
+  const clientId = 'dirid-kdc';
+  const clientSecret = 'idp-client-secret-123';
+  const provider = new Provider(issuer, {
+    clients: [
+      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' },
+      ...(o.clients ?? []),
+    ] as never,
+    jwks: { keys: [jwk as never] },
+    features: { deviceFlow: { enabled: true }, devInteractions: { enabled: true } },
+    scopes: ['openid', 'email', 'profile', 'offline_access'],
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'name'] },
+    ttl: { DeviceCode: o.deviceCodeTtl ?? 600 },
+    cookies: { keys: ['test-cookie-key-0123456789'] },
+    async findAccount(_ctx: unknown, id: string) {
+      if (!accounts.has(id)) return undefined;
+      return { accountId: id, async claims() { return { sub: id, email: `${id}@example.test`, email_verified: true, preferred_username: id, name: id }; } };
+    },
+  } as never);
+  provider.on('server_error', () => {});
+  server.on('request', provider.callback());
+
+  const jar = new Map<string, string>();
+  const http = (method: string, path: string, form?: Record<string, string>): Promise<HttpResult> =>
+    new Promise((resolve, reject) => {
+      const body = form ? new URLSearchParams(form).toString() : undefined;
+      const headers: Record<string, string> = { cookie: [...jar.entries()].map(([k, v]) => `${k}=${v}`).join('; ') };
+      if (body) {
+        headers['content-type'] = 'application/x-www-form-urlencoded';
+        headers['content-length'] = String(Buffer.byteLength(body));
+      }
+      const req = request(new URL(path, issuer), { method, headers, ca: ca.certPem }, (res) => {
+        for (const c of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
+          const [kv] = c.split(';');
+          const eq = kv!.indexOf('=');
+          jar.set(kv!.slice(0, eq), kv!.slice(eq + 1));
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  /** follows redirects like a browser */
+  const browse = async (method: string, path: string, form?: Record<string, string>): Promise<HttpResult> => {
+    let r = await http(method, path, form);
+    for (let i = 0; i < 10 && r.status >= 300 && r.status < 400 && r.headers.location; i++) r = await http('GET', String(r.headers.location));
+    return r;
+  };
+  /** the first form of a page: action and hidden/filled inputs */
+  const formOf = (html: string): { action: string; fields: Record<string, string> } => {
+    const m = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+    if (!m) throw new Error(`no form on the page: ${html.slice(0, 300)}`);
+    const fields: Record<string, string> = {};
+    for (const i of m[2]!.matchAll(/<input[^>]*>/g)) {
+      const name = /name="([^"]*)"/.exec(i[0])?.[1];
+      const value = /value="([^"]*)"/.exec(i[0])?.[1] ?? '';
+      if (name) fields[name] = value;
+    }
+    return { action: m[1]!.replace(/&amp;/g, '&'), fields };
+  };
+
+  async function walk(userCode: string, account: string | null): Promise<void> {
+    jar.clear();
+    let page = await browse('GET', '/device');
+    let f = formOf(page.body);
+    page = await browse('POST', f.action, { ...f.fields, user_code: userCode });
+    f = formOf(page.body);
+    if (account === null) {
+      await browse('POST', f.action, { ...f.fields, abort: 'yes' });
+      return;
+    }
+    page = await browse('POST', f.action, { ...f.fields, confirm: 'yes' });
+    for (let step = 0; step < 4 && !/Sign-in Success/.test(page.body); step++) {
+      f = formOf(page.body);
+      const fields = f.fields.prompt === 'login' ? { ...f.fields, login: account, password: 'any' } : f.fields;
+      page = await browse('POST', f.action, fields);
+    }
+    if (!/Sign-in Success/.test(page.body)) throw new Error(`device approval did not finish: ${page.body.slice(0, 400)}`);
+  }
+
+  return {
+    issuer,
+    caPem: ca.certPem,
+    clientId,
+    clientSecret,
+    endpoints: { auth: `${issuer}/auth`, devAuth: `${issuer}/device/auth`, token: `${issuer}/token`, userinfo: `${issuer}/me`, keys: `${issuer}/jwks` },
+    approveDevice: (code, account) => walk(code, account),
+    denyDevice: (code) => walk(code, null),
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

@@ -1,0 +1,9 @@
+/** Minimal typing for the test IdP (oidc-provider ships no declarations). */
+declare module 'oidc-provider' {
+  import type { IncomingMessage, ServerResponse } from 'node:http';
+  export default class Provider {
+    constructor(issuer: string, configuration: unknown);
+    callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    on(event: string, listener: (...args: unknown[]) => void): this;
+  }
+}
