@@ -12,6 +12,8 @@ import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToSt
 import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
 import { armoredReply, unwrapAsFast, type CookieJar, type FastState } from './fast.js';
+import type { FetchLike } from '../oauth/http.js';
+import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError } from './kdc-error.js';
 import { keyFor, type KdcPrincipal, type PrincipalDb, type RealmPolicy } from './principals.js';
@@ -27,6 +29,8 @@ export interface ExchangeContext {
   /** the request exactly as received (RFC 6806 checksums cover it) */
   raw: Buffer;
   cookies: CookieJar;
+  /** HTTP client for IdP endpoints (trusts the configured IdP CA bundle) */
+  idpFetch: FetchLike;
   /** set once an armored request has been unwrapped; errors are then armored too */
   fast?: FastState;
   /** what the log line should say about the request */
@@ -249,10 +253,21 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
   const client = await lookupClient(ctx, req);
   const server = await lookupServer(ctx, req);
   const hints = preauthHints(ctx, client, req.body.etypes);
-  if (hints.length === 0) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
+  const idp = offersIdp(client);
+  if (hints.length === 0 && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
   if (ctx.fast) {
+    const triesPassword = hints.length > 0 && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
+    if (idp && !triesPassword) {
+      // the idp mechanism, offered first; a local password keeps working beside it (spec §1.5)
+      await idpStep(ctx, req, client, hints, ctx.idpFetch, ctx.db.dir);
+      return issueInitial(ctx, outer, req, client, server, { key: ctx.fast.armorKey });
+    }
     const longTerm = verifyEncryptedChallenge(ctx, client, req, hints);
     return issueInitial(ctx, outer, req, client, server, longTerm, [kdcChallenge(ctx, longTerm.key)]);
+  }
+  if (hints.length === 0) {
+    // an IdP-only user: the idp mechanism needs FAST (kinit -T ARMOR_CCACHE)
+    throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required (use FAST armor for IdP login)', [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' })]);
   }
   return issueInitial(ctx, outer, req, client, server, verifyEncTimestamp(ctx, client, req, hints));
 }

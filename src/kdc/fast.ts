@@ -112,7 +112,9 @@ export function armoredReply(fast: FastState, response: KrbFastResponse): PaData
 export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData[], cookie: PaData): Buffer {
   const { eData: _drop, ...plain } = inner;
   void _drop;
-  const padata: PaData[] = [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE), cookie, { type: PaType.FX_ERROR, value: encodeKrbError(plain) }];
+  // a mechanism's own cookie (the idp flow state) wins over the generic one
+  const ownCookie = hints.find((h) => h.type === PaType.FX_COOKIE);
+  const padata: PaData[] = [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE), ownCookie ?? cookie, { type: PaType.FX_ERROR, value: encodeKrbError(plain) }];
   return encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]);
 }
 

@@ -14,6 +14,7 @@ import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { ErrorCode, NameType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
+import type { FetchLike } from '../oauth/http.js';
 import { asExchange, type ExchangeContext } from './as-exchange.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { errorName, KdcError } from './kdc-error.js';
@@ -30,6 +31,8 @@ export interface KdcOptions {
   realm: string;
   /** 32-byte key sealing PA-FX-COOKIE state (derive it from the master key so every server of the realm shares it) */
   cookieKey: Buffer;
+  /** HTTP client for IdP endpoints */
+  idpFetch: FetchLike;
   log: (line: string) => void;
   now?: () => number;
 }
@@ -82,7 +85,7 @@ export class Kdc {
         if (e instanceof Asn1Error) throw new KdcError('KRB_AP_ERR_MSG_TYPE', `malformed request: ${e.message}`);
         throw e;
       }
-      ctx = { db: this.db, realm: this.o.realm, policy: () => this.policy(), now: this.now, note, raw, cookies: this.cookies };
+      ctx = { db: this.db, realm: this.o.realm, policy: () => this.policy(), now: this.now, note, raw, cookies: this.cookies, idpFetch: this.o.idpFetch };
       reply = req.msgType === 10 ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');

@@ -4,6 +4,7 @@
  * admin's keys, and the files clients use: krb5.conf (MIT tools via
  * KRB5_CONFIG) and host.keytab. Registered as init steps.
  */
+import { existsSync } from 'node:fs';
 import { escapeRdnValue } from '../directory/dn.js';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory } from '../directory/types.js';
@@ -61,8 +62,13 @@ export function krb5ConfText(config: ServerConfig, kdcPort: number, extra = ''):
 ${extra}`;
 }
 
+/** SSSD's idp client plugin as Debian installs it (KERBEROS-NOTES.md). */
+export const SSSD_IDP_PLUGIN = '/usr/lib/x86_64-linux-gnu/sssd/modules/sssd_krb5_idp_plugin.so';
+
 export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, kdcPort: number): void {
-  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, kdcPort));
+  // kinit needs the plugin to answer the idp pre-authentication; name it when it is installed
+  const plugins = existsSync(SSSD_IDP_PLUGIN) ? `\n[plugins]\n clpreauth = {\n  module = idp:${SSSD_IDP_PLUGIN}\n }\n` : '';
+  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, kdcPort, plugins));
 }
 
 async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {

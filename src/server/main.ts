@@ -9,7 +9,7 @@ import { startServer } from './start.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
-  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N]
+  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM]
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -59,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
         listen: { type: 'string' },
         'https-port': { type: 'string' },
         'kdc-port': { type: 'string' },
+        'idp-ca-file': { type: 'string' },
       },
       strict: true,
     });
@@ -68,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
       listen: values.listen,
       httpsPort: port(values['https-port'], 'https-port'),
       kdcPort: port(values['kdc-port'], 'kdc-port'),
+      ...(values['idp-ca-file'] ? { idpCaFile: values['idp-ca-file'] } : {}),
     });
     await new Promise<void>((resolve) => {
       const stop = () => resolve();

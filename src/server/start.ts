@@ -22,10 +22,13 @@ import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type Ser
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
+import { httpsFetch } from '../oauth/http.js';
 import { writeKrb5Conf } from './kerberos-init.js';
 
 export interface StartOptions {
   dataDir: string;
+  /** PEM bundle of extra CAs trusted for IdP endpoints (overrides server.conf idp_ca_file) */
+  idpCaFile?: string;
   listen?: string;
   httpsPort?: number;
   kdcPort?: number;
@@ -64,6 +67,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (o.listen !== undefined) config.listen = o.listen;
   if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
   if (o.kdcPort !== undefined) config.kdcPort = o.kdcPort;
+  if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
   const dir = await openRealmStore(paths, config.baseDn);
   const server: ServerInfo = {
     version: SERVER_VERSION,
@@ -106,7 +110,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
-  const kdc = new Kdc({ dir, realm: config.realm, log, cookieKey: Buffer.from(hkdfSync('sha256', readMasterKey(paths), Buffer.alloc(0), 'dirid kdc cookie v1', 32)) });
+  const idpCa = config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined;
+  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch: httpsFetch(idpCa), cookieKey: Buffer.from(hkdfSync('sha256', readMasterKey(paths), Buffer.alloc(0), 'dirid kdc cookie v1', 32)) });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);

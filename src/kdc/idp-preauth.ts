@@ -1,0 +1,159 @@
+/**
+ * The `idp` pre-authentication (PA type 152, SSSD's client plugin; only
+ * inside FAST). First request: the KDC starts an OAuth 2.0 device
+ * authorization at the user's IdP reference and answers with the challenge
+ * `oauth2 {"verification_uri","user_code",...}\0` and a sealed PA-FX-COOKIE
+ * holding the flow. Each answer (PA 152 empty + cookie) polls the token
+ * endpoint at most once per interval; while the user has not finished the
+ * KDC answers with the same challenge again, until the device code expires.
+ * On success the ID token's user identifier must equal the user's dirIdpSub
+ * at this very IdP reference; the reply key is the FAST armor key,
+ * strengthened. No state is kept on the KDC: pending flows cost nothing.
+ */
+import type { Directory } from '../directory/types.js';
+import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
+import type { PaData } from '../kerberos/asn1/primitives.js';
+import { PaType } from '../kerberos/iana.js';
+import { authorizationServer, pollToken, startDeviceAuthorization } from '../oauth/device-flow.js';
+import type { FetchLike } from '../oauth/http.js';
+import { resolveUserIdentifier } from '../oauth/id-token.js';
+import { OAuthError, type IdpConfig } from '../oauth/types.js';
+import { KdcError } from './kdc-error.js';
+import type { KdcPrincipal } from './principals.js';
+import type { ExchangeContext } from './as-exchange.js';
+
+export interface IdpFlowState {
+  kind: 'idp';
+  user: string;
+  link: string;
+  deviceCode: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete?: string;
+  expiresAt: number;
+  interval: number;
+  lastPoll: number;
+}
+
+/** Whether the user is offered the idp mechanism (spec §1.5: only linked users of auth type idp). */
+export function offersIdp(client: KdcPrincipal): boolean {
+  return client.isUser && client.authTypes.includes('idp') && !!client.idpLink && !!client.idpSub;
+}
+
+/** The IdP reference as the OAuth client needs it, secret included (never logged). */
+export async function idpConfigOf(dir: Directory, dn: string): Promise<IdpConfig> {
+  const e = await dir.get(dn);
+  if (!e) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the linked IdP reference does not exist');
+  const a = (k: string) => e.attrs[k]?.[0];
+  const [secret] = await dir.readSecret(dn, 'dirIdpClientSecret');
+  const cfg: IdpConfig = { name: a('cn') ?? dn, clientId: a('dirIdpClientId') ?? '' };
+  if (secret) cfg.clientSecret = secret;
+  const map: Array<[keyof IdpConfig, string]> = [
+    ['authUri', 'dirIdpAuthEndpoint'],
+    ['devAuthUri', 'dirIdpDevAuthEndpoint'],
+    ['tokenUri', 'dirIdpTokenEndpoint'],
+    ['userinfoUri', 'dirIdpUserInfoEndpoint'],
+    ['keysUri', 'dirIdpKeysEndpoint'],
+    ['issuerUrl', 'dirIdpIssuerUrl'],
+    ['scope', 'dirIdpScope'],
+    ['idpUserIdAttr', 'dirIdpUserIdAttribute'],
+  ];
+  for (const [k, attr] of map) {
+    const v = a(attr);
+    if (v) (cfg as unknown as Record<string, string>)[k] = v;
+  }
+  return cfg;
+}
+
+export function challengePa(s: Pick<IdpFlowState, 'verificationUri' | 'userCode' | 'verificationUriComplete'>): PaData {
+  const json = JSON.stringify({
+    verification_uri: s.verificationUri,
+    user_code: s.userCode,
+    ...(s.verificationUriComplete ? { verification_uri_complete: s.verificationUriComplete } : {}),
+  });
+  return { type: PaType.REDHAT_IDP_OAUTH2, value: Buffer.concat([Buffer.from(`oauth2 ${json}`, 'utf8'), Buffer.from([0])]) };
+}
+
+/**
+ * IdP failures reach kinit as "Preauthentication failed" (MIT shows no
+ * e-text for generic errors); the e-text and the server log say which.
+ */
+function kdcErrorOf(e: unknown): KdcError {
+  if (e instanceof KdcError) return e;
+  if (e instanceof OAuthError) return new KdcError('KDC_ERR_PREAUTH_FAILED', e.message);
+  return new KdcError('KDC_ERR_PREAUTH_FAILED', 'identity provider error');
+}
+
+/**
+ * Runs one step of the device flow. Returns when the user is authenticated
+ * at the IdP with the linked identity; throws the KDC answer otherwise.
+ */
+export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, extraHints: PaData[], fetch: FetchLike, dir: Directory): Promise<void> {
+  const answer = req.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
+  const state = answer ? ctx.cookies.open<IdpFlowState>(req.padata, 3600_000) : null;
+  const now = ctx.now();
+  const again = (s: IdpFlowState, code: 'KDC_ERR_PREAUTH_REQUIRED' | 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', text: string): KdcError =>
+    new KdcError(code, text, [challengePa(s), ...extraHints, ctx.cookies.seal(s)]);
+
+  if (!state || state.kind !== 'idp' || state.user !== client.name || state.link !== client.idpLink) {
+    // a new flow
+    let cfg: IdpConfig;
+    let s: IdpFlowState;
+    try {
+      cfg = await idpConfigOf(dir, client.idpLink!);
+      const da = await startDeviceAuthorization(cfg, fetch);
+      s = {
+        kind: 'idp',
+        user: client.name,
+        link: client.idpLink!,
+        deviceCode: da.deviceCode,
+        userCode: da.userCode,
+        verificationUri: da.verificationUri,
+        ...(da.verificationUriComplete ? { verificationUriComplete: da.verificationUriComplete } : {}),
+        expiresAt: da.expiresAt,
+        interval: da.interval,
+        lastPoll: now,
+      };
+    } catch (e) {
+      ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+      throw kdcErrorOf(e);
+    }
+    ctx.note.preauth = `idp: device authorization started (${cfg.name})`;
+    throw again(s, 'KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider');
+  }
+  if (now > state.expiresAt) {
+    ctx.note.preauth = 'idp: device code expired';
+    throw new KdcError('KDC_ERR_PREAUTH_EXPIRED', 'the device code has expired; run kinit again');
+  }
+  if (now < state.lastPoll + state.interval * 1000) {
+    ctx.note.preauth = 'idp: authorization pending (poll interval not reached)';
+    throw again(state, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+  }
+  let cfg: IdpConfig;
+  try {
+    cfg = await idpConfigOf(dir, state.link);
+    const r = await pollToken(cfg, state.deviceCode, fetch);
+    if (r.status !== 'done') {
+      const next = { ...state, lastPoll: now, interval: r.status === 'slow_down' ? state.interval + 5 : state.interval };
+      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'}`;
+      throw again(next, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+    }
+    const as = await authorizationServer(cfg, fetch);
+    const who = await resolveUserIdentifier(cfg, as, r.tokens, fetch);
+    if (who !== client.idpSub) {
+      ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))})`;
+      // no user has this identity at this IdP reference: kinit says the client was not found
+      throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'User not found');
+    }
+    ctx.note.preauth = `idp: ${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}`;
+  } catch (e) {
+    if (e instanceof KdcError) throw e;
+    if (e instanceof OAuthError && (e.code === 'expired_token' || e.code === 'invalid_grant')) {
+      // expired or unknown device code: keep reporting pending until our own expiry (spec §7)
+      ctx.note.preauth = `idp: ${e.code}, pending until the device code expires`;
+      throw again({ ...state, lastPoll: now }, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+    }
+    ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+    throw kdcErrorOf(e);
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * IdP login end to end (specification §3 device-flow sequence, §7): MIT
+ * kinit with SSSD's idp plugin, armored with a host ticket, driven through a
+ * pseudo-terminal; the user approves on the test IdP's own pages; the KDC
+ * polls, verifies the ID token and issues a TGT that works for kvno and
+ * `dirid ping`. Plus the refusals: another identity, another IdP reference,
+ * issuer mismatch, users not linked.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { runTool } from '../support/mit-tools.js';
+import { RpcSession } from '../support/rpc-client.js';
+
+interface PtyRun {
+  code: number | null;
+  out: string;
+}
+
+/** Runs a command on a pseudo-terminal; `onPrompt` sees the output so far and may answer. */
+function pty(cmd: string, env: NodeJS.ProcessEnv, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs = 60_000): Promise<PtyRun> {
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, ...env } });
+    let out = '';
+    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      onOutput(out, (s) => child.stdin.write(s));
+    });
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      resolve({ code, out });
+    });
+  });
+}
+
+describe('IdP login through the KDC (device flow)', () => {
+  let realm: TestRealm;
+  let idp: TestIdp;
+  let env: NodeJS.ProcessEnv;
+  let admin: RpcSession;
+  let armor: string;
+
+  before(async () => {
+    idp = await startTestIdp({ accounts: ['alice-sub', 'mallory-sub'] });
+    const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-ca-${process.pid}.pem`);
+    writeFileSync(caFile, idp.caPem);
+    realm = await startTestRealm({ idpCaFile: caFile });
+    const data = join(realm.dataDir, 'realm');
+    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'alice.cc')}` };
+    admin = new RpcSession(realm.url, realm.ca);
+    await admin.login('admin', realm.adminPassword);
+    await admin.call('idp_add', ['testidp'], {
+      client_id: idp.clientId,
+      secret: idp.clientSecret,
+      issuer_url: idp.issuer,
+      auth_uri: idp.endpoints.auth,
+      dev_auth_uri: idp.endpoints.devAuth,
+      token_uri: idp.endpoints.token,
+      keys_uri: idp.endpoints.keys,
+      scope: 'openid email',
+    });
+    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L' });
+    await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'alice-sub' });
+    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
+    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
+    assert.equal(a.code, 0, a.stderr);
+    assert.match(readFileSync(join(data, 'krb5.conf'), 'utf8'), /module = idp:\/usr\/lib\/x86_64-linux-gnu\/sssd\/modules\/sssd_krb5_idp_plugin\.so/);
+  });
+  after(async () => {
+    await realm?.stop();
+    await idp?.stop();
+  });
+
+  /** kinit -T on a PTY; approves at the IdP as `account` when the prompt shows, then presses ENTER. */
+  async function kinitViaIdp(principal: string, account: string, cc: string, pressEnterEarly = false): Promise<PtyRun> {
+    let approved = false;
+    let entered = 0;
+    return pty(`kinit -T ${armor} -c ${cc} ${principal}`, env, (out, write) => {
+      const m = /Authenticate (?:at (\S+)|with PIN (\S+) at (\S+)) and press ENTER\.?:/g;
+      const prompts = [...out.matchAll(m)];
+      if (prompts.length > entered) {
+        const last = prompts[prompts.length - 1]!;
+        const code = last[2] ?? new URL(last[1]!).searchParams.get('user_code');
+        entered = prompts.length;
+        if (pressEnterEarly && entered === 1) {
+          write('\r');
+          return;
+        }
+        if (!approved) {
+          approved = true;
+          void idp.approveDevice(code!, account).then(() => setTimeout(() => write('\r'), 5500));
+        } else setTimeout(() => write('\r'), 5500);
+      }
+    });
+  }
+
+  it('MIT kinit -T with the SSSD idp plugin gets a TGT after the IdP login', async () => {
+    const cc = `FILE:${join(realm.dataDir, 'alice.cc')}`;
+    const r = await kinitViaIdp('alice', 'alice-sub', cc, true);
+    assert.equal(r.code, 0, r.out);
+    const l = await runTool('klist', ['-C', '-c', cc], env);
+    assert.match(l.stdout, /Default principal: alice@EXAMPLE\.TEST/);
+    assert.match(l.stdout, /config: pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 152/);
+    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*outcome=ISSUE .*preauth="idp: testidp identified \\"alice-sub\\""/.test(x)), realm.log.filter((x) => x.includes('kdc')).join('\n'));
+    const v = await runTool('kvno', ['-c', cc, 'HTTP/localhost'], env);
+    assert.equal(v.code, 0, v.stderr);
+  });
+
+  it('refuses another identity at the IdP: "User not found", no TGT', async () => {
+    const cc = `FILE:${join(realm.dataDir, 'wrong.cc')}`;
+    const r = await kinitViaIdp('alice', 'mallory-sub', cc);
+    assert.notEqual(r.code, 0);
+    assert.match(r.out, /Client 'alice@EXAMPLE\.TEST' not found in Kerberos database/);
+    assert.ok(realm.log.some((x) => /preauth="idp: User not found/.test(x)));
+    assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
+  });
+
+  it('the TGT from the IdP login works for dirid ping', async () => {
+    const conf = join(realm.dataDir, 'realm', 'default.conf');
+    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+    const r = await runTool(process.execPath, [DIRID, '-c', conf, 'ping'], { ...env, XDG_CACHE_HOME: join(realm.dataDir, 'cache') });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /dirid server version/);
+    assert.ok(realm.log.some((x) => /rpc principal=alice@EXAMPLE.TEST command=ping .*outcome=ok/.test(x)));
+  });
+
+  it('refuses a user whose link points at another IdP reference, and an issuer mismatch', async () => {
+    await admin.call('idp_add', ['otheridp'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: `${idp.issuer}/not-the-issuer`, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid email' });
+    await admin.call('user_add', ['bob'], { first: 'Bob', last: 'B' });
+    await admin.call('user_mod', ['bob'], { user_auth_type: ['idp'], idp: 'otheridp', idp_user_id: 'alice-sub' });
+    const r = await kinitViaIdp('bob', 'alice-sub', `FILE:${join(realm.dataDir, 'bob.cc')}`);
+    assert.notEqual(r.code, 0);
+    assert.match(r.out, /Preauthentication failed/);
+    assert.ok(realm.log.some((x) => /client=bob@EXAMPLE.TEST .*preauth="idp: Issuer does not match/.test(x)), realm.log.filter((x) => x.includes('bob')).join('\n'));
+  });
+
+  it('never offers the idp mechanism to users who are not linked; their passwords keep working', async () => {
+    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-1' });
+    const r = await runTool('kinit', ['-T', armor, '-c', `FILE:${join(realm.dataDir, 'carol.cc')}`, 'carol'], env, 'Carol-pass-1\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout + r.stderr, /Authenticate at/);
+    const l = await runTool('klist', ['-C', '-c', `FILE:${join(realm.dataDir, 'carol.cc')}`], env);
+    assert.match(l.stdout, /pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 138/);
+  });
+});
