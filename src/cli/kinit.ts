@@ -6,7 +6,16 @@
 import { parseArgs } from 'node:util';
 import { parsePrincipal, principalToString } from '../kerberos/asn1/primitives.js';
 import { configEntry, loadCcacheFile, resolveCcacheName, saveCcacheFile, CONF_REALM, type Ccache } from '../kerberos/ccache.js';
-import { asWithPassword, KrbClientError, type Credentials } from '../kerberos/client.js';
+import { asReqBody, asWithKeys, asWithPassword, KrbClientError, type Credentials } from '../kerberos/client.js';
+import { armoredAsReq, encryptedChallenge, parseIdpChallenge, processArmored } from '../kerberos/fast-client.js';
+import { decodeEtypeInfo2 } from '../kerberos/asn1/padata.js';
+import { decodeTicket } from '../kerberos/asn1/ticket.js';
+import { readKeytab } from '../kerberos/keytab.js';
+import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
+import { ErrorCode, PaType } from '../kerberos/iana.js';
+import { KdcUnreachableError } from '../kerberos/transport.js';
+import { readFileSync } from 'node:fs';
+import type { PrincipalName } from '../kerberos/asn1/primitives.js';
 import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc } from '../kerberos/transport.js';
 import { readSecret } from './prompt.js';
@@ -50,31 +59,124 @@ export function credentialsToCcache(creds: Credentials, extra: Ccache['credentia
   };
 }
 
+/** The TGT in an armor ccache (`-T`). */
+function armorFromCcache(name: string, realm: string): Credentials {
+  const cc = loadCcacheFile(resolveCcacheName(name));
+  const c = cc.credentials.find((x) => x.server.realm !== CONF_REALM && x.server.components.join('/') === `krbtgt/${realm}` && x.endtime > Date.now() / 1000);
+  if (!c) throw new CliError(`no valid krbtgt/${realm} ticket in the armor cache ${name}`);
+  return {
+    client: { nameType: c.client.nameType, nameString: c.client.components },
+    crealm: c.client.realm,
+    server: { nameType: c.server.nameType, nameString: c.server.components },
+    srealm: c.server.realm,
+    sessionKey: { etype: c.key.etype, value: c.key.value },
+    ticket: decodeTicket(c.ticket),
+    part: { key: { etype: c.key.etype, value: c.key.value }, lastReq: [], nonce: 0, flags: c.flags, authtime: new Date(c.authtime * 1000), endtime: new Date(c.endtime * 1000), srealm: c.server.realm, sname: { nameType: c.server.nameType, nameString: c.server.components } },
+  };
+}
+
+/** A TGT for the first principal of a host keytab, to armor with. */
+async function armorFromKeytab(path: string, realm: string, send: (m: Buffer) => Promise<Buffer>): Promise<Credentials> {
+  const entries = readKeytab(readFileSync(path));
+  const first = entries.find((e) => e.realm === realm);
+  if (!first) throw new CliError(`no key for realm ${realm} in ${path}`);
+  const keys = entries.filter((e) => e.realm === realm && e.components.join('/') === first.components.join('/'));
+  const name = { nameType: first.nameType, nameString: first.components };
+  return asWithKeys(send, name, realm, keys.map((k) => ({ etype: k.etype, value: k.key })));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The message for a KDC refusal; the idp mechanism's refusals are told by their e-text. */
+function kdcFailure(e: { errorCode: number; eText?: string }, full: string, idp = false): CliError {
+  const suffix = ' while getting initial credentials';
+  if (idp) {
+    if (e.errorCode === 6) return new CliError(`User not found${suffix}`);
+    if (e.errorCode === 90) return new CliError(`The device code has expired${suffix}`);
+    return new CliError(`${e.eText ?? `KDC error ${e.errorCode}`}${suffix}`);
+  }
+  const known = KRB_MESSAGES[e.errorCode];
+  return new CliError(`${known ? known(full) : `KDC error ${e.errorCode}${e.eText ? ` (${e.eText})` : ''}`}${suffix}`);
+}
+
+/** An armored login: the idp mechanism (device flow, polled without ENTER) or a password by encrypted challenge. */
+async function armoredLogin(send: (m: Buffer) => Promise<Buffer>, armor: Credentials, name: PrincipalName, realm: string, full: string): Promise<{ creds: Credentials; paType: number }> {
+  const body = () => asReqBody(name, realm, {});
+  let b = body();
+  let req = armoredAsReq(armor, b, []);
+  let r = processArmored(await send(req.msg), req, b, req.armorKey);
+  if (r.kind === 'rep') throw new CliError('the KDC issued a ticket without pre-authentication');
+  if (r.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw kdcFailure(r.error, full);
+  const challengePa = r.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
+  if (challengePa) {
+    const ch = parseIdpChallenge(challengePa.value);
+    process.stdout.write(
+      ch.verification_uri_complete
+        ? `Authenticate at ${ch.verification_uri_complete}\n(or open ${ch.verification_uri} and enter the code ${ch.user_code})\n`
+        : `Authenticate at ${ch.verification_uri} with the code ${ch.user_code}\n`,
+    );
+    process.stdout.write('Waiting for the identity provider...\n');
+    let cookie = r.padata.find((p) => p.type === PaType.FX_COOKIE);
+    const deadline = Date.now() + 30 * 60_000;
+    while (Date.now() < deadline) {
+      await sleep(Number(process.env.DIRID_KINIT_POLL_MS ?? 5000));
+      b = body();
+      req = armoredAsReq(armor, b, [{ type: PaType.REDHAT_IDP_OAUTH2, value: Buffer.alloc(0) }, ...(cookie ? [cookie] : [])]);
+      r = processArmored(await send(req.msg), req, b, req.armorKey);
+      if (r.kind === 'rep') return { creds: r.creds, paType: PaType.REDHAT_IDP_OAUTH2 };
+      const pending = (r.error.errorCode === ErrorCode.KDC_ERR_MORE_PREAUTH_DATA_REQUIRED || r.error.errorCode === ErrorCode.KDC_ERR_PREAUTH_REQUIRED) && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
+      if (!pending) throw kdcFailure(r.error, full, true);
+      cookie = r.padata.find((p) => p.type === PaType.FX_COOKIE) ?? cookie;
+    }
+    throw new CliError('gave up waiting for the identity provider');
+  }
+  const info = r.padata.find((p) => p.type === PaType.ETYPE_INFO2);
+  const entry = info ? decodeEtypeInfo2(info.value).find((e) => supportedEtypes.includes(e.etype)) : undefined;
+  if (!entry) throw new CliError('the KDC offered no pre-authentication this client can do');
+  const password = await readSecret(`Password for ${full}`);
+  const longTerm = profile(entry.etype).stringToKey(password, entry.salt ?? realm + name.nameString.join(''), entry.s2kparams);
+  const cookie = r.padata.find((p) => p.type === PaType.FX_COOKIE);
+  b = body();
+  req = armoredAsReq(armor, b, (armorKey) => [encryptedChallenge(armorKey, longTerm), ...(cookie ? [cookie] : [])]);
+  r = processArmored(await send(req.msg), req, b, longTerm);
+  if (r.kind === 'error') throw kdcFailure(r.error, full);
+  return { creds: r.creds, paType: PaType.ENCRYPTED_CHALLENGE };
+}
+
 export async function kinitCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { c: { type: 'string' }, T: { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({ args: argv, options: { c: { type: 'string' }, T: { type: 'string' }, k: { type: 'string' } }, allowPositionals: true, strict: true });
   const conf = loadKrb5Conf();
   const realmDefault = conf.defaultRealm;
   const who = positionals[0];
-  if (!who) throw new CliError('usage: dirid kinit [-c CCACHE] PRINCIPAL', 2);
+  if (!who) throw new CliError('usage: dirid kinit [-c CCACHE] [-T ARMOR_CCACHE | -k HOST_KEYTAB] PRINCIPAL', 2);
   if (!realmDefault && !who.includes('@')) throw new CliError('no default realm: give PRINCIPAL@REALM or set KRB5_CONFIG');
   const { name, realm } = parsePrincipal(who, realmDefault ?? '');
   const full = principalToString(name, realm);
   const kdcs = kdcAddresses(conf, realm);
   if (kdcs.length === 0) throw new CliError(`Cannot find KDC for realm "${realm}"`);
-  const password = await readSecret(`Password for ${full}`);
   const send = (m: Buffer) => sendToKdc(realm, kdcs, m);
   let creds: Credentials;
+  let paType = PaType.ENC_TIMESTAMP as number;
   try {
-    creds = await asWithPassword(send, name, realm, password);
+    if (values.T || values.k) {
+      const armor = values.T ? armorFromCcache(values.T, realm) : await armorFromKeytab(values.k!, realm, send);
+      ({ creds, paType } = await armoredLogin(send, armor, name, realm, full));
+    } else {
+      const password = await readSecret(`Password for ${full}`);
+      creds = await asWithPassword(send, name, realm, password);
+    }
   } catch (e) {
     if (e instanceof KrbClientError && e.code !== undefined && KRB_MESSAGES[e.code]) {
       throw new CliError(`${KRB_MESSAGES[e.code]!(full)} while getting initial credentials`);
     }
+    if (e instanceof KdcUnreachableError) throw new CliError(`Cannot contact any KDC for realm '${realm}' while getting initial credentials`);
     throw e;
   }
   const path = resolveCcacheName(values.c ?? process.env.KRB5CCNAME);
   const client = { nameType: creds.client.nameType, realm: creds.crealm, components: creds.client.nameString };
-  saveCcacheFile(path, credentialsToCcache(creds, [configEntry(client, 'pa_type', '2', `krbtgt/${realm}@${realm}`)]));
+  const conf2 = [configEntry(client, 'pa_type', String(paType), `krbtgt/${realm}@${realm}`)];
+  if (paType !== PaType.ENC_TIMESTAMP) conf2.push(configEntry(client, 'fast_avail', 'yes', `krbtgt/${realm}@${realm}`));
+  saveCcacheFile(path, credentialsToCcache(creds, conf2));
   return 0;
 }
 

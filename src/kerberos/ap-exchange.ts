@@ -87,11 +87,19 @@ export function makeApRep(a: AcceptedAp, seqNumber?: number): Buffer {
 }
 
 /** Builds an AP-REQ for a service ticket (client side). */
-export function makeApReq(o: { ticket: Ticket; sessionKey: EncryptionKey; client: PrincipalName; crealm: string; checksum?: { type: number; value: Buffer }; mutual?: boolean }): { apReq: Buffer; ctime: Date; cusec: number } {
+export function makeApReq(o: { ticket: Ticket; sessionKey: EncryptionKey; client: PrincipalName; crealm: string; checksum?: { type: number; value: Buffer }; mutual?: boolean; subkey?: EncryptionKey }): { apReq: Buffer; ctime: Date; cusec: number } {
   const now = Date.now();
   const ctime = new Date(Math.floor(now / 1000) * 1000);
   const cusec = (now % 1000) * 1000;
-  const auth = encodeAuthenticator({ crealm: o.crealm, cname: o.client, cusec, ctime, ...(o.checksum ? { cksum: o.checksum } : {}), seqNumber: Math.floor(Math.random() * 0x7fffffff) });
+  const auth = encodeAuthenticator({
+    crealm: o.crealm,
+    cname: o.client,
+    cusec,
+    ctime,
+    ...(o.checksum ? { cksum: o.checksum } : {}),
+    ...(o.subkey ? { subkey: { etype: o.subkey.etype, value: o.subkey.value } } : {}),
+    seqNumber: Math.floor(Math.random() * 0x7fffffff),
+  });
   const cipher = profile(o.sessionKey.etype).encrypt(o.sessionKey, KeyUsage.AP_REQ_AUTH, auth);
   return { apReq: encodeApReq({ apOptions: o.mutual ? flagBit(2) : 0, ticket: o.ticket, authenticator: { etype: o.sessionKey.etype, cipher } }), ctime, cusec };
 }

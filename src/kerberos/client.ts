@@ -96,6 +96,21 @@ export function processKdcRep(raw: Buffer, body: KdcReqBody, replyKey: Encryptio
   return { client: rep.cname, crealm: rep.crealm, server: part.sname, srealm: part.srealm, sessionKey: { etype: part.key.etype, value: part.key.value }, ticket: rep.ticket, part };
 }
 
+/** Keytab login: PA-ENC-TIMESTAMP with the key of the enctype the KDC prefers. */
+export async function asWithKeys(send: Send, cname: PrincipalName, realm: string, keys: EncryptionKey[]): Promise<Credentials> {
+  let body = asReqBody(cname, realm, { etypes: keys.map((k) => k.etype) });
+  const first = decodeReplyOrError(await send(encodeKdcReq({ msgType: 10, padata: [], body })));
+  if (first.kind === 'rep') throw new KrbClientError('the KDC issued a ticket without pre-authentication');
+  if (first.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw new KrbClientError(first.error.eText ?? `KDC error ${first.error.errorCode}`, first.error.errorCode, first.error);
+  const hints = first.error.eData ? decodePaDataList(parseDer(first.error.eData)) : [];
+  const info = hints.find((h) => h.type === PaType.ETYPE_INFO2);
+  const offered = info ? decodeEtypeInfo2(info.value).map((e) => e.etype) : keys.map((k) => k.etype);
+  const key = keys.find((k) => offered.includes(k.etype));
+  if (!key) throw new KrbClientError('no key of an offered enctype in the keytab');
+  body = { ...body, nonce: randomNonce() };
+  return processKdcRep(await send(encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body })), body, key, KeyUsage.AS_REP_ENC_PART);
+}
+
 /** Password login: AS-REQ, PREAUTH_REQUIRED with ETYPE-INFO2, AS-REQ with PA-ENC-TIMESTAMP. */
 export async function asWithPassword(send: Send, cname: PrincipalName, realm: string, password: string, o: Parameters<typeof asReqBody>[2] = {}): Promise<Credentials> {
   let body = asReqBody(cname, realm, o);

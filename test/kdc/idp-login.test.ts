@@ -149,3 +149,67 @@ describe('IdP login through the KDC (device flow)', () => {
     assert.match(l.stdout, /pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 138/);
   });
 });
+
+describe('dirid kinit for linked users', () => {
+  let realm: TestRealm;
+  let idp: TestIdp;
+  let env: NodeJS.ProcessEnv;
+  const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+  before(async () => {
+    idp = await startTestIdp({ accounts: ['dora-sub', 'eve-sub'] });
+    const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-ca2-${process.pid}.pem`);
+    writeFileSync(caFile, idp.caPem);
+    realm = await startTestRealm({ idpCaFile: caFile });
+    env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), DIRID_KINIT_POLL_MS: '1000' };
+    const admin = new RpcSession(realm.url, realm.ca);
+    await admin.login('admin', realm.adminPassword);
+    // issuer only: discovery fills the endpoints
+    await admin.call('idp_add', ['disco'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, scope: 'openid email' });
+    await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D', password: 'Dora-pass-12' });
+    await admin.call('user_mod', ['dora'], { user_auth_type: ['idp', 'password'], idp: 'disco', idp_user_id: 'dora-sub' });
+  });
+  after(async () => {
+    await realm?.stop();
+    await idp?.stop();
+  });
+
+  /** Runs dirid kinit; approves at the IdP as `account` as soon as the URL is printed. */
+  async function diridKinit(args: string[], account: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [DIRID, 'kinit', ...args], { env: { ...process.env, ...env } });
+      let stdout = '';
+      let stderr = '';
+      let approving = false;
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const m = /enter the code (\S+)\)/.exec(stdout);
+        if (m && !approving) {
+          approving = true;
+          void idp.approveDevice(m[1]!, account);
+        }
+      });
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stdin.end();
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('armors with the host keytab, prints the URL and code, and completes without ENTER', async () => {
+    const cc = `FILE:${join(realm.dataDir, 'dora.cc')}`;
+    const r = await diridKinit(['-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', cc, 'dora'], 'dora-sub');
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    assert.match(r.stdout, /^Authenticate at https:\/\/localhost:\d+\/device\?user_code=/m);
+    const l = await runTool('klist', ['-C', '-c', cc], env);
+    assert.match(l.stdout, /Default principal: dora@EXAMPLE\.TEST/);
+    assert.match(l.stdout, /pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 152/);
+    assert.equal((await runTool('kvno', ['-c', cc, 'HTTP/localhost'], env)).code, 0);
+  });
+
+  it('with -T and another identity at the IdP: "User not found"', async () => {
+    const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
+    assert.equal((await runTool('kinit', ['-k', '-t', join(realm.dataDir, 'realm', 'host.keytab'), '-c', armor, 'host/localhost'], env)).code, 0);
+    const r = await diridKinit(['-T', armor, '-c', `FILE:${join(realm.dataDir, 'eve.cc')}`, 'dora'], 'eve-sub');
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'dirid: ERROR: User not found while getting initial credentials\n');
+  });
+});
