@@ -106,7 +106,8 @@ async function armoredLogin(send: (m: Buffer) => Promise<Buffer>, armor: Credent
   let req = armoredAsReq(armor, b, []);
   let r = processArmored(await send(req.msg), req, b, req.armorKey);
   if (r.kind === 'rep') throw new CliError('the KDC issued a ticket without pre-authentication');
-  if (r.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw kdcFailure(r.error, full);
+  // nothing was tried yet, so a refusal here is about the account or its IdP, never a password
+  if (r.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw kdcFailure(r.error, full, r.error.errorCode !== ErrorCode.KDC_ERR_C_PRINCIPAL_UNKNOWN);
   const challengePa = r.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
   if (challengePa) {
     const ch = parseIdpChallenge(challengePa.value);

@@ -15,6 +15,7 @@ import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { createCa } from '../../src/server/pki.js';
 
 interface PtyRun {
   code: number | null;
@@ -211,5 +212,80 @@ describe('dirid kinit for linked users', () => {
     const r = await diridKinit(['-T', armor, '-c', `FILE:${join(realm.dataDir, 'eve.cc')}`, 'dora'], 'eve-sub');
     assert.equal(r.code, 1);
     assert.equal(r.stderr, 'dirid: ERROR: User not found while getting initial credentials\n');
+  });
+});
+
+describe('IdP errors reach kinit and the server log', () => {
+  let realm: TestRealm;
+  let idp: TestIdp;
+  let shortIdp: TestIdp;
+  let env: NodeJS.ProcessEnv;
+  let admin: RpcSession;
+  const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+  before(async () => {
+    const ca = await createCa('IdP test CA');
+    idp = await startTestIdp({ accounts: ['frank-sub'], ca });
+    shortIdp = await startTestIdp({ accounts: ['frank-sub'], deviceCodeTtl: 3, ca });
+    const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-ca3-${process.pid}.pem`);
+    writeFileSync(caFile, idp.caPem);
+    realm = await startTestRealm({ idpCaFile: caFile });
+    env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), DIRID_KINIT_POLL_MS: '1000' };
+    admin = new RpcSession(realm.url, realm.ca);
+    await admin.login('admin', realm.adminPassword);
+    await admin.call('user_add', ['frank'], { first: 'Frank', last: 'F' });
+  });
+  after(async () => {
+    await realm?.stop();
+    await idp?.stop();
+    await shortIdp?.stop();
+  });
+
+  async function linkTo(name: string, extra: Record<string, string>, at: TestIdp = idp): Promise<void> {
+    await admin.call('idp_add', [name], { client_id: at.clientId, secret: at.clientSecret, issuer_url: at.issuer, dev_auth_uri: at.endpoints.devAuth, token_uri: at.endpoints.token, keys_uri: at.endpoints.keys, scope: 'openid', ...extra });
+    const user = await admin.call('user_show', ['frank']);
+    if (user.result.diridpconfiglink) await admin.call('user_mod', ['frank'], { delattr: [`dirIdpConfigLink=${user.result.diridpconfiglink[0]}`, 'dirIdpSub=frank-sub'] });
+    await admin.call('user_mod', ['frank'], { user_auth_type: ['idp'], idp: name, idp_user_id: 'frank-sub' });
+  }
+  const kinit = (approveAs?: string) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [DIRID, 'kinit', '-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', `FILE:${join(realm.dataDir, 'f.cc')}`, 'frank'], { env: { ...process.env, ...env } });
+      let out = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /enter the code (\S+)\)/.exec(out);
+        if (m && approveAs) {
+          void idp.approveDevice(m[1]!, approveAs);
+          approveAs = undefined;
+        }
+      });
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stdin.end();
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+
+  it('a stale client secret: invalid_client', async () => {
+    await admin.call('idp_add', ['stale'], { client_id: idp.clientId, secret: 'stale-secret-0000', issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys });
+    await admin.call('user_mod', ['frank'], { user_auth_type: ['idp'], idp: 'stale', idp_user_id: 'frank-sub' });
+    const r = await kinit();
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /invalid_client/);
+    assert.ok(realm.log.some((x) => /client=frank@EXAMPLE.TEST .*preauth="idp: .*invalid_client/.test(x)));
+    for (const l of realm.log) assert.ok(!l.includes('stale-secret-0000') && !l.includes(idp.clientSecret), l);
+  });
+
+  it('an unreachable JWKS endpoint: "Unable to fetch keys"', async () => {
+    await linkTo('nokeys', { keys_uri: 'https://127.0.0.1:1/jwks' });
+    const r = await kinit('frank-sub');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Unable to fetch keys/);
+    assert.ok(realm.log.some((x) => /preauth="idp: Unable to fetch keys/.test(x)));
+  });
+
+  it('a device code that expires before the user finishes', async () => {
+    await linkTo('short', {}, shortIdp);
+    const r = await kinit();
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /The device code has expired/);
   });
 });
