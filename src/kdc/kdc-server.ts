@@ -24,7 +24,8 @@ import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from '.
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
 const MAX_TCP_MESSAGE = 128 * 1024;
-const LOOKASIDE_TTL_MS = 60_000;
+/** MIT clients retransmit for about 10 s (KERBEROS-NOTES.md); replies are kept three times that. */
+const LOOKASIDE_TTL_MS = 30_000;
 
 export interface KdcOptions {
   dir: Directory;
