@@ -135,6 +135,15 @@ describe('dirid command-line client', () => {
     assert.match(out, /Added IdP reference "ptyidp"/);
   });
 
+  it('ping --server HOST chooses the server', async () => {
+    const deadConf = join(realm.dataDir, 'dead.conf');
+    writeFileSync(deadConf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, 'xmlrpc_uri = https://localhost:1/dirid/xml'));
+    const r = await runTool(process.execPath, [DIRID, '-c', deadConf, '-v', 'ping', '--server', `localhost:${realm.server.httpsPort}`], { ...env, XDG_CACHE_HOME: join(realm.dataDir, 'cache-srv') });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`dirid: INFO: trying https://localhost:${realm.server.httpsPort}/dirid/xml`));
+    assert.doesNotMatch(r.stderr, /localhost:1\//);
+  });
+
   it('works with a ticket from dirid kinit', async () => {
     const cc = { KRB5CCNAME: `FILE:${join(realm.dataDir, 'dirid.cc')}` };
     assert.equal((await runTool(process.execPath, [DIRID, 'kinit', 'admin'], { ...env, ...cc }, `${realm.adminPassword}\n`)).code, 0);
