@@ -8,11 +8,11 @@ import type { ApiContract, CommandSpec } from '../framework/api.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
 import { helpText, parseCommandLine } from './args.js';
 import { loadClientConfig } from './config.js';
-import { serverCandidates } from './discovery.js';
+import { firstServerUrl } from './discovery.js';
 import { CliError } from './errors.js';
 import { formatResult, summaryBlock } from './output.js';
 import { readSecret } from './prompt.js';
-import { isFresh, readCachedSchema, schemaFromResponse, writeCachedSchema, type CachedSchema } from './schema-cache.js';
+import { currentSchema, type CachedSchema } from './schema-cache.js';
 import { connect, type Session } from './transport.js';
 
 export interface GlobalOptions {
@@ -37,21 +37,21 @@ export async function runApiCommand(g: GlobalOptions, cliName: string, argv: str
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const t = argv[i]!;
-    if (method === 'ping' && (t === '--server' || t.startsWith('--server='))) serverOverride = t.includes('=') ? t.slice(9) : argv[++i];
-    else if (method === 'keytab_get' && (t === '-k' || t === '--keytab')) keytabFile = argv[++i];
+    if (method === 'ping' && (t === '--server' || t.startsWith('--server='))) {
+      serverOverride = t.includes('=') ? t.slice(9) : argv[++i];
+      if (!serverOverride) throw new CliError('--server option requires an argument');
+    } else if (method === 'keytab_get' && (t === '-k' || t === '--keytab')) keytabFile = argv[++i];
     else rest.push(t);
   }
-  const firstServer = (await serverCandidates(conf, serverOverride))[0]!;
-  let schema = readCachedSchema(firstServer);
+  const firstServer = firstServerUrl(conf, serverOverride);
   let session: Session | undefined;
   const connectWith = (m: string, args: WireValue[], options: Record<string, WireValue>) => connect(conf, { verbose: g.verbose, ...(serverOverride ? { server: serverOverride } : {}) }, { method: m, args, options });
-  if (!schema || !isFresh(schema)) {
-    const r = await connectWith('schema', [], schema ? { known_fingerprints: [schema.fingerprint] } : {});
+  const schema = await currentSchema(firstServer, async (known) => {
+    const r = await connectWith('schema', [], known.length ? { known_fingerprints: known } : {});
     if (r.response.error) fail(r.response);
     session = r.session;
-    schema = schemaFromResponse(r.response, schema);
-    writeCachedSchema(firstServer, schema);
-  }
+    return r.response;
+  });
   const spec = findCommand(schema, method, cliName);
   const parsed = parseCommandLine(spec, rest);
   if (parsed.help) {
@@ -95,14 +95,11 @@ function findCommand(schema: CachedSchema, method: string, cliName: string): Com
 
 export async function listCommands(g: GlobalOptions): Promise<string> {
   const conf = loadClientConfig(g.config);
-  const first = (await serverCandidates(conf))[0]!;
-  let schema = readCachedSchema(first);
-  if (!schema || !isFresh(schema)) {
-    const r = await connect(conf, { verbose: g.verbose }, { method: 'schema', args: [], options: {} });
+  const schema = await currentSchema(firstServerUrl(conf), async (known) => {
+    const r = await connect(conf, { verbose: g.verbose }, { method: 'schema', args: [], options: known.length ? { known_fingerprints: known } : {} });
     if (r.response.error) fail(r.response);
-    schema = schemaFromResponse(r.response, null);
-    writeCachedSchema(first, schema);
-  }
+    return r.response;
+  });
   const c: ApiContract = schema.contract;
   return c.commands.map((x) => `  ${x.cli_name.padEnd(24)} ${x.doc}`).join('\n') + '\n';
 }

@@ -83,16 +83,29 @@ export function parseCommandLine(spec: CommandSpec, argv: string[]): ParsedComma
   return out;
 }
 
+function metavar(o: ParamSpec): string {
+  if (o.values) return `{${o.values.join(',')}}`;
+  if (o.type === 'int') return 'INT';
+  if (o.type === 'bool') return 'BOOL';
+  return o.name.toUpperCase();
+}
+
+/** `dirid COMMAND --help`: usage, the command's doc, arguments and options with their docs. */
 export function helpText(spec: CommandSpec): string {
-  const args = spec.args.map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
-  const lines = [`Usage: dirid [global-options] ${spec.cli_name}${args ? ' ' + args : ''} [options]`, '', spec.doc, ''];
-  if (spec.options.length) {
-    lines.push('Options:');
-    for (const o of spec.options) {
-      const left = o.flag ? `--${o.cli_name}` : `--${o.cli_name}=${o.type === 'int' ? 'INT' : o.type === 'bool' ? 'BOOL' : 'STR'}`;
-      const extra = o.values ? ` (one of: ${o.values.join(', ')})` : '';
-      lines.push(`  ${left.padEnd(28)} ${o.doc}${extra}`);
-    }
+  const usageArgs = spec.args.map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
+  const lines = [`Usage: dirid [global-options] ${spec.cli_name}${usageArgs ? ' ' + usageArgs : ''} [options]`, '', spec.doc, ''];
+  const row = (left: string, doc: string) => lines.push(left.length < 30 ? `  ${left.padEnd(30)}${doc}` : `  ${left}\n  ${''.padEnd(30)}${doc}`);
+  if (spec.args.length) {
+    lines.push('Arguments:');
+    for (const a of spec.args) row(a.name.toUpperCase(), a.doc + (a.required ? '' : ' (optional)'));
+    lines.push('');
+  }
+  lines.push('Options:');
+  row('-h, --help', 'show this help message and exit');
+  for (const o of spec.options) {
+    const left = o.flag ? `--${o.cli_name}` : o.prompt ? `--${o.cli_name}[=${metavar(o)}]` : `--${o.cli_name}=${metavar(o)}`;
+    const notes = [o.required ? 'required' : '', o.multivalue && !o.flag ? 'repeatable' : '', o.prompt ? 'prompted for when given without a value' : ''].filter(Boolean);
+    row(left, o.doc + (notes.length ? ` (${notes.join('; ')})` : ''));
   }
   return lines.join('\n') + '\n';
 }

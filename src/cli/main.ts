@@ -13,7 +13,12 @@ const USAGE = `usage: dirid [-c FILE] [-v] COMMAND [ARGS] [OPTIONS]
   dirid kinit [-c CCACHE] PRINCIPAL   get a ticket-granting ticket
   dirid klist [-c CCACHE]             list a credential cache
   dirid help                          list the server's commands
-  dirid COMMAND --help                help for one command
+  dirid help COMMAND                  help for one command (also: dirid COMMAND --help)
+
+Global options:
+  -c FILE      client configuration (default: /etc/dirid/default.conf, ~/.dirid/default.conf)
+  -v           print progress lines on standard error
+  -h, --help   this text
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -22,8 +27,10 @@ async function main(argv: string[]): Promise<number> {
   for (; i < argv.length; i++) {
     const t = argv[i]!;
     if (t === '-v' || t === '--verbose') g.verbose = true;
-    else if (t === '-c') g.config = argv[++i];
-    else if (t.startsWith('--config=')) g.config = t.slice(9);
+    else if (t === '-c') {
+      g.config = argv[++i];
+      if (g.config === undefined) throw new CliError('-c needs a FILE');
+    } else if (t.startsWith('--config=')) g.config = t.slice(9);
     else if (t === '-h' || t === '--help') {
       process.stdout.write(USAGE);
       return 0;
@@ -39,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(USAGE);
       return 0;
     case 'help':
+      if (rest[0] !== undefined) return runApiCommand(g, rest[0], ['--help']);
       process.stdout.write(USAGE + '\nCommands:\n' + (await listCommands(g)));
       return 0;
     default:

@@ -1,8 +1,10 @@
 /**
- * Printing results as administrators of identity servers expect
- * (PRODUCT-NOTES.md): summaries between dash lines, entries with labels in
- * declaration order, --all with dn first and unlabelled extras sorted,
- * --raw with attribute names and one value per line, find counts.
+ * Printing command results as administrators of identity servers expect
+ * (PRODUCT-NOTES.md "Output"): summaries between dash lines as long as the
+ * text; entries with a two-space indent and labels in the object's field
+ * order; `--all` with `dn:` first and unlabelled extras after, sorted;
+ * `--raw` with attribute names and one value per line; find counts;
+ * membership failures and counts. Pure functions: text in, text out.
  */
 import type { ApiContract, ObjectSpec } from '../framework/api.js';
 
@@ -11,80 +13,123 @@ export interface OutputOptions {
   raw: boolean;
 }
 
-export function summaryBlock(text: string): string {
-  const dashes = '-'.repeat(Math.max(1, [...text].length));
-  return `${dashes}\n${text}\n${dashes}\n`;
-}
-
-function show(v: unknown): string {
-  if (v === true) return 'True';
-  if (v === false) return 'False';
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'object' && !Array.isArray(v)) return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}: ${show(x)}`).join(', ');
-  return String(v);
-}
-
-const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
-
-export function formatEntry(entry: Record<string, unknown>, obj: ObjectSpec | undefined, o: OutputOptions): string {
-  const lines: string[] = [];
-  if (o.raw) {
-    if (entry.dn !== undefined) lines.push(`  dn: ${show(entry.dn)}`);
-    for (const [k, v] of Object.entries(entry)) {
-      if (k === 'dn' || k === 'attributelevelrights') continue;
-      for (const x of asList(v)) lines.push(`  ${k}: ${show(x)}`);
-    }
-  } else {
-    if (entry.dn !== undefined) lines.push(`  dn: ${show(entry.dn)}`);
-    const known = new Set<string>(['dn', 'attributelevelrights']);
-    for (const f of obj?.fields ?? []) {
-      known.add(f.key);
-      if (entry[f.key] === undefined) continue;
-      lines.push(`  ${f.label}: ${asList(entry[f.key]).map(show).join(', ')}`);
-    }
-    if (o.all) {
-      for (const k of Object.keys(entry).filter((x) => !known.has(x)).sort()) lines.push(`  ${k}: ${asList(entry[k]).map(show).join(', ')}`);
-    }
-  }
-  if (entry.attributelevelrights && typeof entry.attributelevelrights === 'object') {
-    const r = entry.attributelevelrights as Record<string, string>;
-    lines.push(`  attributelevelrights: ${Object.entries(r).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
-  }
-  return lines.join('\n') + (lines.length ? '\n' : '');
-}
-
 export interface CommandOutput {
   text: string;
   exitCode: number;
 }
 
-/** Formats one command result; `kind` is the command's output kind from the schema. */
+export function summaryBlock(text: string): string {
+  const dashes = '-'.repeat(Math.max(1, [...text].length));
+  return `${dashes}\n${text}\n${dashes}\n`;
+}
+
+/** Control characters from the server never reach the terminal as such. */
+function printable(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+function generalizedTime(d: Date): string {
+  return d.toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+/** One value as text: booleans as True/False, binary as base64, dates as LDAP generalized time. */
+export function showValue(v: unknown): string {
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (v === null || v === undefined) return '';
+  if (Buffer.isBuffer(v)) return v.toString('base64');
+  if (v instanceof Date) return generalizedTime(v);
+  if (Array.isArray(v)) return v.map(showValue).join(', ');
+  if (typeof v === 'object') return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${printable(k)}: ${showValue(x)}`).join(', ');
+  return printable(String(v));
+}
+
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
+
+function rightsLine(entry: Record<string, unknown>): string[] {
+  const r = entry.attributelevelrights;
+  if (!r || typeof r !== 'object' || Array.isArray(r)) return [];
+  return [`  attributelevelrights: ${showValue(r)}`];
+}
+
+/** The lines of one entry, each ending in a newline. */
+export function formatEntry(entry: Record<string, unknown>, obj: ObjectSpec | undefined, o: OutputOptions): string {
+  const lines: string[] = [];
+  if (entry.dn !== undefined) lines.push(`  dn: ${showValue(entry.dn)}`);
+  const skip = new Set(['dn', 'attributelevelrights']);
+  if (o.raw) {
+    for (const [k, v] of Object.entries(entry)) {
+      if (skip.has(k)) continue;
+      for (const x of asList(v)) lines.push(`  ${printable(k)}: ${showValue(x)}`);
+    }
+  } else {
+    for (const f of obj?.fields ?? []) {
+      skip.add(f.key);
+      const v = entry[f.key];
+      if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) continue;
+      lines.push(`  ${f.label}: ${asList(v).map(showValue).join(', ')}`);
+    }
+    // without a known object (custom results) every key is an extra
+    if (o.all || !obj) {
+      for (const k of Object.keys(entry).filter((x) => !skip.has(x)).sort()) lines.push(`  ${printable(k)}: ${asList(entry[k]).map(showValue).join(', ')}`);
+    }
+  }
+  lines.push(...rightsLine(entry));
+  return lines.map((l) => l + '\n').join('');
+}
+
+/** `failed` of a membership result: `{member: {user: [[name, reason]], group: [...]}}`. */
+function failureLines(failed: unknown): string[] {
+  if (!failed || typeof failed !== 'object') return [];
+  const lines: string[] = [];
+  for (const [attr, kinds] of Object.entries(failed as Record<string, unknown>)) {
+    if (!kinds || typeof kinds !== 'object') continue;
+    for (const [kind, list] of Object.entries(kinds as Record<string, unknown>)) {
+      if (!Array.isArray(list)) continue;
+      for (const item of list) {
+        const [name, reason] = Array.isArray(item) ? item : [item, ''];
+        lines.push(`    ${printable(attr)} ${printable(kind)}: ${showValue(name)}: ${showValue(reason)}`);
+      }
+    }
+  }
+  return lines.length ? ['  Failed members:', ...lines] : [];
+}
+
+/**
+ * Formats one command result; `kind` is the command's output kind from the
+ * schema (entry, entries, deleted, summary, custom). Find with no match
+ * exits 1 (PRODUCT-NOTES.md), and so do a membership change with failures
+ * and a `--continue` delete that could not delete every name.
+ */
 export function formatResult(kind: string, objectName: string | null, result: Record<string, unknown>, contract: ApiContract, o: OutputOptions): CommandOutput {
   const obj = contract.objects.find((x) => x.name === objectName);
-  const summary = typeof result.summary === 'string' ? result.summary : null;
-  let text = '';
+  const summary = typeof result.summary === 'string' && result.summary !== '' ? printable(result.summary) : null;
+  const body = result.result;
   if (kind === 'entries') {
-    const entries = (result.result as Record<string, unknown>[]) ?? [];
-    if (summary) text += summaryBlock(summary);
-    text += entries.map((e) => formatEntry(e, obj, o)).join('\n');
+    const entries = Array.isArray(body) ? (body.filter((e) => e && typeof e === 'object') as Record<string, unknown>[]) : [];
     const n = typeof result.count === 'number' ? result.count : entries.length;
-    text += summaryBlock(`Number of entries returned ${n}`).replace(/^/, '');
+    let text = summary ? summaryBlock(summary) : '';
+    text += entries.map((e) => formatEntry(e, obj, o)).join('\n');
+    text += summaryBlock(`Number of entries returned ${n}`);
     if (result.truncated === true) text += 'Search result has been truncated: the size or time limit was reached\n';
     return { text, exitCode: n === 0 ? 1 : 0 };
   }
-  if (summary) text += summaryBlock(summary);
-  if (kind === 'entry' && result.result && typeof result.result === 'object') {
-    const failed = result.failed as Record<string, Record<string, Array<[string, string]>>> | undefined;
-    text += formatEntry(result.result as Record<string, unknown>, obj, o);
-    if (failed) {
-      const lines: string[] = [];
-      for (const [attr, kinds] of Object.entries(failed)) {
-        for (const [k, list] of Object.entries(kinds)) for (const [name, reason] of list) lines.push(`  ${attr} ${k}: ${name}: ${reason}`);
-      }
-      if (lines.length) text += `Failed ${Object.keys(failed).join(', ')}:\n${lines.join('\n')}\n`;
-    }
-  } else if (kind === 'custom' && result.result && typeof result.result === 'object' && !summary) {
-    text += formatEntry(result.result as Record<string, unknown>, obj, o);
+  const entry = body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body) && !(body instanceof Date) ? (body as Record<string, unknown>) : null;
+  if (typeof result.completed === 'number') {
+    // membership: the entry, what failed, then the count as the summary
+    const failures = failureLines(result.failed);
+    let text = entry ? formatEntry(entry, obj, o) : '';
+    text += failures.map((l) => l + '\n').join('');
+    if (summary) text += summaryBlock(summary);
+    return { text, exitCode: failures.length ? 1 : 0 };
   }
+  let text = summary ? summaryBlock(summary) : '';
+  if (kind === 'deleted') {
+    // `--continue`: the names that could not be deleted
+    const failed = entry && Array.isArray(entry.failed) ? entry.failed : [];
+    if (failed.length) text += `  Failed to remove: ${failed.map(showValue).join(', ')}\n`;
+    return { text, exitCode: failed.length ? 1 : 0 };
+  }
+  if (entry && (kind === 'entry' || (kind === 'custom' && !summary))) text += formatEntry(entry, obj, o);
   return { text, exitCode: 0 };
 }

@@ -6,11 +6,12 @@
  * cache directory forces a refresh; a damaged file is ignored.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiContract, CommandSpec } from '../framework/api.js';
 import type { RpcResponse } from '../rpc/codec/types.js';
 import { cacheDir } from './config.js';
+import { CliError } from './errors.js';
 
 export interface CachedSchema {
   fingerprint: string;
@@ -19,14 +20,14 @@ export interface CachedSchema {
   contract: ApiContract;
 }
 
-function fileFor(server: string): string {
+export function schemaFileFor(server: string): string {
   return join(cacheDir(), 'schema', `${createHash('sha256').update(server).digest('hex').slice(0, 24)}.json`);
 }
 
 export function readCachedSchema(server: string): CachedSchema | null {
   try {
-    const v = JSON.parse(readFileSync(fileFor(server), 'utf8')) as CachedSchema;
-    if (typeof v.fingerprint !== 'string' || typeof v.ttl !== 'number' || !v.contract || !Array.isArray(v.contract.commands)) return null;
+    const v = JSON.parse(readFileSync(schemaFileFor(server), 'utf8')) as CachedSchema;
+    if (typeof v.fingerprint !== 'string' || typeof v.ttl !== 'number' || typeof v.fetchedAt !== 'number' || !v.contract || !Array.isArray(v.contract.commands) || !Array.isArray(v.contract.objects)) return null;
     return v;
   } catch {
     return null;
@@ -34,25 +35,45 @@ export function readCachedSchema(server: string): CachedSchema | null {
 }
 
 export function isFresh(s: CachedSchema, now = Date.now()): boolean {
-  return s.fetchedAt + s.ttl * 1000 > now;
+  // a fetch time in the future (clock set back, damaged file) is not trusted
+  return s.fetchedAt <= now && s.fetchedAt + s.ttl * 1000 > now;
 }
 
 export function writeCachedSchema(server: string, s: CachedSchema): void {
   mkdirSync(join(cacheDir(), 'schema'), { recursive: true, mode: 0o700 });
-  const f = fileFor(server);
-  writeFileSync(f, JSON.stringify(s), { mode: 0o600 });
-  chmodSync(f, 0o600);
+  const f = schemaFileFor(server);
+  const tmp = `${f}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(s), { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, f);
 }
 
 /** Turns a `schema` response into a cache entry (reusing `old` when unchanged). */
 export function schemaFromResponse(resp: RpcResponse, old: CachedSchema | null): CachedSchema {
   const r = (resp.result as { result?: Record<string, unknown> } | null)?.result;
-  if (!r || typeof r.fingerprint !== 'string') throw new Error('the server sent no schema');
-  if (r.unchanged === true && old) return { ...old, fetchedAt: Date.now(), ttl: Number(r.ttl) };
+  if (!r || typeof r.fingerprint !== 'string') throw new CliError('the server sent no schema');
+  const ttl = typeof r.ttl === 'number' && Number.isFinite(r.ttl) && r.ttl >= 0 ? r.ttl : 0;
+  if (r.unchanged === true && old && old.fingerprint === r.fingerprint) return { ...old, fetchedAt: Date.now(), ttl };
+  if (!Array.isArray(r.commands) || !Array.isArray(r.objects)) throw new CliError('the server sent no schema');
   return {
     fingerprint: r.fingerprint,
-    ttl: Number(r.ttl),
+    ttl,
     fetchedAt: Date.now(),
     contract: { api_version: String(r.api_version), commands: r.commands as CommandSpec[], objects: r.objects as ApiContract['objects'] },
   };
+}
+
+/**
+ * The schema to use for `server`: the cached one while fresh; otherwise
+ * asks the server (sending the cached fingerprint, so an unchanged schema
+ * costs a few bytes) and stores the answer. `fetchSchema` makes the
+ * `schema` call and returns its response (errors already raised).
+ */
+export async function currentSchema(server: string, fetchSchema: (knownFingerprints: string[]) => Promise<RpcResponse>, now = Date.now()): Promise<CachedSchema> {
+  const cached = readCachedSchema(server);
+  if (cached && isFresh(cached, now)) return cached;
+  const resp = await fetchSchema(cached ? [cached.fingerprint] : []);
+  const schema = schemaFromResponse(resp, cached);
+  writeCachedSchema(server, schema);
+  return schema;
 }

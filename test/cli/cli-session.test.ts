@@ -1,0 +1,174 @@
+/**
+ * The `dirid` client against a real `dirid-server` process (init + start on
+ * ephemeral ports), authenticated only by a session cookie from
+ * `POST /dirid/session/login_password`, stored where the client keeps its
+ * cookies: no Kerberos ticket at all. Covers help from the schema, unknown
+ * commands, idp-add/show/find, user-add and the IdP link, membership
+ * output, `ping --server`, and the cookie being refused once stale.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:https';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runTool, type ToolResult } from '../support/mit-tools.js';
+
+const BIN = new URL('../../bin/', import.meta.url).pathname;
+const PASSWORD = 'Session-test-pw1';
+
+function login(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const body = new URLSearchParams({ user: 'admin', password: PASSWORD }).toString();
+    const req = request(
+      { host: '127.0.0.1', servername: 'localhost', port, path: '/dirid/session/login_password', method: 'POST', ca, headers: { Host: `localhost:${port}`, Referer: `https://localhost:${port}/dirid/`, 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        const sc = res.headers['set-cookie'];
+        if (res.statusCode !== 200 || !sc) return reject(new Error(`login failed: HTTP ${res.statusCode}`));
+        resolve(sc[0]!);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('dirid with a session cookie against a dirid-server process', () => {
+  let dir: string;
+  let server: ChildProcess;
+  let conf: string;
+  let port: number;
+  let env: NodeJS.ProcessEnv;
+  const dirid = (args: string[], input?: string): Promise<ToolResult> => runTool(process.execPath, [join(BIN, 'dirid.js'), '-c', conf, ...args], env, input);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dirid-cli-session-'));
+    writeFileSync(join(dir, 'admin.pw'), PASSWORD + '\n', { mode: 0o600 });
+    const data = join(dir, 'data');
+    const init = await runTool(process.execPath, [join(BIN, 'dirid-server.js'), 'init', '--data-dir', data, '--realm', 'EXAMPLE.TEST', '--domain', 'example.test', '--hostname', 'localhost', '--admin-password-file', join(dir, 'admin.pw')], {}, undefined, 60_000);
+    assert.equal(init.code, 0, init.stderr);
+    server = spawn(process.execPath, [join(BIN, 'dirid-server.js'), 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      const t = setTimeout(() => reject(new Error(`dirid-server did not start: ${out}`)), 30_000);
+      server.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/[^:]+:(\d+)\//.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      });
+      server.on('exit', (code) => reject(new Error(`dirid-server exited with ${code}: ${out}`)));
+    });
+    conf = join(data, 'default.conf');
+    assert.match(readFileSync(conf, 'utf8'), new RegExp(`xmlrpc_uri = https://localhost:${port}/dirid/xml`), 'start writes the chosen port back');
+    // no Kerberos ticket anywhere: the cookie is the only credential
+    env = { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache'), KRB5CCNAME: `FILE:${join(dir, 'no-such-ccache')}`, KRB5_CONFIG: join(data, 'krb5.conf'), LANG: 'C' };
+    const setCookie = await login(port, readFileSync(join(data, 'ca.crt'), 'utf8'));
+    // stored as the client stores cookies it receives
+    const { saveCookie } = await import('../../src/cli/transport.js');
+    const saved = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = env.XDG_CACHE_HOME;
+    try {
+      saveCookie(`https://localhost:${port}`, 'admin@EXAMPLE.TEST', setCookie);
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = saved;
+    }
+  });
+  after(async () => {
+    if (server.exitCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('ping, and ping --server HOST keeping the configured port', async () => {
+    const r = await dirid(['ping']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^(-+)\ndirid server version \d+\.\d+\.\d+\. API version \d+\.\d+\.\n\1\n$/);
+    const v = await dirid(['-v', 'ping', '--server', 'localhost']);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stderr, new RegExp(`^dirid: INFO: trying https://localhost:${port}/dirid/xml$`, 'm'));
+    assert.match(v.stderr, new RegExp(`^dirid: INFO: Forwarding 'ping' to server 'https://localhost:${port}/dirid/xml'$`, 'm'));
+  });
+
+  it('help from the schema; unknown commands and options', async () => {
+    const list = await dirid(['help']);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^  idp-add {18}Add a new IdP reference\.$/m);
+    const h = await dirid(['idp-add', '--help']);
+    assert.equal(h.code, 0, h.stderr);
+    assert.match(h.stdout, /^Usage: dirid \[global-options\] idp-add NAME \[options\]\n/);
+    assert.match(h.stdout, /^  --secret\[=SECRET\] +.*prompted for when given without a value/m);
+    assert.equal((await dirid(['help', 'idp-add'])).stdout, h.stdout);
+    const unknown = await dirid(['idp-frobnicate']);
+    assert.deepEqual([unknown.code, unknown.stderr], [1, "dirid: ERROR: unknown command 'idp-frobnicate'\n"]);
+    const badOpt = await dirid(['idp-show', 'x', '--colour']);
+    assert.deepEqual([badOpt.code, badOpt.stderr], [1, 'dirid: ERROR: no such option: --colour\n']);
+  });
+
+  it('idp-add with a template and the secret from standard input; show; find', async () => {
+    const add = await dirid(['idp-add', 'kc', '--provider', 'keycloak', '--organization=main', '--base-url', 'kc.example.test', '--client-id', 'dirid', '--secret'], 'from-stdin-secret\n');
+    assert.equal(add.code, 0, add.stderr);
+    assert.equal(
+      add.stdout,
+      [
+        '------------------------',
+        'Added IdP reference "kc"',
+        '------------------------',
+        '  IdP reference name: kc',
+        '  Provider: keycloak',
+        '  Client identifier: dirid',
+        '  Authorization URI: https://kc.example.test/realms/main/protocol/openid-connect/auth',
+        '  Device authorization URI: https://kc.example.test/realms/main/protocol/openid-connect/auth/device',
+        '  Token URI: https://kc.example.test/realms/main/protocol/openid-connect/token',
+        '  User info URI: https://kc.example.test/realms/main/protocol/openid-connect/userinfo',
+        '  Scope: openid email',
+        '  Organization: main',
+        '  Base URL: kc.example.test',
+        '  IdP user ID attribute: email',
+        '  Issuer URL: https://kc.example.test/realms/main',
+        '  JWKS endpoint: https://kc.example.test/realms/main/protocol/openid-connect/certs',
+        '',
+      ].join('\n'),
+    );
+    const show = await dirid(['idp-show', 'kc']);
+    assert.equal(show.stdout, add.stdout.split('\n').slice(3).join('\n'));
+    const find = await dirid(['idp-find', 'kc', '--pkey-only']);
+    assert.equal(find.code, 0, find.stderr);
+    assert.equal(find.stdout, '-----------------------\n1 IdP reference matched\n-----------------------\n  IdP reference name: kc\n----------------------------\nNumber of entries returned 1\n----------------------------\n');
+    const none = await dirid(['idp-find', '--name=nothing-like-this']);
+    assert.equal(none.code, 1);
+    const missing = await dirid(['idp-show', 'nope']);
+    assert.deepEqual([missing.code, missing.stderr], [2, 'dirid: ERROR: nope: IdP reference not found\n']);
+  });
+
+  it('user-add, link to the IdP, membership with a failure', async () => {
+    const add = await dirid(['user-add', 'carol', '--first=Carol', '--last=Jones']);
+    assert.equal(add.code, 0, add.stderr);
+    const link = await dirid(['user-mod', 'carol', '--user-auth-type=idp', '--idp=kc', '--idp-user-id=carol@example.test']);
+    assert.equal(link.code, 0, link.stderr);
+    assert.match(link.stdout, /^  User authentication types: idp\n  External IdP configuration: kc\n  External IdP user identifier: carol@example\.test\n/m);
+    assert.equal((await dirid(['group-add', 'editors'])).code, 0);
+    const member = await dirid(['group-add-member', 'editors', '--users=carol', '--users=nobody']);
+    assert.equal(member.code, 1);
+    assert.match(member.stdout, /^  Member users: carol\n  Failed members:\n    member user: nobody: no such entry\n-------------------------\nNumber of members added 1\n-------------------------\n$/m);
+  });
+
+  it('a cookie the server no longer accepts is dropped; without Kerberos that is "not authenticated"', async () => {
+    const sessions = join(dir, 'cache', 'dirid', 'sessions');
+    const { readdirSync } = await import('node:fs');
+    const [file] = readdirSync(sessions);
+    const stored = JSON.parse(readFileSync(join(sessions, file!), 'utf8')) as { cookie: string };
+    writeFileSync(join(sessions, file!), JSON.stringify({ ...stored, cookie: 'dirid_session=forged' }));
+    const r = await dirid(['ping']);
+    assert.deepEqual([r.code, r.stderr], [1, 'dirid: ERROR: Insufficient access: not authenticated\n']);
+    assert.deepEqual(readdirSync(sessions), []);
+  });
+});
