@@ -9,7 +9,7 @@ import { configEntry, loadCcacheFile, resolveCcacheName, saveCcacheFile, CONF_RE
 import { asReqBody, asWithKeys, asWithPassword, KrbClientError, type Credentials } from '../kerberos/client.js';
 import { armoredAsReq, encryptedChallenge, parseIdpChallenge, processArmored } from '../kerberos/fast-client.js';
 import { decodeEtypeInfo2 } from '../kerberos/asn1/padata.js';
-import { decodeTicket } from '../kerberos/asn1/ticket.js';
+import { findCredentials } from '../kerberos/ccache-credentials.js';
 import { readKeytab } from '../kerberos/keytab.js';
 import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
 import { ErrorCode, PaType } from '../kerberos/iana.js';
@@ -61,18 +61,9 @@ export function credentialsToCcache(creds: Credentials, extra: Ccache['credentia
 
 /** The TGT in an armor ccache (`-T`). */
 function armorFromCcache(name: string, realm: string): Credentials {
-  const cc = loadCcacheFile(resolveCcacheName(name));
-  const c = cc.credentials.find((x) => x.server.realm !== CONF_REALM && x.server.components.join('/') === `krbtgt/${realm}` && x.endtime > Date.now() / 1000);
-  if (!c) throw new CliError(`no valid krbtgt/${realm} ticket in the armor cache ${name}`);
-  return {
-    client: { nameType: c.client.nameType, nameString: c.client.components },
-    crealm: c.client.realm,
-    server: { nameType: c.server.nameType, nameString: c.server.components },
-    srealm: c.server.realm,
-    sessionKey: { etype: c.key.etype, value: c.key.value },
-    ticket: decodeTicket(c.ticket),
-    part: { key: { etype: c.key.etype, value: c.key.value }, lastReq: [], nonce: 0, flags: c.flags, authtime: new Date(c.authtime * 1000), endtime: new Date(c.endtime * 1000), srealm: c.server.realm, sname: { nameType: c.server.nameType, nameString: c.server.components } },
-  };
+  const tgt = findCredentials(loadCcacheFile(resolveCcacheName(name)), `krbtgt/${realm}@${realm}`, 1);
+  if (!tgt) throw new CliError(`no valid krbtgt/${realm} ticket in the armor cache ${name}`);
+  return tgt;
 }
 
 /** A TGT for the first principal of a host keytab, to armor with. */

@@ -4,16 +4,15 @@
  * else from the KDC, then stored back like MIT does), and a SPNEGO
  * NegTokenInit with a mutual-authentication AP-REQ.
  */
-import { CONF_REALM, loadCcacheFile, resolveCcacheName, saveCcacheFile, CcacheError, type Ccache } from '../kerberos/ccache.js';
-import { decodeTicket } from '../kerberos/asn1/ticket.js';
-import { tgsExchange, KrbClientError, type Credentials } from '../kerberos/client.js';
+import { loadCcacheFile, resolveCcacheName, saveCcacheFile, CcacheError, type Ccache } from '../kerberos/ccache.js';
+import { findCredentials } from '../kerberos/ccache-credentials.js';
+import { tgsExchange, KrbClientError } from '../kerberos/client.js';
 import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc, KdcUnreachableError } from '../kerberos/transport.js';
 import { makeApReq, verifyApRep } from '../kerberos/ap-exchange.js';
 import { decodeNegTokenResp, encodeGssChecksum, encodeNegTokenInit, GssFlag, KRB5_OID, krb5Token, TOK_AP_REQ, unwrapGss } from '../kerberos/gss.js';
 import { credentialsToCcache } from './kinit.js';
 import { CliError } from './errors.js';
-import type { EncKdcRepPart } from '../kerberos/asn1/kdc-rep.js';
 
 import { NOT_AUTHENTICATED } from './principal.js';
 
@@ -22,25 +21,6 @@ export interface NegotiateContext {
   principal: string;
   /** verifies the server's mutual-authentication answer */
   verify(header: string | undefined): void;
-}
-
-function credsFromCcache(cc: Ccache, serverName: string): Credentials | null {
-  const now = Date.now() / 1000;
-  for (const c of cc.credentials) {
-    if (c.server.realm === CONF_REALM) continue;
-    if (`${c.server.components.join('/')}@${c.server.realm}` !== serverName || c.endtime < now + 30) continue;
-    const part = { key: { etype: c.key.etype, value: c.key.value }, lastReq: [], nonce: 0, flags: c.flags, authtime: new Date(c.authtime * 1000), endtime: new Date(c.endtime * 1000), srealm: c.server.realm, sname: { nameType: c.server.nameType, nameString: c.server.components } } as EncKdcRepPart;
-    return {
-      client: { nameType: c.client.nameType, nameString: c.client.components },
-      crealm: c.client.realm,
-      server: { nameType: c.server.nameType, nameString: c.server.components },
-      srealm: c.server.realm,
-      sessionKey: { etype: c.key.etype, value: c.key.value },
-      ticket: decodeTicket(c.ticket),
-      part,
-    };
-  }
-  return null;
 }
 
 export async function negotiateFor(host: string, realm: string): Promise<NegotiateContext> {
@@ -55,9 +35,9 @@ export async function negotiateFor(host: string, realm: string): Promise<Negotia
   }
   const principal = `${cc.principal.components.join('/')}@${cc.principal.realm}`;
   const service = `HTTP/${host}@${realm}`;
-  let svc = credsFromCcache(cc, service);
+  let svc = findCredentials(cc, service, 30);
   if (!svc) {
-    const tgt = credsFromCcache(cc, `krbtgt/${realm}@${realm}`);
+    const tgt = findCredentials(cc, `krbtgt/${realm}@${realm}`, 30);
     if (!tgt) throw new CliError(NOT_AUTHENTICATED);
     const kdcs = kdcAddresses(loadKrb5Conf(), realm);
     if (kdcs.length === 0) throw new CliError(`Cannot contact any KDC for realm '${realm}'`);
