@@ -1,7 +1,8 @@
 /**
- * MIT credential caches, file format version 4 (read: 3 and 4): a header
- * (tag 1 = KDC time offset), the default principal, then credentials until
- * the end. Configuration entries (fast_avail, pa_type, ...) are credentials
+ * MIT credential caches (the FILE ccache format, versions 4 and 3, as in
+ * MIT's doc/formats/ccache_file_format): a header (version 4 only; tag 1 =
+ * KDC time offset), the default principal, then credentials until the end;
+ * version 3 repeats the enctype of each key. Configuration entries (fast_avail, pa_type, ...) are credentials
  * whose server is in the realm X-CACHECONF:. Files are written 0600 with an
  * atomic rename.
  */
@@ -45,6 +46,22 @@ export class CcacheError extends Error {
 
 export const CONF_REALM = 'X-CACHECONF:';
 
+/** Header tags of version 4 (tag 1: KDC time offset, 4-byte seconds and 4-byte microseconds). */
+export const CcacheHeaderTag = { KDC_TIME_OFFSET: 1 } as const;
+
+/** The KDC time offset header of a version 4 ccache, if present. */
+export function kdcTimeOffset(cc: Ccache): { seconds: number; microseconds: number } | undefined {
+  const h = cc.headers.find((x) => x.tag === CcacheHeaderTag.KDC_TIME_OFFSET && x.value.length === 8);
+  return h ? { seconds: h.value.readInt32BE(0), microseconds: h.value.readInt32BE(4) } : undefined;
+}
+
+/** The config entries (server realm X-CACHECONF:) as name, optional principal and value. */
+export function configEntries(cc: Ccache): Array<{ name: string; principal?: string; value: Buffer }> {
+  return cc.credentials
+    .filter((c) => c.server.realm === CONF_REALM && c.server.components[0] === 'krb5_ccache_conf_data' && c.server.components.length >= 2)
+    .map((c) => ({ name: c.server.components[1]!, ...(c.server.components[2] !== undefined ? { principal: c.server.components[2] } : {}), value: c.ticket }));
+}
+
 export function readCcache(buf: Buffer): Ccache {
   let p = 0;
   const need = (n: number) => {
@@ -78,9 +95,10 @@ export function readCcache(buf: Buffer): Ccache {
     const end = p + hlen;
     need(hlen);
     while (p < end) {
+      if (p + 4 > end) throw new CcacheError('malformed credential cache header');
       const tag = u16();
       const len = u16();
-      need(len);
+      if (p + len > end) throw new CcacheError('malformed credential cache header');
       headers.push({ tag, value: Buffer.from(buf.subarray(p, p + len)) });
       p += len;
     }
@@ -90,7 +108,7 @@ export function readCcache(buf: Buffer): Ccache {
     const client = principal();
     const server = principal();
     const etype = u16();
-    if (v === 3) u16();
+    if (v === 3 && u16() !== etype) throw new CcacheError('credential cache v3 key with two different enctypes');
     const keyValue = data(1024);
     const cred: CcCredential = {
       client,
@@ -107,14 +125,12 @@ export function readCcache(buf: Buffer): Ccache {
       ticket: Buffer.alloc(0),
       secondTicket: Buffer.alloc(0),
     };
-    for (let n = u32(), i = 0; i < n; i++) {
-      if (n > 256) throw new CcacheError('too many addresses');
-      cred.addresses.push({ type: u16(), data: data(1024) });
-    }
-    for (let n = u32(), i = 0; i < n; i++) {
-      if (n > 256) throw new CcacheError('too many authdata elements');
-      cred.authdata.push({ type: u16(), data: data() });
-    }
+    const nAddresses = u32();
+    if (nAddresses > 256) throw new CcacheError('too many addresses');
+    for (let i = 0; i < nAddresses; i++) cred.addresses.push({ type: u16(), data: data(1024) });
+    const nAuthdata = u32();
+    if (nAuthdata > 256) throw new CcacheError('too many authdata elements');
+    for (let i = 0; i < nAuthdata; i++) cred.authdata.push({ type: u16(), data: data() });
     cred.ticket = data();
     cred.secondTicket = data();
     cc.credentials.push(cred);
@@ -146,18 +162,22 @@ export function writeCcache(cc: Ccache): Buffer {
     for (const c of pr.components) data(Buffer.from(c, 'utf8'));
   };
   u8(5);
-  u8(4);
-  u16(cc.headers.reduce((n, h) => n + 4 + h.value.length, 0));
-  for (const h of cc.headers) {
-    u16(h.tag);
-    u16(h.value.length);
-    parts.push(h.value);
-  }
+  u8(cc.version);
+  if (cc.version === 4) {
+    u16(cc.headers.reduce((n, h) => n + 4 + h.value.length, 0));
+    for (const h of cc.headers) {
+      u16(h.tag);
+      u16(h.value.length);
+      parts.push(h.value);
+    }
+  } else if (cc.version !== 3) throw new CcacheError(`cannot write credential cache version ${String(cc.version)}`);
+  else if (cc.headers.length) throw new CcacheError('credential cache version 3 has no header');
   principal(cc.principal);
   for (const c of cc.credentials) {
     principal(c.client);
     principal(c.server);
     u16(c.key.etype);
+    if (cc.version === 3) u16(c.key.etype);
     data(c.key.value);
     u32(c.authtime);
     u32(c.starttime);

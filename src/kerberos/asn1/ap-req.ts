@@ -2,7 +2,7 @@
  * AP-REQ (RFC 4120 §5.5.1, APPLICATION 14), Authenticator (APPLICATION 2),
  * AP-REP (APPLICATION 15) and EncAPRepPart (APPLICATION 27).
  */
-import { app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeChecksum,
@@ -33,7 +33,7 @@ export function decodeApReqNode(n: DerNode): ApReq {
   if (readInt(req(f, 0, 'AP-REQ'), 'pvno') !== 5 || readInt(req(f, 1, 'AP-REQ'), 'msg-type') !== 14) throw new Asn1Error('AP-REQ: bad pvno or msg-type');
   return { apOptions: readFlags(req(f, 2, 'AP-REQ'), 'ap-options'), ticket: decodeTicketNode(req(f, 3, 'AP-REQ')), authenticator: decodeEncryptedData(req(f, 4, 'AP-REQ')) };
 }
-export const decodeApReq = (b: Uint8Array): ApReq => decodeApReqNode(parseDer(b));
+export const decodeApReq = (b: Uint8Array | DerNode): ApReq => decodeApReqNode(asNode(b));
 export const encodeApReq = (a: ApReq): Buffer =>
   app(14, seq(ctx(0, int(5)), ctx(1, int(14)), ctx(2, flags(a.apOptions)), ctx(3, a.ticket.raw), ctx(4, encodeEncryptedData(a.authenticator))));
 
@@ -48,8 +48,8 @@ export interface Authenticator {
   authorizationData?: AuthData[];
 }
 
-export function decodeAuthenticator(b: Uint8Array): Authenticator {
-  const f = fields(unwrapApp(parseDer(b), 2, 'Authenticator'), 'Authenticator');
+export function decodeAuthenticator(b: Uint8Array | DerNode): Authenticator {
+  const f = fields(unwrapApp(asNode(b), 2, 'Authenticator'), 'Authenticator');
   if (readInt(req(f, 0, 'Authenticator'), 'authenticator-vno') !== 5) throw new Asn1Error('Authenticator: bad version');
   const a: Authenticator = {
     crealm: readString(req(f, 1, 'Authenticator'), 'crealm'),
@@ -90,16 +90,16 @@ export interface EncApRepPart {
 
 export const encodeApRep = (encPart: EncryptedData): Buffer => app(15, seq(ctx(0, int(5)), ctx(1, int(15)), ctx(2, encodeEncryptedData(encPart))));
 
-export function decodeApRep(b: Uint8Array): EncryptedData {
-  const f = fields(unwrapApp(parseDer(b), 15, 'AP-REP'), 'AP-REP');
+export function decodeApRep(b: Uint8Array | DerNode): EncryptedData {
+  const f = fields(unwrapApp(asNode(b), 15, 'AP-REP'), 'AP-REP');
   return decodeEncryptedData(req(f, 2, 'AP-REP'));
 }
 
 export const encodeEncApRepPart = (e: EncApRepPart): Buffer =>
   app(27, seq(ctx(0, time(e.ctime)), ctx(1, int(e.cusec)), e.subkey ? ctx(2, encodeKeyBlock(e.subkey)) : undefined, e.seqNumber !== undefined ? ctx(3, int(e.seqNumber)) : undefined));
 
-export function decodeEncApRepPart(b: Uint8Array): EncApRepPart {
-  const f = fields(unwrapApp(parseDer(b), 27, 'EncAPRepPart'), 'EncAPRepPart');
+export function decodeEncApRepPart(b: Uint8Array | DerNode): EncApRepPart {
+  const f = fields(unwrapApp(asNode(b), 27, 'EncAPRepPart'), 'EncAPRepPart');
   const e: EncApRepPart = { ctime: readTime(req(f, 0, 'EncAPRepPart'), 'ctime'), cusec: readInt(req(f, 1, 'EncAPRepPart'), 'cusec') };
   if (f.has(2)) e.subkey = decodeKeyBlock(f.get(2)!);
   if (f.has(3)) e.seqNumber = readUInt32(f.get(3)!, 'seq-number');

@@ -128,6 +128,7 @@ export function req(f: Map<number, DerNode>, tag: number, what: string): DerNode
 
 export function readInt(n: DerNode, what: string): number {
   expect(n, 'universal', 2, what);
+  if (n.constructed) throw new Asn1Error(`${what}: constructed INTEGER`);
   const c = n.content;
   if (c.length === 0 || c.length > 6) throw new Asn1Error(`${what}: integer out of range`);
   let v = 0;
@@ -156,16 +157,24 @@ export function readOctets(n: DerNode, what: string): Buffer {
 
 export function readTime(n: DerNode, what: string): Date {
   expect(n, 'universal', 24, what);
+  if (n.constructed) throw new Asn1Error(`${what}: constructed GeneralizedTime`);
   const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(n.content.toString('latin1'));
   if (!m) throw new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
-  return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d); // not Date.UTC: it maps years 0-99 to 1900-1999
+  date.setUTCHours(h, mi, s, 0);
+  // a field out of range (month 13, 31 February, second 60) would silently roll over
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || date.getUTCHours() !== h || date.getUTCMinutes() !== mi || date.getUTCSeconds() !== s)
+    throw new Asn1Error(`${what}: KerberosTime out of range`);
+  return date;
 }
 
 /** A BIT STRING of up to 32 bits as a flags word (bit 0 = most significant). */
 export function readFlags(n: DerNode, what: string): number {
   expect(n, 'universal', 3, what);
   const c = n.content;
-  if (c.length < 1 || c[0]! > 7) throw new Asn1Error(`${what}: malformed BIT STRING`);
+  if (n.constructed || c.length < 1 || c[0]! > 7 || (c.length === 1 && c[0] !== 0)) throw new Asn1Error(`${what}: malformed BIT STRING`);
   let v = 0;
   for (let i = 0; i < 4; i++) v = (v * 256 + (c[1 + i] ?? 0)) >>> 0;
   return v >>> 0;
@@ -173,7 +182,13 @@ export function readFlags(n: DerNode, what: string): number {
 
 export function seqOf(n: DerNode, what: string): DerNode[] {
   expect(n, 'universal', 16, what);
+  if (!n.constructed) throw new Asn1Error(`${what}: SEQUENCE must be constructed`);
   return n.children;
+}
+
+/** Accepts either encoded bytes (one whole DER element) or an already parsed node. */
+export function asNode(input: Uint8Array | DerNode): DerNode {
+  return input instanceof Uint8Array ? parseDer(input) : input;
 }
 
 // ---- writing -------------------------------------------------------------------
@@ -221,7 +236,9 @@ export const octets = (b: Buffer): Buffer => tlv('universal', false, 4, b);
 const two = (n: number) => (n < 10 ? '0' : '') + n;
 
 export function time(d: Date): Buffer {
-  const s = `${d.getUTCFullYear()}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}Z`;
+  const y = d.getUTCFullYear();
+  if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
+  const s = `${String(y).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}Z`;
   return tlv('universal', false, 24, Buffer.from(s, 'latin1'));
 }
 
@@ -230,4 +247,41 @@ export function flags(v: number): Buffer {
   const b = Buffer.alloc(5);
   b.writeUInt32BE(v >>> 0, 1);
   return tlv('universal', false, 3, b);
+}
+
+// ---- object identifiers (X.690 §8.19) ------------------------------------------------
+
+/** DER of an OBJECT IDENTIFIER given as dotted text, e.g. `1.2.840.113554.1.2.2`. */
+export function oid(dotted: string): Buffer {
+  const arcs = dotted.split('.').map((a) => (/^\d{1,15}$/.test(a) ? Number(a) : NaN));
+  if (arcs.length < 2 || arcs.some((a) => !Number.isSafeInteger(a)) || arcs[0]! > 2 || (arcs[0]! < 2 && arcs[1]! > 39)) throw new Asn1Error(`invalid OID ${dotted}`);
+  const bytes: number[] = [];
+  const push = (v: number) => {
+    const groups = [v % 128];
+    for (v = Math.floor(v / 128); v > 0; v = Math.floor(v / 128)) groups.unshift((v % 128) | 0x80);
+    bytes.push(...groups);
+  };
+  push(arcs[0]! * 40 + arcs[1]!);
+  for (const a of arcs.slice(2)) push(a);
+  return tlv('universal', false, 6, Buffer.from(bytes));
+}
+
+/** Dotted text of a decoded OBJECT IDENTIFIER. */
+export function readOid(n: DerNode, what: string): string {
+  expect(n, 'universal', 6, what);
+  const c = n.content;
+  if (n.constructed || c.length === 0 || c.length > 64 || c[c.length - 1]! & 0x80) throw new Asn1Error(`${what}: malformed OBJECT IDENTIFIER`);
+  const arcs: number[] = [];
+  let v = 0;
+  for (let i = 0; i < c.length; i++) {
+    if (v === 0 && c[i] === 0x80) throw new Asn1Error(`${what}: non-minimal OBJECT IDENTIFIER`);
+    v = v * 128 + (c[i]! & 0x7f);
+    if (!Number.isSafeInteger(v)) throw new Asn1Error(`${what}: OBJECT IDENTIFIER arc too large`);
+    if (!(c[i]! & 0x80)) {
+      if (arcs.length === 0) arcs.push(v < 80 ? Math.floor(v / 40) : 2, v < 80 ? v % 40 : v - 80);
+      else arcs.push(v);
+      v = 0;
+    }
+  }
+  return arcs.join('.');
 }

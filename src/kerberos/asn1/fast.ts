@@ -4,7 +4,7 @@
  * KrbFastResponse and KrbFastFinished. The armored request keeps the raw
  * bytes of the inner KDC-REQ-BODY.
  */
-import { Asn1Error, ctx, fields, flags, gstr, int, octets, parseDer, readFlags, readInt, readOctets, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
+import { asNode, Asn1Error, ctx, fields, flags, gstr, int, octets, parseDer, readFlags, readInt, readOctets, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
 import { decodeKdcReqBody, type KdcReqBody } from './kdc-req.js';
 import {
   decodeChecksum,
@@ -34,8 +34,8 @@ export interface KrbFastArmoredReq {
 }
 
 /** Decodes the value of PA-FX-FAST in a request (the CHOICE armored-data [0]). */
-export function decodeFastArmoredReq(b: Uint8Array): KrbFastArmoredReq {
-  const n = parseDer(b);
+export function decodeFastArmoredReq(b: Uint8Array | DerNode): KrbFastArmoredReq {
+  const n = asNode(b);
   if (n.cls !== 'context' || n.tag !== 0 || n.children.length !== 1) throw new Asn1Error('PA-FX-FAST-REQUEST: expected armored-data [0]');
   const f = fields(n.children[0]!, 'KrbFastArmoredReq');
   const out: KrbFastArmoredReq = { reqChecksum: decodeChecksum(req(f, 1, 'KrbFastArmoredReq')), encFastReq: decodeEncryptedData(req(f, 2, 'KrbFastArmoredReq')) };
@@ -62,8 +62,8 @@ export interface KrbFastReq {
   bodyRaw: Buffer;
 }
 
-export function decodeFastReq(b: Uint8Array): KrbFastReq {
-  const f = fields(parseDer(b), 'KrbFastReq');
+export function decodeFastReq(b: Uint8Array | DerNode): KrbFastReq {
+  const f = fields(asNode(b), 'KrbFastReq');
   const bodyNode = req(f, 2, 'KrbFastReq');
   return {
     fastOptions: readFlags(req(f, 0, 'KrbFastReq'), 'fast-options'),
@@ -112,8 +112,8 @@ export function encodeFastResponse(r: KrbFastResponse): Buffer {
   );
 }
 
-export function decodeFastResponse(b: Uint8Array): KrbFastResponse {
-  const f = fields(parseDer(b), 'KrbFastResponse');
+export function decodeFastResponse(b: Uint8Array | DerNode): KrbFastResponse {
+  const f = fields(asNode(b), 'KrbFastResponse');
   const out: KrbFastResponse = { padata: seqOf(req(f, 0, 'KrbFastResponse'), 'padata').map(decodePaData), nonce: readUInt32(req(f, 3, 'KrbFastResponse'), 'nonce') };
   if (f.has(1)) out.strengthenKey = decodeKeyBlock(f.get(1)!);
   if (f.has(2)) {
@@ -134,8 +134,8 @@ export function encodeFastArmoredRep(encFastRep: EncryptedData): Buffer {
   return tlv('context', true, 0, seq(ctx(0, encodeEncryptedData(encFastRep))));
 }
 
-export function decodeFastArmoredRep(b: Uint8Array): EncryptedData {
-  const n: DerNode = parseDer(b);
+export function decodeFastArmoredRep(b: Uint8Array | DerNode): EncryptedData {
+  const n: DerNode = asNode(b);
   if (n.cls !== 'context' || n.tag !== 0 || n.children.length !== 1) throw new Asn1Error('PA-FX-FAST-REPLY: expected armored-data [0]');
   return decodeEncryptedData(req(fields(n.children[0]!, 'KrbFastArmoredRep'), 0, 'KrbFastArmoredRep'));
 }

@@ -3,7 +3,7 @@
  * (APPLICATION 13), and EncKDCRepPart (EncASRepPart 25 / EncTGSRepPart 26;
  * MIT sends 26 for both and accepts either, so the decoder does too).
  */
-import { app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddresses,
@@ -50,7 +50,7 @@ export function decodeKdcRepNode(n: DerNode): KdcRep {
     encPart: decodeEncryptedData(req(f, 6, 'KDC-REP')),
   };
 }
-export const decodeKdcRep = (b: Uint8Array): KdcRep => decodeKdcRepNode(parseDer(b));
+export const decodeKdcRep = (b: Uint8Array | DerNode): KdcRep => decodeKdcRepNode(asNode(b));
 
 export function encodeKdcRep(r: KdcRep): Buffer {
   return app(
@@ -83,8 +83,8 @@ export interface EncKdcRepPart {
   encryptedPaData?: PaData[];
 }
 
-export function decodeEncKdcRepPart(b: Uint8Array): EncKdcRepPart {
-  const n = parseDer(b);
+export function decodeEncKdcRepPart(b: Uint8Array | DerNode): EncKdcRepPart {
+  const n = asNode(b);
   if (n.cls !== 'application' || (n.tag !== 25 && n.tag !== 26) || n.children.length !== 1) throw new Asn1Error('not an EncKDCRepPart');
   const f = fields(n.children[0]!, 'EncKDCRepPart');
   const e: EncKdcRepPart = {

@@ -4,7 +4,7 @@
  * KDC-REQ-BODY: the TGS authenticator checksum (usage 6) and the FAST
  * request checksum (usage 50) are computed over exactly those bytes.
  */
-import { app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddresses,
@@ -98,7 +98,7 @@ export function decodeKdcReqNode(n: DerNode): KdcReq {
   };
 }
 
-export const decodeKdcReq = (b: Uint8Array): KdcReq => decodeKdcReqNode(parseDer(b));
+export const decodeKdcReq = (b: Uint8Array | DerNode): KdcReq => decodeKdcReqNode(asNode(b));
 
 export function encodeKdcReq(r: { msgType: 10 | 12; padata: PaData[]; body: KdcReqBody; bodyRaw?: Buffer }): Buffer {
   return app(r.msgType, seq(ctx(1, int(5)), ctx(2, int(r.msgType)), r.padata.length ? ctx(3, encodePaDataList(r.padata)) : undefined, ctx(4, r.bodyRaw ?? encodeKdcReqBody(r.body))));

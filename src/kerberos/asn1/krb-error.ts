@@ -1,5 +1,5 @@
 /** KRB-ERROR (RFC 4120 §5.9.1, APPLICATION 30). */
-import { app, Asn1Error, ctx, fields, gstr, int, octets, parseDer, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, gstr, int, octets, parseDer, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import { decodePrincipalName, encodePrincipalName, type PrincipalName } from './primitives.js';
 
 export interface KrbError {
@@ -16,8 +16,8 @@ export interface KrbError {
   eData?: Buffer;
 }
 
-export function decodeKrbError(b: Uint8Array): KrbError {
-  const f = fields(unwrapApp(parseDer(b), 30, 'KRB-ERROR'), 'KRB-ERROR');
+export function decodeKrbError(b: Uint8Array | DerNode): KrbError {
+  const f = fields(unwrapApp(asNode(b), 30, 'KRB-ERROR'), 'KRB-ERROR');
   if (readInt(req(f, 0, 'KRB-ERROR'), 'pvno') !== 5 || readInt(req(f, 1, 'KRB-ERROR'), 'msg-type') !== 30) throw new Asn1Error('KRB-ERROR: bad pvno or msg-type');
   const e: KrbError = {
     stime: readTime(req(f, 4, 'KRB-ERROR'), 'stime'),

@@ -1,14 +1,14 @@
 /**
  * Kerberos ASN.1 building blocks (RFC 4120 §5.2): PrincipalName,
  * EncryptedData, EncryptionKey, Checksum, PA-DATA, HostAddresses,
- * AuthorizationData, LastReq.
+ * AuthorizationData, LastReq. Each decoder takes the DER bytes of the type
+ * or an already parsed node; each encoder returns DER.
  */
-import { Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
+import { formatPrincipal, parsePrincipalName, type PrincipalName } from '../principal.js';
+import { NameType } from '../iana.js';
+import { asNode, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
 
-export interface PrincipalName {
-  nameType: number;
-  nameString: string[];
-}
+export type { PrincipalName } from '../principal.js';
 export interface EncryptedData {
   etype: number;
   kvno?: number;
@@ -41,7 +41,8 @@ export interface LastReq {
 
 const MAX_COMPONENTS = 16;
 
-export function decodePrincipalName(n: DerNode): PrincipalName {
+export function decodePrincipalName(input: Uint8Array | DerNode): PrincipalName {
+  const n = asNode(input);
   const f = fields(n, 'PrincipalName');
   const names = seqOf(req(f, 1, 'PrincipalName'), 'PrincipalName.name-string').map((s) => readString(s, 'name component'));
   if (names.length > MAX_COMPONENTS) throw new Asn1Error('PrincipalName: too many components');
@@ -49,7 +50,8 @@ export function decodePrincipalName(n: DerNode): PrincipalName {
 }
 export const encodePrincipalName = (p: PrincipalName): Buffer => seq(ctx(0, int(p.nameType)), ctx(1, seqOfItems(p.nameString.map(gstr))));
 
-export function decodeEncryptedData(n: DerNode): EncryptedData {
+export function decodeEncryptedData(input: Uint8Array | DerNode): EncryptedData {
+  const n = asNode(input);
   const f = fields(n, 'EncryptedData');
   const kvno = f.get(1);
   return {
@@ -60,35 +62,39 @@ export function decodeEncryptedData(n: DerNode): EncryptedData {
 }
 export const encodeEncryptedData = (e: EncryptedData): Buffer => seq(ctx(0, int(e.etype)), e.kvno === undefined ? undefined : ctx(1, int(e.kvno)), ctx(2, octets(e.cipher)));
 
-export function decodeKeyBlock(n: DerNode): KeyBlock {
+export function decodeKeyBlock(input: Uint8Array | DerNode): KeyBlock {
+  const n = asNode(input);
   const f = fields(n, 'EncryptionKey');
   return { etype: readInt(req(f, 0, 'EncryptionKey'), 'keytype'), value: readOctets(req(f, 1, 'EncryptionKey'), 'keyvalue') };
 }
 export const encodeKeyBlock = (k: KeyBlock): Buffer => seq(ctx(0, int(k.etype)), ctx(1, octets(k.value)));
 
-export function decodeChecksum(n: DerNode): Checksum {
+export function decodeChecksum(input: Uint8Array | DerNode): Checksum {
+  const n = asNode(input);
   const f = fields(n, 'Checksum');
   return { type: readInt(req(f, 0, 'Checksum'), 'cksumtype'), value: readOctets(req(f, 1, 'Checksum'), 'checksum') };
 }
 export const encodeChecksum = (c: Checksum): Buffer => seq(ctx(0, int(c.type)), ctx(1, octets(c.value)));
 
-export function decodePaData(n: DerNode): PaData {
+export function decodePaData(input: Uint8Array | DerNode): PaData {
+  const n = asNode(input);
   const f = fields(n, 'PA-DATA');
   return { type: readInt(req(f, 1, 'PA-DATA'), 'padata-type'), value: readOctets(req(f, 2, 'PA-DATA'), 'padata-value') };
 }
 export const encodePaData = (p: PaData): Buffer => seq(ctx(1, int(p.type)), ctx(2, octets(p.value)));
-export const decodePaDataList = (n: DerNode): PaData[] => seqOf(n, 'METHOD-DATA').map(decodePaData);
+export const decodePaDataList = (input: Uint8Array | DerNode): PaData[] => seqOf(asNode(input), 'METHOD-DATA').map(decodePaData);
 export const encodePaDataList = (list: PaData[]): Buffer => seqOfItems(list.map(encodePaData));
 
-export function decodeHostAddresses(n: DerNode): HostAddress[] {
-  return seqOf(n, 'HostAddresses').map((a) => {
-    const f = fields(a, 'HostAddress');
-    return { type: readInt(req(f, 0, 'HostAddress'), 'addr-type'), address: readOctets(req(f, 1, 'HostAddress'), 'address') };
-  });
+export function decodeHostAddress(input: Uint8Array | DerNode): HostAddress {
+  const f = fields(asNode(input), 'HostAddress');
+  return { type: readInt(req(f, 0, 'HostAddress'), 'addr-type'), address: readOctets(req(f, 1, 'HostAddress'), 'address') };
 }
-export const encodeHostAddresses = (list: HostAddress[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, octets(a.address)))));
+export const encodeHostAddress = (a: HostAddress): Buffer => seq(ctx(0, int(a.type)), ctx(1, octets(a.address)));
+export const decodeHostAddresses = (input: Uint8Array | DerNode): HostAddress[] => seqOf(asNode(input), 'HostAddresses').map((a) => decodeHostAddress(a));
+export const encodeHostAddresses = (list: HostAddress[]): Buffer => seqOfItems(list.map(encodeHostAddress));
 
-export function decodeAuthData(n: DerNode): AuthData[] {
+export function decodeAuthData(input: Uint8Array | DerNode): AuthData[] {
+  const n = asNode(input);
   return seqOf(n, 'AuthorizationData').map((a) => {
     const f = fields(a, 'AuthorizationData');
     return { type: readInt(req(f, 0, 'AuthorizationData'), 'ad-type'), data: readOctets(req(f, 1, 'AuthorizationData'), 'ad-data') };
@@ -96,7 +102,8 @@ export function decodeAuthData(n: DerNode): AuthData[] {
 }
 export const encodeAuthData = (list: AuthData[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, octets(a.data)))));
 
-export function decodeLastReq(n: DerNode): LastReq[] {
+export function decodeLastReq(input: Uint8Array | DerNode): LastReq[] {
+  const n = asNode(input);
   return seqOf(n, 'LastReq').map((a) => {
     const f = fields(a, 'LastReq');
     return { type: readInt(req(f, 0, 'LastReq'), 'lr-type'), value: readTime(req(f, 1, 'LastReq'), 'lr-value') };
@@ -104,29 +111,10 @@ export function decodeLastReq(n: DerNode): LastReq[] {
 }
 export const encodeLastReq = (list: LastReq[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, time(a.value)))));
 
-/** Formats `a/b@REALM` (RFC 1964 §2.1.1 escaping of / @ \). */
-export function principalToString(p: PrincipalName, realm?: string): string {
-  const esc = (s: string) => s.replace(/[\\/@]/g, (c) => '\\' + c);
-  return p.nameString.map(esc).join('/') + (realm !== undefined ? '@' + realm.replace(/[\\@]/g, (c) => '\\' + c) : '');
-}
+/** Formats `a/b@REALM` (kept here for existing callers; see ../principal.ts). */
+export const principalToString = formatPrincipal;
 
-/** Parses `a/b@REALM`; the realm defaults to `defaultRealm`. */
-export function parsePrincipal(text: string, defaultRealm: string, nameType = 1): { name: PrincipalName; realm: string } {
-  const parts: string[] = [''];
-  let realm: string | undefined;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '\\') {
-      const n = text[++i];
-      if (n === undefined) throw new Asn1Error('principal ends with a backslash');
-      const target = realm === undefined ? parts : null;
-      if (target) target[target.length - 1] += n;
-      else realm += n;
-    } else if (c === '@' && realm === undefined) realm = '';
-    else if (c === '/' && realm === undefined) parts.push('');
-    else if (realm === undefined) parts[parts.length - 1] += c;
-    else realm += c;
-  }
-  if (parts.some((p) => p === '')) throw new Asn1Error(`invalid principal name "${text}"`);
-  return { name: { nameType, nameString: parts }, realm: realm || defaultRealm };
+/** Parses `a/b@REALM`; the realm defaults to `defaultRealm`, the name type to `nameType`. */
+export function parsePrincipal(text: string, defaultRealm: string, nameType: number = NameType.PRINCIPAL): { name: PrincipalName; realm: string } {
+  return parsePrincipalName(text, defaultRealm, nameType);
 }

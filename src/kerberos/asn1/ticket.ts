@@ -3,7 +3,7 @@
  * A decoded Ticket keeps its raw bytes: tickets are carried on unchanged and
  * FAST checksums cover them exactly.
  */
-import { app, Asn1Error, ctx, fields, flags, gstr, int, octets, parseDer, readFlags, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, octets, parseDer, readFlags, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeEncryptedData,
@@ -41,7 +41,7 @@ export function decodeTicketNode(n: DerNode): Ticket {
     raw: n.raw,
   };
 }
-export const decodeTicket = (b: Uint8Array): Ticket => decodeTicketNode(parseDer(b));
+export const decodeTicket = (b: Uint8Array | DerNode): Ticket => decodeTicketNode(asNode(b));
 
 export function encodeTicket(t: Omit<Ticket, 'raw'>): Buffer {
   return app(1, seq(ctx(0, int(5)), ctx(1, gstr(t.realm)), ctx(2, encodePrincipalName(t.sname)), ctx(3, encodeEncryptedData(t.encPart))));
@@ -61,8 +61,8 @@ export interface EncTicketPart {
   authorizationData?: AuthData[];
 }
 
-export function decodeEncTicketPart(b: Uint8Array): EncTicketPart {
-  const f = fields(unwrapApp(parseDer(b), 3, 'EncTicketPart'), 'EncTicketPart');
+export function decodeEncTicketPart(b: Uint8Array | DerNode): EncTicketPart {
+  const f = fields(unwrapApp(asNode(b), 3, 'EncTicketPart'), 'EncTicketPart');
   const tr = fields(req(f, 4, 'EncTicketPart'), 'TransitedEncoding');
   const opt = <T>(tag: number, fn: (n: DerNode) => T): T | undefined => {
     const n = f.get(tag);

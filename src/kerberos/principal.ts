@@ -1,0 +1,74 @@
+/**
+ * Principal names as text (RFC 1964 §2.1.1, MIT krb5_parse_name /
+ * krb5_unparse_name): `comp1/comp2@REALM`, where `\` escapes `/`, `@` and
+ * itself, and `\n`, `\t`, `\b`, `\0` stand for those control characters.
+ * The structured form is the PrincipalName of RFC 4120 §5.2.2.
+ */
+import { NameType } from './iana.js';
+
+export interface PrincipalName {
+  nameType: number;
+  nameString: string[];
+}
+
+export class PrincipalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PrincipalError';
+  }
+}
+
+const MAX_TEXT = 4096;
+const MAX_COMPONENTS = 16;
+
+const ESCAPE_OUT: Record<string, string> = { '\\': '\\\\', '/': '\\/', '@': '\\@', '\n': '\\n', '\t': '\\t', '\b': '\\b', '\0': '\\0' };
+const ESCAPE_IN: Record<string, string> = { n: '\n', t: '\t', b: '\b', '0': '\0' };
+
+const escapeComponent = (s: string) => s.replace(/[\\/@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!);
+const escapeRealm = (s: string) => s.replace(/[\\@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!);
+
+/** Formats `a/b@REALM`; without a realm, just the escaped components. */
+export function formatPrincipal(p: PrincipalName, realm?: string): string {
+  return p.nameString.map(escapeComponent).join('/') + (realm !== undefined ? '@' + escapeRealm(realm) : '');
+}
+
+export interface ParsedPrincipal {
+  name: PrincipalName;
+  realm: string;
+}
+
+/**
+ * Parses `a/b@REALM`. Without `@`, the realm is `defaultRealm`. The name
+ * type is `nameType` (default NT-PRINCIPAL), or NT-SRV-INST for `krbtgt/...`
+ * when `nameType` is not given, as MIT does.
+ */
+export function parsePrincipalName(text: string, defaultRealm: string, nameType?: number): ParsedPrincipal {
+  if (text.length > MAX_TEXT) throw new PrincipalError('principal name too long');
+  const parts: string[] = [''];
+  let realm: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    let c = text[i]!;
+    if (c === '\\') {
+      const next = text[++i];
+      if (next === undefined) throw new PrincipalError(`principal name "${text}" ends with a backslash`);
+      c = ESCAPE_IN[next] ?? next;
+      if (realm === undefined) parts[parts.length - 1] += c;
+      else realm += c;
+    } else if (realm !== undefined) {
+      if (c === '@') throw new PrincipalError(`principal name "${text}" has more than one realm`);
+      realm += c;
+    } else if (c === '@') realm = '';
+    else if (c === '/') parts.push('');
+    else parts[parts.length - 1] += c;
+  }
+  if (parts.length > MAX_COMPONENTS) throw new PrincipalError(`principal name "${text}" has too many components`);
+  if (parts.some((p) => p === '')) throw new PrincipalError(`invalid principal name "${text}"`);
+  if (realm === '') throw new PrincipalError(`principal name "${text}" has an empty realm`);
+  const type = nameType ?? (parts.length === 2 && parts[0] === 'krbtgt' ? NameType.SRV_INST : NameType.PRINCIPAL);
+  return { name: { nameType: type, nameString: parts }, realm: realm ?? defaultRealm };
+}
+
+/** True when two names have the same components (name types are not compared, RFC 4120 §6.2). */
+export function samePrincipalName(a: PrincipalName, b: PrincipalName): boolean {
+  return a.nameString.length === b.nameString.length && a.nameString.every((s, i) => s === b.nameString[i]);
+}
