@@ -36,6 +36,8 @@ export interface RpcServerOptions {
   passwordLogin(user: string, password: string): Promise<Principal | null>;
   /** verifies an `Authorization: Negotiate` token; absent until Kerberos is wired */
   negotiate?(token: string): Promise<NegotiateOutcome>;
+  /** whether a principal named by a session cookie may still act (exists, not disabled) */
+  stillValid?(p: Principal): Promise<boolean>;
   log(line: string): void;
 }
 
@@ -206,7 +208,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         checkReferer(req);
         const body = await readBody(req);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-        const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
+        const sealed = cookie ? opts.sessions.principalFrom(cookie) : null;
+        // a sealed cookie outlives nothing: a deleted or disabled account loses its session at once
+        const principal = sealed && (!opts.stillValid || (await opts.stillValid(sealed))) ? sealed : null;
         if (!principal) return unauthenticated(enc, res, false);
         await call(enc, body, principal, res);
       };

@@ -84,6 +84,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: passwordLoginFor(dir, config.realm),
     negotiate: createNegotiator(dir, config.realm),
+    async stillValid(p) {
+      const e = await dir.get(p.dn, ['nsAccountLock']);
+      return !!e && e.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+    },
     log,
   });
   const https = createServer(

@@ -111,6 +111,18 @@ describe('authorization matrix', () => {
     assert.equal(e.code, 2100);
   });
 
+  it('a disabled account loses its session at once', async () => {
+    const temp = new RpcSession(realm.url, realm.ca);
+    await admin.call('user_add', ['tess'], { first: 'Tess', last: 'T', password: 'Tess-pass-123' });
+    assert.equal((await temp.login('tess', 'Tess-pass-123')).status, 200);
+    assert.equal((await temp.raw('ping')).status, 200);
+    await admin.call('user_mod', ['tess'], { disabled: true });
+    const r = await temp.raw('ping');
+    assert.equal(r.status, 401);
+    assert.equal(r.response.error?.message, 'Insufficient access: not authenticated');
+    await admin.call('user_del', ['tess']);
+  });
+
   it('admins can do everything, and every call is logged as one line without values', async () => {
     await admin.call('idp_add', ['adm'], idpOpts);
     const line = realm.log.find((l) => / rpc principal=admin@EXAMPLE.TEST command=idp_add .*outcome=ok duration_ms=\d/.test(l));
