@@ -1,50 +1,94 @@
 /**
  * The HTTP client for IdP endpoints: a fetch-compatible function over
- * node:https that trusts the system CAs plus an optional extra bundle (the
- * server's "IdP CA bundle" option), with a timeout and a response size cap.
- * oauth4webapi and jose take it through their customFetch options.
+ * node:https that trusts Node's root CAs plus an optional extra bundle (the
+ * server's "IdP CA bundle" option), refuses anything but https:// URLs with
+ * a host, bounds each request by a deadline and each response by a size cap,
+ * and names itself in User-Agent (some APIs, GitHub's, refuse requests
+ * without one). oauth4webapi and jose take it through their customFetch
+ * options.
  */
 import { Agent, request } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import { OAuthError } from './types.js';
 
-export type FetchLike = (url: string | URL, init?: { method?: string; headers?: Record<string, string> | Headers | [string, string][]; body?: string | URLSearchParams | null; signal?: AbortSignal | null; redirect?: string }) => Promise<Response>;
+export type FetchLike = (
+  url: string | URL,
+  init?: { method?: string; headers?: Record<string, string> | Headers | [string, string][]; body?: string | URLSearchParams | null; signal?: AbortSignal | null; redirect?: string },
+) => Promise<Response>;
 
-const MAX_BODY = 1024 * 1024;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+const USER_AGENT = 'dirid-idp-client';
 
-export function httpsFetch(extraCaPem?: string, timeoutMs = 10_000): FetchLike {
+/** Throws `insecure_endpoint` unless `value` is an https:// URL with a host. */
+export function assertHttpsUrl(value: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new OAuthError('insecure_endpoint', `${what} is not a valid URL`);
+  }
+  if (url.protocol !== 'https:' || !url.hostname) throw new OAuthError('insecure_endpoint', `${what} must be an https:// URL with a host`);
+  return url;
+}
+
+export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES): FetchLike {
   const ca = extraCaPem ? [...rootCertificates, extraCaPem] : undefined;
   // one agent: one TLS context and kept-alive connections for all IdP calls
-  // (a context per request cost ~2 ms of CPU and tens of KiB each)
   const agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
   return (input, init = {}) =>
     new Promise<Response>((resolve, reject) => {
-      const url = new URL(String(input));
-      if (url.protocol !== 'https:') {
-        reject(new TypeError('only https:// IdP endpoints are allowed'));
+      let url: URL;
+      try {
+        url = assertHttpsUrl(String(input), 'IdP endpoint');
+      } catch (e) {
+        reject(e);
         return;
       }
       const headers: Record<string, string> = {};
       new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((v, k) => (headers[k] = v));
+      headers['user-agent'] ??= USER_AGENT;
       const body = init.body === undefined || init.body === null ? undefined : String(init.body);
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-      const req = request(url, { method: init.method ?? 'GET', headers, agent, timeout: timeoutMs }, (res) => {
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        req.destroy();
+        reject(err);
+      };
+      const req = request(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > maxResponseBytes) {
+          fail(new OAuthError('idp_bad_response', 'IdP response too large'));
+          return;
+        }
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size > MAX_BODY) req.destroy(new Error('IdP response too large'));
+          if (size > maxResponseBytes) fail(new OAuthError('idp_bad_response', 'IdP response too large'));
           else chunks.push(c);
         });
         res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(deadline);
           const h = new Headers();
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
-          resolve(new Response(res.statusCode === 204 ? null : Buffer.concat(chunks), { status: res.statusCode ?? 500, headers: h }));
+          const status = res.statusCode ?? 500;
+          resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: h }));
         });
-        res.on('error', reject);
+        res.on('error', (e) => fail(e));
       });
-      req.on('timeout', () => req.destroy(new Error('IdP request timed out')));
-      req.on('error', reject);
-      init.signal?.addEventListener('abort', () => req.destroy(new Error('aborted')));
+      const deadline = setTimeout(() => fail(new OAuthError('idp_unreachable', 'IdP request timed out')), timeoutMs);
+      req.on('error', (e) => fail(e));
+      if (init.signal) {
+        const signal = init.signal;
+        if (signal.aborted) fail(new Error('aborted'));
+        else signal.addEventListener('abort', () => fail(signal.reason instanceof Error ? signal.reason : new Error('aborted')), { once: true });
+      }
       req.end(body);
     });
 }

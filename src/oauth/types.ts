@@ -1,7 +1,9 @@
 /**
  * The OAuth 2.0 / OIDC client's vocabulary: an IdP reference as the client
- * needs it, and OAuthError with coded reasons whose messages never carry the
- * client secret, device codes or tokens.
+ * needs it (specification §2.1), and OAuthError with coded reasons — the
+ * IdP's own codes (RFC 6749 §5.2, RFC 8628 §3.5) passed through by name,
+ * plus our validation failures. Messages never carry the client secret,
+ * device codes or tokens.
  */
 export interface IdpConfig {
   name: string;
@@ -18,24 +20,34 @@ export interface IdpConfig {
   idpUserIdAttr?: string;
 }
 
-export type OAuthErrorCode =
-  | 'authorization_pending'
-  | 'slow_down'
-  | 'expired_token'
-  | 'access_denied'
-  | 'unauthorized_client'
-  | 'invalid_client'
-  | 'invalid_scope'
-  | 'invalid_grant'
-  | 'invalid_request'
-  | 'issuer_mismatch'
-  | 'jwks_unreachable'
-  | 'invalid_id_token'
-  | 'user_id_missing'
-  | 'idp_unreachable'
-  | 'idp_bad_response'
-  | 'discovery_failed'
-  | 'not_configured';
+/** Error codes an IdP sends (RFC 6749 §5.2, RFC 8628 §3.5). */
+export const IDP_PROTOCOL_ERRORS = [
+  'authorization_pending',
+  'slow_down',
+  'expired_token',
+  'access_denied',
+  'unauthorized_client',
+  'invalid_client',
+  'invalid_scope',
+  'invalid_grant',
+  'invalid_request',
+] as const;
+
+/** Failures found on our side while reaching or validating an IdP. */
+export const CLIENT_SIDE_ERRORS = [
+  'issuer_mismatch',
+  'jwks_unreachable',
+  'invalid_id_token',
+  'user_id_missing',
+  'userinfo_mismatch',
+  'idp_unreachable',
+  'idp_bad_response',
+  'discovery_failed',
+  'insecure_endpoint',
+  'not_configured',
+] as const;
+
+export type OAuthErrorCode = (typeof IDP_PROTOCOL_ERRORS)[number] | (typeof CLIENT_SIDE_ERRORS)[number];
 
 export class OAuthError extends Error {
   constructor(
@@ -47,5 +59,11 @@ export class OAuthError extends Error {
   }
 }
 
-/** The IdP's own error codes we pass through by name (RFC 6749 §5.2, RFC 8628 §3.5). */
-export const IDP_ERROR_CODES: ReadonlySet<string> = new Set(['authorization_pending', 'slow_down', 'expired_token', 'access_denied', 'unauthorized_client', 'invalid_client', 'invalid_scope', 'invalid_grant', 'invalid_request']);
+/** The IdP's own error codes we pass through by name. */
+export const IDP_ERROR_CODES: ReadonlySet<string> = new Set(IDP_PROTOCOL_ERRORS);
+
+/** The part of a token endpoint response the identity step reads. */
+export interface IssuedTokens {
+  access_token: string;
+  id_token?: string;
+}

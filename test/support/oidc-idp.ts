@@ -5,6 +5,13 @@
  * "other device" step is done like a user would: `approveDevice` walks the
  * provider's own HTML pages (user code form, login, consent) over HTTPS with
  * a cookie jar.
+ *
+ * Besides the main confidential client (client_secret_post, device_code and
+ * refresh_token grants), two clients exist to provoke refusals: one without
+ * the device grant and one allowed only the `openid` scope. oidc-provider
+ * refuses a missing grant with `invalid_request`; `grantRefusal:
+ * 'unauthorized_client'` rewrites that answer to the RFC 6749 §5.2 code that
+ * Keycloak and Entra ID send, so both shapes can be tested.
  */
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -14,11 +21,20 @@ import { createCa, issueServerCert } from '../../src/server/pki.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+}
+
 export interface TestIdp {
   issuer: string;
   caPem: string;
   clientId: string;
   clientSecret: string;
+  /** a client registered without the device grant */
+  noDeviceGrant: TestClient;
+  /** a device-flow client allowed only the `openid` scope */
+  narrowScope: TestClient;
   /** endpoints for IdP references */
   endpoints: { auth: string; devAuth: string; token: string; userinfo: string; keys: string };
   approveDevice(userCode: string, account: string): Promise<void>;
@@ -33,6 +49,8 @@ export interface TestIdpOptions {
   /** extra clients (e.g. one without the device grant) */
   clients?: Array<Record<string, unknown>>;
   ca?: { certPem: string; keyPem: string };
+  /** how a client without the device grant is refused (default: as oidc-provider does, invalid_request) */
+  grantRefusal?: 'invalid_request' | 'unauthorized_client';
 }
 
 interface HttpResult {
@@ -53,9 +71,13 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   const issuer = `https://localhost:${port}`;
   const clientId = 'dirid-kdc';
   const clientSecret = 'idp-client-secret-123';
+  const noDeviceGrant = { clientId: 'no-device-grant', clientSecret: 'no-device-secret-456' };
+  const narrowScope = { clientId: 'narrow-scope', clientSecret: 'narrow-scope-secret-789' };
   const provider = new Provider(issuer, {
     clients: [
-      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' },
+      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post' },
+      { client_id: noDeviceGrant.clientId, client_secret: noDeviceGrant.clientSecret, grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: ['https://rp.example.test/cb'], token_endpoint_auth_method: 'client_secret_post' },
+      { client_id: narrowScope.clientId, client_secret: narrowScope.clientSecret, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', scope: 'openid' },
       ...(o.clients ?? []),
     ] as never,
     jwks: { keys: [jwk as never] },
@@ -70,6 +92,16 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     },
   } as never);
   provider.on('server_error', () => {});
+  if (o.grantRefusal === 'unauthorized_client') {
+    type Middleware = (ctx: { status: number; body: unknown }, next: () => Promise<void>) => Promise<void>;
+    (provider as unknown as { use(m: Middleware): void }).use(async (ctx, next) => {
+      await next();
+      const body = ctx.body as { error?: string; error_description?: string } | undefined;
+      if (ctx.status === 400 && body?.error === 'invalid_request' && /is not allowed for this client/.test(body.error_description ?? '')) {
+        ctx.body = { error: 'unauthorized_client', error_description: body.error_description };
+      }
+    });
+  }
   server.on('request', provider.callback());
 
   const jar = new Map<string, string>();
@@ -137,6 +169,8 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     caPem: ca.certPem,
     clientId,
     clientSecret,
+    noDeviceGrant,
+    narrowScope,
     endpoints: { auth: `${issuer}/auth`, devAuth: `${issuer}/device/auth`, token: `${issuer}/token`, userinfo: `${issuer}/me`, keys: `${issuer}/jwks` },
     approveDevice: (code, account) => walk(code, account),
     denyDevice: (code) => walk(code, null),

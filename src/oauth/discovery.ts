@@ -1,0 +1,117 @@
+/**
+ * OpenID Connect Discovery 1.0 §4 for an IdP reference: the configuration
+ * document at `<issuer>/.well-known/openid-configuration`, whose `issuer`
+ * must equal the configured issuer URL (§4.3), fills the endpoints the
+ * administrator did not give. Documents are cached per issuer for an hour;
+ * failures are not cached. Every endpoint, configured or discovered, must
+ * be https:// (specification §2.1).
+ */
+import * as oauth from 'oauth4webapi';
+import { codedError } from './errors.js';
+import { assertHttpsUrl, type FetchLike } from './http.js';
+import { OAuthError, type IdpConfig } from './types.js';
+
+export const DISCOVERY_TTL_MS = 3600_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+
+const cache = new Map<string, { as: oauth.AuthorizationServer; expires: number }>();
+
+/** Options oauth4webapi takes for every request: our fetch and a deadline. */
+export function requestOptions(fetch: FetchLike) {
+  return { [oauth.customFetch]: fetch as unknown as typeof globalThis.fetch, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) };
+}
+
+export function discoveryRequest(issuerUrl: string, fetch: FetchLike): Promise<Response> {
+  return oauth.discoveryRequest(assertHttpsUrl(issuerUrl, 'Issuer URL'), { algorithm: 'oidc', ...requestOptions(fetch) });
+}
+
+/** Validates the document: JSON object, issuer equal to the configured one, https endpoints. */
+export async function processDiscoveryResponse(issuerUrl: string, response: Response): Promise<oauth.AuthorizationServer> {
+  let as: oauth.AuthorizationServer;
+  try {
+    as = await oauth.processDiscoveryResponse(new URL(issuerUrl), response);
+  } catch (e) {
+    if (e instanceof oauth.OperationProcessingError && e.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
+      throw new OAuthError('issuer_mismatch', `Issuer does not match: the discovery document at ${issuerUrl} names another issuer`);
+    }
+    const coded = codedError(e, `OIDC discovery at ${issuerUrl}`, []);
+    throw coded.code === 'idp_unreachable' ? coded : new OAuthError('discovery_failed', coded.message);
+  }
+  for (const k of ['device_authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'authorization_endpoint'] as const) {
+    const v = as[k];
+    if (v !== undefined) assertHttpsUrl(v, `discovered ${k}`);
+  }
+  return as;
+}
+
+/** The discovery document of `issuerUrl`, cached for DISCOVERY_TTL_MS. */
+export async function discover(issuerUrl: string, fetch: FetchLike, now = Date.now()): Promise<oauth.AuthorizationServer> {
+  const hit = cache.get(issuerUrl);
+  if (hit && hit.expires > now) return hit.as;
+  let response: Response;
+  try {
+    response = await discoveryRequest(issuerUrl, fetch);
+  } catch (e) {
+    const coded = codedError(e, `OIDC discovery at ${issuerUrl}`, []);
+    throw coded.code === 'insecure_endpoint' ? coded : new OAuthError('discovery_failed', coded.message);
+  }
+  const as = await processDiscoveryResponse(issuerUrl, response);
+  cache.set(issuerUrl, { as, expires: now + DISCOVERY_TTL_MS });
+  return as;
+}
+
+export function clearDiscoveryCache(): void {
+  cache.clear();
+}
+
+export type Endpoint = 'device' | 'token' | 'userinfo' | 'jwks';
+
+/**
+ * The authorization server as configured, completed by discovery when an
+ * issuer is set and something is missing. Discovery failures only matter
+ * when a `required` endpoint is still missing afterwards.
+ */
+export async function authorizationServer(cfg: IdpConfig, fetch: FetchLike, required: readonly Endpoint[] = ['device', 'token']): Promise<oauth.AuthorizationServer> {
+  const configured: Array<[string | undefined, string]> = [
+    [cfg.authUri, 'Authorization URI'],
+    [cfg.devAuthUri, 'Device authorization URI'],
+    [cfg.tokenUri, 'Token URI'],
+    [cfg.userinfoUri, 'User info URI'],
+    [cfg.keysUri, 'JWKS endpoint'],
+    [cfg.issuerUrl, 'Issuer URL'],
+  ];
+  for (const [v, label] of configured) if (v) assertHttpsUrl(v, `${label} of IdP reference ${cfg.name}`);
+
+  let discovered: oauth.AuthorizationServer | undefined;
+  let discoveryError: OAuthError | undefined;
+  const gaps = !cfg.tokenUri || !(cfg.devAuthUri ?? cfg.authUri) || !cfg.keysUri || !cfg.userinfoUri;
+  if (cfg.issuerUrl && gaps) {
+    try {
+      discovered = await discover(cfg.issuerUrl, fetch);
+    } catch (e) {
+      if (!(e instanceof OAuthError)) throw e;
+      discoveryError = e;
+    }
+  }
+  const endpoints = {
+    device: cfg.devAuthUri ?? cfg.authUri ?? discovered?.device_authorization_endpoint,
+    token: cfg.tokenUri ?? discovered?.token_endpoint,
+    // UserInfo is called only when configured or when discovery filled it
+    userinfo: cfg.userinfoUri ?? discovered?.userinfo_endpoint,
+    jwks: cfg.keysUri ?? discovered?.jwks_uri,
+  };
+  for (const need of required) {
+    if (endpoints[need]) continue;
+    if (discoveryError && discoveryError.code !== 'discovery_failed') throw discoveryError;
+    throw new OAuthError(discoveryError ? 'discovery_failed' : 'not_configured', `IdP reference ${cfg.name} has no ${need} endpoint${discoveryError ? ` (${discoveryError.message})` : ''}`);
+  }
+  const authorization = cfg.authUri ?? discovered?.authorization_endpoint;
+  return {
+    issuer: cfg.issuerUrl ?? new URL(endpoints.token ?? endpoints.device ?? endpoints.userinfo ?? 'https://unknown.invalid').origin,
+    ...(authorization ? { authorization_endpoint: authorization } : {}),
+    ...(endpoints.device ? { device_authorization_endpoint: endpoints.device } : {}),
+    ...(endpoints.token ? { token_endpoint: endpoints.token } : {}),
+    ...(endpoints.userinfo ? { userinfo_endpoint: endpoints.userinfo } : {}),
+    ...(endpoints.jwks ? { jwks_uri: endpoints.jwks } : {}),
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * The user's identifier at the IdP (specification §3 steps 8–10): the claim
+ * named by --idp-user-id (default `sub`) from the validated ID token,
+ * merged with UserInfo claims when a UserInfo endpoint is configured or
+ * discovered (the ID token wins). OAuth-only providers without ID tokens
+ * (GitHub: `login` from its user API) are read from UserInfo alone.
+ */
+import type { AuthorizationServer } from 'oauth4webapi';
+import { authorizationServer } from './discovery.js';
+import type { FetchLike } from './http.js';
+import { validateIdToken } from './id-token.js';
+import { fetchUserinfo } from './userinfo.js';
+import { OAuthError, type IdpConfig, type IssuedTokens } from './types.js';
+
+export const DEFAULT_USER_ID_ATTR = 'sub';
+
+export async function resolveUserIdentifier(cfg: IdpConfig, tokens: IssuedTokens, fetch: FetchLike, opts: { endpoints?: AuthorizationServer; now?: number } = {}): Promise<string> {
+  const attr = cfg.idpUserIdAttr || DEFAULT_USER_ID_ATTR;
+  const as = opts.endpoints ?? (await authorizationServer(cfg, fetch, []));
+  let claims: Record<string, unknown> = {};
+  if (tokens.id_token) {
+    const jwksUri = as.jwks_uri ?? cfg.keysUri;
+    claims = { ...(await validateIdToken(cfg, tokens.id_token, fetch, { ...(jwksUri ? { jwksUri } : {}), ...(opts.now !== undefined ? { now: opts.now } : {}) })) };
+  }
+  const userinfoUri = cfg.userinfoUri ?? as.userinfo_endpoint;
+  if (userinfoUri && tokens.access_token) {
+    const info = await fetchUserinfo(userinfoUri, tokens.access_token, fetch, typeof claims.sub === 'string' ? { expectedSub: claims.sub } : {});
+    claims = { ...info, ...claims };
+  } else if (!tokens.id_token) {
+    throw new OAuthError('not_configured', `IdP reference ${cfg.name} returned no ID token and has no UserInfo endpoint`);
+  }
+  const v = claims[attr];
+  if (typeof v === 'string' && v.length > 0) return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  throw new OAuthError('user_id_missing', `the IdP's answer has no '${attr.slice(0, 64)}' claim`);
+}
