@@ -1,99 +1,137 @@
 /**
- * Kerberos crypto against published vectors (data files under
- * test/data/crypto: RFC 3961 A.1 n-fold, RFC 3962 B and RFC 8009 A
- * string-to-key, decryption and checksums, KRB-FX-CF2), plus round trips and
- * tamper detection.
+ * Kerberos crypto against published vectors, all kept as data under
+ * test/data/crypto: RFC 3961 A.1 n-fold, RFC 3962 B string-to-key and CTS,
+ * derived keys, RFC 8009 A encryptions with the RFC's confounders, MIT's
+ * known ciphertexts, checksums and PRF outputs, MIT's KRB-FX-CF2 outputs, and
+ * keys that MIT ktutil derived on this machine (mit-keys.json).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { cf2, profile, supportedEtypes, KrbCryptoError, checksumProfile } from '../../src/kerberos/crypto/index.js';
+import { cf2, checksumProfile, profile, supportedEtypes } from '../../src/kerberos/crypto/index.js';
 import { nfold } from '../../src/kerberos/crypto/nfold.js';
-import { ctsDecrypt, ctsEncrypt } from '../../src/kerberos/crypto/cts.js';
+import { deriveKey } from '../../src/kerberos/crypto/dk.js';
+import { kdfHmacSha2 } from '../../src/kerberos/crypto/aes-sha2.js';
+import { ctsDecrypt, ctsEncryptChained } from '../../src/kerberos/crypto/cts.js';
 
-const load = <T>(name: string): T[] => (JSON.parse(readFileSync(new URL(`../data/crypto/${name}.json`, import.meta.url), 'utf8')) as { vectors: T[] }).vectors;
-const hex = (s: string) => Buffer.from(s, 'hex');
+const load = <T>(name: string): T[] =>
+  (JSON.parse(readFileSync(new URL(`../data/crypto/${name}.json`, import.meta.url), 'utf8')) as { vectors: T[] }).vectors;
+const hex = (s: string): Buffer => Buffer.from(s, 'hex');
+const key = (etype: number, value: string) => ({ etype, value: hex(value) });
 
-describe('Kerberos crypto vectors', () => {
+describe('crypto vectors: primitives', () => {
   it('n-fold (RFC 3961 A.1)', () => {
-    const vs = load<{ input: string; bits: number; output: string }>('nfold');
-    assert.ok(vs.length >= 5);
-    for (const v of vs) assert.equal(nfold(hex(v.input), v.bits / 8).toString('hex'), v.output, Buffer.from(v.input, 'hex').toString());
+    const vs = load<{ text: string; input: string; bits: number; output: string }>('nfold');
+    assert.equal(vs.length, 11);
+    for (const v of vs) assert.equal(nfold(hex(v.input), v.bits / 8).toString('hex'), v.output, `${v.bits}-fold(${v.text})`);
   });
 
-  it('string-to-key (RFC 3962 B, RFC 8009 A)', () => {
-    const vs = load<{ etype: number; password: string; salt: string; params: string; key: string; error: boolean }>('string-to-key').filter((v) => !v.error);
-    assert.ok(vs.length >= 16);
+  it('AES-CTS with key "chicken teriyaki" encrypts and decrypts (RFC 3962 B)', () => {
+    const vs = load<{ key: string; iv: string; input: string; output: string; nextIv: string }>('cts');
+    assert.deepEqual(vs.map((v) => v.input.length / 2), [17, 31, 32, 47, 48, 64]);
     for (const v of vs) {
-      const k = profile(v.etype).stringToKey(hex(v.password), hex(v.salt), hex(v.params));
-      assert.equal(k.value.toString('hex'), v.key, `etype ${v.etype} ${hex(v.salt).toString('latin1')}`);
+      const { ciphertext, nextIv } = ctsEncryptChained(hex(v.key), hex(v.input), hex(v.iv));
+      assert.equal(ciphertext.toString('hex'), v.output, `encrypt ${v.input.length / 2} bytes`);
+      assert.equal(nextIv.toString('hex'), v.nextIv, `next IV after ${v.input.length / 2} bytes`);
+      assert.equal(ctsDecrypt(hex(v.key), hex(v.output), hex(v.iv)).toString('hex'), v.input, `decrypt ${v.input.length / 2} bytes`);
     }
   });
 
-  it('decryption of known ciphertexts, and re-encryption round trips', () => {
-    const vs = load<{ etype: number; plaintext: string; usage: number; key: string; ciphertext: string }>('decrypt');
-    assert.equal(new Set(vs.map((v) => v.etype)).size, 4);
+  it('derived keys Kc, Ke, Ki: DK for 17/18 (RFC 3961), KDF-HMAC-SHA2 for 19/20 (RFC 8009 A)', () => {
+    const vs = load<{ etype: number; key: string; constant: string; derived: string }>('derive');
+    assert.equal(vs.length, 12);
     for (const v of vs) {
-      const p = profile(v.etype);
-      const key = { etype: v.etype, value: hex(v.key) };
-      assert.equal(p.decrypt(key, v.usage, hex(v.ciphertext)).toString('hex'), v.plaintext);
-      const again = p.encrypt(key, v.usage, hex(v.plaintext));
-      assert.equal(again.length, hex(v.ciphertext).length);
-      assert.equal(p.decrypt(key, v.usage, again).toString('hex'), v.plaintext);
-    }
-  });
-
-  it('keyed checksums', () => {
-    const vs = load<{ cksumtype: number; usage: number; plaintext: string; key: string; cksum: string }>('checksum');
-    assert.equal(vs.length, 4);
-    for (const v of vs) {
-      const p = checksumProfile(v.cksumtype);
-      const key = { etype: p.etype, value: hex(v.key) };
-      assert.equal(p.checksum(key, v.usage, hex(v.plaintext)).toString('hex'), v.cksum);
-      assert.ok(p.verifyChecksum(key, v.usage, hex(v.plaintext), hex(v.cksum)));
-      assert.ok(!p.verifyChecksum(key, v.usage + 1, hex(v.plaintext), hex(v.cksum)));
-    }
-  });
-
-  it('KRB-FX-CF2 (RFC 6113 §5.1)', () => {
-    for (const v of load<{ etype: number; out: string }>('cf2')) {
-      const p = profile(v.etype);
-      const k1 = p.stringToKey('key1', 'key1');
-      const k2 = p.stringToKey('key2', 'key2');
-      assert.equal(cf2(k1, 'a', k2, 'b').value.toString('hex'), v.out, `etype ${v.etype}`);
+      const out =
+        v.etype <= 18
+          ? deriveKey(hex(v.key), hex(v.constant))
+          : kdfHmacSha2(v.etype === 19 ? 'sha256' : 'sha384', hex(v.key), hex(v.constant), Buffer.alloc(0), v.derived.length * 4);
+      assert.equal(out.toString('hex'), v.derived, `etype ${v.etype} constant ${v.constant}`);
     }
   });
 });
 
-describe('Kerberos crypto behaviour', () => {
-  it('CTS round-trips every length and swaps the last blocks', () => {
-    const key = Buffer.from('chicken teriyaki');
-    const input = Buffer.from("I would like the General Gau's Chicken, please, and wonton soup.");
-    for (let n = 16; n <= input.length; n++) {
-      const c = ctsEncrypt(key, input.subarray(0, n));
-      assert.equal(c.length, n);
-      assert.deepEqual(ctsDecrypt(key, c), input.subarray(0, n));
+describe('crypto vectors: enctype profiles', () => {
+  it('string-to-key (RFC 3962 B incl. 64/65-byte pass phrases and g-clef; RFC 8009 A)', () => {
+    const vs = load<{ etype: number; password: string; salt: string; params: string; key: string }>('string-to-key');
+    assert.equal(vs.length, 16);
+    for (const v of vs) {
+      const k = profile(v.etype).stringToKey(hex(v.password), hex(v.salt), hex(v.params));
+      assert.equal(k.etype, v.etype);
+      assert.equal(k.value.toString('hex'), v.key, `etype ${v.etype} salt ${hex(v.salt).toString('latin1')} params ${v.params}`);
     }
   });
 
-  it('round-trips all enctypes, usages and sizes, and detects every tampered byte', () => {
-    for (const etype of supportedEtypes) {
-      const p = profile(etype);
-      const key = p.randomKey();
-      for (let size = 0; size <= 70; size += 7) {
-        const msg = Buffer.alloc(size, size);
-        for (const usage of [1, 3, 7, 11, 51]) assert.deepEqual(p.decrypt(key, usage, p.encrypt(key, usage, msg)), msg);
-      }
-      const ct = p.encrypt(key, 3, Buffer.from('tamper me, please'));
-      for (let i = 0; i < ct.length; i++) {
-        const bad = Buffer.from(ct);
-        bad[i] = bad[i]! ^ 0x01;
-        assert.throws(() => p.decrypt(key, 3, bad), KrbCryptoError);
-      }
-      assert.throws(() => p.decrypt(key, 4, ct), KrbCryptoError, 'another usage');
-      assert.throws(() => p.decrypt(key, 3, ct.subarray(0, 10)), KrbCryptoError);
-      assert.throws(() => p.decrypt({ etype, value: Buffer.alloc(3) }, 3, ct), KrbCryptoError);
+  it('string-to-key matches keys MIT ktutil derived (default salt and s2kparams)', () => {
+    const vs = load<{ principal: string; etype: number; password: string; salt: string; key: string }>('mit-keys');
+    assert.deepEqual([...new Set(vs.map((v) => v.etype))].sort(), [17, 18, 19, 20]);
+    for (const v of vs) {
+      assert.equal(profile(v.etype).stringToKey(v.password, v.salt).value.toString('hex'), v.key, `${v.principal} etype ${v.etype}`);
     }
-    assert.throws(() => profile(23), KrbCryptoError);
+  });
+
+  it('encryption with the RFC 8009 A confounders, and decryption back', () => {
+    const vs = load<{ etype: number; key: string; usage: number; plaintext: string; confounder: string; ciphertext: string }>('encrypt');
+    assert.equal(vs.length, 8);
+    for (const v of vs) {
+      const p = profile(v.etype);
+      const k = key(v.etype, v.key);
+      assert.equal(p.encrypt(k, v.usage, hex(v.plaintext), hex(v.confounder)).toString('hex'), v.ciphertext, `etype ${v.etype} ${v.plaintext.length / 2} bytes`);
+      assert.equal(p.decrypt(k, v.usage, hex(v.ciphertext)).toString('hex'), v.plaintext);
+    }
+  });
+
+  it('decryption of MIT known ciphertexts, and fresh encryptions of the same plaintexts round-trip', () => {
+    const vs = load<{ etype: number; plaintext: string; usage: number; key: string; ciphertext: string }>('decrypt');
+    assert.deepEqual([...new Set(vs.map((v) => v.etype))].sort(), [17, 18, 19, 20]);
+    for (const v of vs) {
+      const p = profile(v.etype);
+      const k = key(v.etype, v.key);
+      assert.equal(p.decrypt(k, v.usage, hex(v.ciphertext)).toString('hex'), v.plaintext, `etype ${v.etype} usage ${v.usage}`);
+      const again = p.encrypt(k, v.usage, hex(v.plaintext));
+      assert.equal(again.length, v.ciphertext.length / 2);
+      assert.notEqual(again.toString('hex'), v.ciphertext, 'a random confounder changes the ciphertext');
+      assert.equal(p.decrypt(k, v.usage, again).toString('hex'), v.plaintext);
+    }
+  });
+
+  it('keyed checksums 15, 16, 19, 20 by checksum type', () => {
+    const vs = load<{ cksumtype: number; etype: number; usage: number; plaintext: string; key: string; cksum: string }>('checksum');
+    assert.deepEqual(vs.map((v) => v.cksumtype), [15, 16, 19, 20]);
+    for (const v of vs) {
+      const p = checksumProfile(v.cksumtype);
+      assert.equal(p.etype, v.etype);
+      const k = key(v.etype, v.key);
+      assert.equal(p.checksum(k, v.usage, hex(v.plaintext)).toString('hex'), v.cksum);
+      assert.equal(p.checksumBytes, v.cksum.length / 2);
+      assert.ok(p.verifyChecksum(k, v.usage, hex(v.plaintext), hex(v.cksum)));
+      assert.ok(!p.verifyChecksum(k, v.usage + 1, hex(v.plaintext), hex(v.cksum)), 'another usage');
+      assert.ok(!p.verifyChecksum(k, v.usage, Buffer.concat([hex(v.plaintext), Buffer.from([0])]), hex(v.cksum)), 'other data');
+      assert.ok(!p.verifyChecksum(k, v.usage, hex(v.plaintext), hex(v.cksum).subarray(1)), 'truncated checksum');
+    }
+  });
+
+  it('PRF (MIT t_prf, RFC 8009 A)', () => {
+    const vs = load<{ etype: number; key: string; input: string; output: string }>('prf');
+    assert.deepEqual([...new Set(vs.map((v) => v.etype))].sort(), [17, 18, 19, 20]);
+    for (const v of vs) {
+      const p = profile(v.etype);
+      const out = p.prf(key(v.etype, v.key), hex(v.input));
+      assert.equal(out.length, p.prfBytes);
+      assert.equal(out.toString('hex'), v.output, `etype ${v.etype} input ${v.input}`);
+    }
+  });
+
+  it('KRB-FX-CF2 (RFC 6113 §5.1) matches MIT t_cf2 for all four enctypes', () => {
+    const vs = load<{ etype: number; password1: string; password2: string; pepper1: string; pepper2: string; output: string }>('cf2');
+    assert.deepEqual(vs.map((v) => v.etype).sort(), [...supportedEtypes].sort());
+    for (const v of vs) {
+      const p = profile(v.etype);
+      const k1 = p.stringToKey(v.password1, v.password1);
+      const k2 = p.stringToKey(v.password2, v.password2);
+      const viaEtype = cf2(v.etype, k1, v.pepper1, k2, v.pepper2);
+      assert.equal(viaEtype.etype, v.etype);
+      assert.equal(viaEtype.value.toString('hex'), v.output, `etype ${v.etype}`);
+      assert.equal(cf2(k1, v.pepper1, k2, v.pepper2).value.toString('hex'), v.output, 'enctype taken from key1');
+    }
   });
 });

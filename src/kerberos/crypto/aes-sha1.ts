@@ -1,87 +1,85 @@
 /**
- * aes128-cts-hmac-sha1-96 (17) and aes256-cts-hmac-sha1-96 (18), RFC 3962
- * on the simplified profile of RFC 3961 §5.3: string-to-key is
- * DK(PBKDF2-HMAC-SHA1(password, salt, iterations), "kerberos"); encryption is
- * a 16-byte confounder and the plaintext under AES-CTS with Ke, followed by
- * HMAC-SHA1(Ki, confounder|plaintext) truncated to 96 bits.
+ * aes128-cts-hmac-sha1-96 (17) and aes256-cts-hmac-sha1-96 (18), RFC 3962 on
+ * the simplified profile of RFC 3961 §5.3. string-to-key is
+ * DK(PBKDF2-HMAC-SHA1(password, salt, iterations), "kerberos") with 4096
+ * iterations by default; encryption is AES-CTS(Ke, confounder | plaintext)
+ * followed by HMAC-SHA1(Ki, confounder | plaintext) truncated to 96 bits;
+ * the keyed checksums 15 and 16 are HMAC-SHA1-96 under Kc; the PRF is
+ * AES(DK(key, "prf"), SHA1(data)[0..16]) (RFC 3962 §4).
  */
-import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
-import { randomBytesPooled as randomBytes } from './random.js';
+import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncrypt } from './cts.js';
-import { nfold } from './nfold.js';
-import { checksumMatches, DerivedKeyCache, KC, KE, KI, keyLengthGuard, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { DerivedKeyCache, deriveKey, KeyPurpose, usageConstant } from './dk.js';
+import { randomBytesPooled } from './random.js';
+import { iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
-const MAC = 12;
-
-/** DR/DK of RFC 3961 §5.1 with AES as E; random-to-key is the identity for AES. */
-export function deriveKeyDk(base: Buffer, constant: Buffer): Buffer {
-  let block = nfold(constant, BLOCK);
-  const out: Buffer[] = [];
-  let len = 0;
-  while (len < base.length) {
-    block = aesBlock(base, block);
-    out.push(block);
-    len += block.length;
-  }
-  return Buffer.concat(out).subarray(0, base.length);
-}
-
-function iterations(params: Buffer | undefined, dflt: number): number {
-  if (!params || params.length === 0) return dflt;
-  if (params.length !== 4) throw new KrbCryptoError('invalid s2kparams');
-  const n = params.readUInt32BE(0);
-  if (n === 0) throw new KrbCryptoError('invalid s2kparams');
-  return n;
-}
+const MAC_BYTES = 12;
+const DEFAULT_ITERATIONS = 4096;
+const KERBEROS = Buffer.from('kerberos');
+const PRF_CONSTANT = Buffer.from('prf');
+/** Cache slot of the PRF key (usage numbers are 32-bit unsigned, so -1 is free). */
+const PRF_SLOT = -1;
 
 function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, name: string): EnctypeProfile {
   const cache = new DerivedKeyCache();
-  const dk = (key: EncryptionKey, usage: number, purpose: number) => cache.get(key.value, usage, purpose, () => deriveKeyDk(key.value, usageConstant(usage, purpose)));
   const checkKey = keyLengthGuard(name, keyBytes);
+  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
+    cache.get(key.value, usage, purpose, () => deriveKey(key.value, usageConstant(usage, purpose)));
+  const mac = (ki: Buffer, data: Buffer): Buffer => createHmac('sha1', ki).update(data).digest().subarray(0, MAC_BYTES);
+
   const profile: EnctypeProfile = {
     etype,
     name,
     keyBytes,
     checksumType,
-    checksumBytes: MAC,
-    prfBytes: 16,
-    defaultS2kParams: Buffer.from([0, 0, 0x10, 0]),
+    checksumBytes: MAC_BYTES,
+    prfBytes: BLOCK,
+    defaultS2kParams: s2kParams(DEFAULT_ITERATIONS),
+
     stringToKey(password, salt, s2kparams) {
-      const iter = iterations(s2kparams, 4096);
-      if (iter > 16_000_000) throw new KrbCryptoError('s2kparams iteration count too large');
-      const tkey = pbkdf2Sync(Buffer.from(password), Buffer.from(salt), iter, keyBytes, 'sha1');
-      return { etype, value: deriveKeyDk(tkey, Buffer.from('kerberos')) };
+      const iterations = iterationCount(s2kparams, DEFAULT_ITERATIONS);
+      const tkey = pbkdf2Sync(Buffer.from(password), Buffer.from(salt), iterations, keyBytes, 'sha1');
+      return { etype, value: deriveKey(tkey, KERBEROS) };
     },
-    randomKey: () => ({ etype, value: randomBytes(keyBytes) }),
+
+    randomToKey(random) {
+      if (random.length !== keyBytes) throw new KrbCryptoError(`${name} random-to-key takes ${keyBytes} bytes`, 'BAD_KEY');
+      return { etype, value: Buffer.from(random) };
+    },
+
+    randomKey: () => ({ etype, value: randomBytesPooled(keyBytes) }),
+
     encrypt(key, usage, plaintext, confounder) {
       checkKey(key);
-      const conf = confounder ?? randomBytes(BLOCK);
-      const p = Buffer.concat([conf, plaintext]);
-      const c = ctsEncrypt(dk(key, usage, KE), p);
-      const h = createHmac('sha1', dk(key, usage, KI)).update(p).digest().subarray(0, MAC);
-      return Buffer.concat([c, h]);
+      if (confounder !== undefined && confounder.length !== BLOCK) throw new KrbCryptoError('a confounder has 16 bytes');
+      const data = Buffer.concat([confounder ?? randomBytesPooled(BLOCK), plaintext]);
+      const c = ctsEncrypt(derived(key, usage, KeyPurpose.ENCRYPTION), data);
+      return Buffer.concat([c, mac(derived(key, usage, KeyPurpose.INTEGRITY), data)]);
     },
+
     decrypt(key, usage, ciphertext) {
       checkKey(key);
-      if (ciphertext.length < BLOCK + MAC) throw new KrbCryptoError('ciphertext too short');
-      const c = ciphertext.subarray(0, ciphertext.length - MAC);
-      const mac = ciphertext.subarray(ciphertext.length - MAC);
-      const p = ctsDecrypt(dk(key, usage, KE), c);
-      const h = createHmac('sha1', dk(key, usage, KI)).update(p).digest().subarray(0, MAC);
-      if (!timingSafeEqual(h, mac)) throw new KrbCryptoError('integrity check failed (wrong key or tampered data)');
-      return p.subarray(BLOCK);
+      if (ciphertext.length < BLOCK + MAC_BYTES) throw new KrbCryptoError(`${name} ciphertext too short`, 'BAD_LENGTH');
+      const split = ciphertext.length - MAC_BYTES;
+      const data = ctsDecrypt(derived(key, usage, KeyPurpose.ENCRYPTION), ciphertext.subarray(0, split));
+      if (!macMatches(mac(derived(key, usage, KeyPurpose.INTEGRITY), data), ciphertext.subarray(split))) {
+        throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
+      }
+      return data.subarray(BLOCK);
     },
+
     checksum(key, usage, data) {
       checkKey(key);
-      return createHmac('sha1', dk(key, usage, KC)).update(data).digest().subarray(0, MAC);
+      return mac(derived(key, usage, KeyPurpose.CHECKSUM), data);
     },
-    verifyChecksum: (key, usage, data, cksum) => checksumMatches(profile.checksum(key, usage, data), cksum),
+
+    verifyChecksum: (key, usage, data, cksum) => macMatches(profile.checksum(key, usage, data), cksum),
+
     prf(key, data) {
       checkKey(key);
-      const tmp = createHash('sha1').update(data).digest().subarray(0, BLOCK);
-      const k = cache.get(key.value, -1, 0, () => deriveKeyDk(key.value, Buffer.from('prf')));
-      return aesBlock(k, tmp);
+      const prfKey = cache.get(key.value, PRF_SLOT, 0, () => deriveKey(key.value, PRF_CONSTANT));
+      return aesBlock(prfKey, createHash('sha1').update(data).digest().subarray(0, BLOCK));
     },
   };
   return profile;

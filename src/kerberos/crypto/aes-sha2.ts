@@ -1,80 +1,101 @@
 /**
  * aes128-cts-hmac-sha256-128 (19) and aes256-cts-hmac-sha384-192 (20),
- * RFC 8009: KDF-HMAC-SHA2 (SP 800-108 counter mode) for key derivation,
- * string-to-key over PBKDF2-HMAC-SHA2 with salt "etype-name\0salt" and 32768
- * iterations by default, and encrypt-then-MAC over (IV | ciphertext).
+ * RFC 8009. Keys are derived with KDF-HMAC-SHA2 (SP 800-108 counter mode,
+ * §3); string-to-key is KDF(PBKDF2-HMAC-SHA2(password, name | 0x00 | salt,
+ * iterations), "kerberos") with 32768 iterations by default (§4);
+ * encryption is encrypt-then-MAC: C = AES-CTS(Ke, confounder | plaintext),
+ * H = HMAC(Ki, zero IV | C) truncated (§5); checksums 19 and 20 are HMAC
+ * under Kc; the PRF is KDF(key, "prf", data) (§6).
  */
-import { createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
-import { randomBytesPooled as randomBytes } from './random.js';
+import { createHmac, pbkdf2Sync } from 'node:crypto';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
-import { checksumMatches, DerivedKeyCache, KC, KE, KI, keyLengthGuard, KrbCryptoError, usageConstant, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { DerivedKeyCache, KeyPurpose, usageConstant } from './dk.js';
+import { randomBytesPooled } from './random.js';
+import { iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
+const ZERO_IV = Buffer.alloc(BLOCK);
+const DEFAULT_ITERATIONS = 32768;
+const KERBEROS = Buffer.from('kerberos');
+const PRF_LABEL = Buffer.from('prf');
+const EMPTY = Buffer.alloc(0);
 
-/** KDF-HMAC-SHA2(key, label, context, k) of RFC 8009 §3, k in bits. */
+/** KDF-HMAC-SHA2(key, label, context, bits) of RFC 8009 §3; one HMAC block suffices for every use. */
 export function kdfHmacSha2(hash: 'sha256' | 'sha384', key: Buffer, label: Buffer, context: Buffer, bits: number): Buffer {
   const k = Buffer.alloc(4);
   k.writeUInt32BE(bits);
-  const mac = createHmac(hash, key)
+  return createHmac(hash, key)
     .update(Buffer.from([0, 0, 0, 1]))
     .update(label)
     .update(Buffer.from([0]))
     .update(context)
     .update(k)
-    .digest();
-  return mac.subarray(0, bits / 8);
+    .digest()
+    .subarray(0, bits / 8);
 }
 
 function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384', macBytes: 16 | 24, checksumType: 19 | 20, name: string): EnctypeProfile {
   const cache = new DerivedKeyCache();
-  const kiBits = macBytes * 8;
-  const derive = (key: EncryptionKey, usage: number, purpose: number) =>
-    cache.get(key.value, usage, purpose, () => kdfHmacSha2(hash, key.value, usageConstant(usage, purpose), Buffer.alloc(0), purpose === KE ? keyBytes * 8 : kiBits));
   const checkKey = keyLengthGuard(name, keyBytes);
+  const prfBits = hash === 'sha256' ? 256 : 384;
+  // Ke has the key's length; Kc and Ki the MAC's (RFC 8009 §5).
+  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
+    cache.get(key.value, usage, purpose, () =>
+      kdfHmacSha2(hash, key.value, usageConstant(usage, purpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8),
+    );
+  const mac = (ki: Buffer, c: Buffer): Buffer => createHmac(hash, ki).update(ZERO_IV).update(c).digest().subarray(0, macBytes);
+
   const profile: EnctypeProfile = {
     etype,
     name,
     keyBytes,
     checksumType,
     checksumBytes: macBytes,
-    prfBytes: hash === 'sha256' ? 32 : 48,
-    defaultS2kParams: Buffer.from([0, 0, 0x80, 0]),
+    prfBytes: prfBits / 8,
+    defaultS2kParams: s2kParams(DEFAULT_ITERATIONS),
+
     stringToKey(password, salt, s2kparams) {
-      let iter = 32768;
-      if (s2kparams && s2kparams.length > 0) {
-        if (s2kparams.length !== 4 || s2kparams.readUInt32BE(0) === 0) throw new KrbCryptoError('invalid s2kparams');
-        iter = s2kparams.readUInt32BE(0);
-      }
-      if (iter > 16_000_000) throw new KrbCryptoError('s2kparams iteration count too large');
+      const iterations = iterationCount(s2kparams, DEFAULT_ITERATIONS);
       const saltp = Buffer.concat([Buffer.from(name), Buffer.from([0]), Buffer.from(salt)]);
-      const tkey = pbkdf2Sync(Buffer.from(password), saltp, iter, keyBytes, hash);
-      return { etype, value: kdfHmacSha2(hash, tkey, Buffer.from('kerberos'), Buffer.alloc(0), keyBytes * 8) };
+      const tkey = pbkdf2Sync(Buffer.from(password), saltp, iterations, keyBytes, hash);
+      return { etype, value: kdfHmacSha2(hash, tkey, KERBEROS, EMPTY, keyBytes * 8) };
     },
-    randomKey: () => ({ etype, value: randomBytes(keyBytes) }),
+
+    randomToKey(random) {
+      if (random.length !== keyBytes) throw new KrbCryptoError(`${name} random-to-key takes ${keyBytes} bytes`, 'BAD_KEY');
+      return { etype, value: Buffer.from(random) };
+    },
+
+    randomKey: () => ({ etype, value: randomBytesPooled(keyBytes) }),
+
     encrypt(key, usage, plaintext, confounder) {
       checkKey(key);
-      const n = confounder ?? randomBytes(BLOCK);
-      const c = ctsEncrypt(derive(key, usage, KE), Buffer.concat([n, plaintext]));
-      const h = createHmac(hash, derive(key, usage, KI)).update(Buffer.alloc(BLOCK)).update(c).digest().subarray(0, macBytes);
-      return Buffer.concat([c, h]);
+      if (confounder !== undefined && confounder.length !== BLOCK) throw new KrbCryptoError('a confounder has 16 bytes');
+      const c = ctsEncrypt(derived(key, usage, KeyPurpose.ENCRYPTION), Buffer.concat([confounder ?? randomBytesPooled(BLOCK), plaintext]));
+      return Buffer.concat([c, mac(derived(key, usage, KeyPurpose.INTEGRITY), c)]);
     },
+
     decrypt(key, usage, ciphertext) {
       checkKey(key);
-      if (ciphertext.length < BLOCK + macBytes) throw new KrbCryptoError('ciphertext too short');
-      const c = ciphertext.subarray(0, ciphertext.length - macBytes);
-      const mac = ciphertext.subarray(ciphertext.length - macBytes);
-      const h = createHmac(hash, derive(key, usage, KI)).update(Buffer.alloc(BLOCK)).update(c).digest().subarray(0, macBytes);
-      if (!timingSafeEqual(h, mac)) throw new KrbCryptoError('integrity check failed (wrong key or tampered data)');
-      return ctsDecrypt(derive(key, usage, KE), c).subarray(BLOCK);
+      if (ciphertext.length < BLOCK + macBytes) throw new KrbCryptoError(`${name} ciphertext too short`, 'BAD_LENGTH');
+      const split = ciphertext.length - macBytes;
+      const c = ciphertext.subarray(0, split);
+      if (!macMatches(mac(derived(key, usage, KeyPurpose.INTEGRITY), c), ciphertext.subarray(split))) {
+        throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
+      }
+      return ctsDecrypt(derived(key, usage, KeyPurpose.ENCRYPTION), c).subarray(BLOCK);
     },
+
     checksum(key, usage, data) {
       checkKey(key);
-      return createHmac(hash, derive(key, usage, KC)).update(data).digest().subarray(0, macBytes);
+      return createHmac(hash, derived(key, usage, KeyPurpose.CHECKSUM)).update(data).digest().subarray(0, macBytes);
     },
-    verifyChecksum: (key, usage, data, cksum) => checksumMatches(profile.checksum(key, usage, data), cksum),
+
+    verifyChecksum: (key, usage, data, cksum) => macMatches(profile.checksum(key, usage, data), cksum),
+
     prf(key, data) {
       checkKey(key);
-      return kdfHmacSha2(hash, key.value, Buffer.from('prf'), data, hash === 'sha256' ? 256 : 384);
+      return kdfHmacSha2(hash, key.value, PRF_LABEL, data, prfBits);
     },
   };
   return profile;

@@ -1,74 +1,87 @@
 /**
- * AES in CBC mode with ciphertext stealing as RFC 3962 §5 uses it: zero IV
- * by default, and the last two blocks always swapped (also when the input is
- * a multiple of the block size). A single block is plain AES. Node has no
- * CTS mode, so it is built on AES-CBC/ECB without padding.
+ * AES in CBC mode with ciphertext stealing as RFC 3962 §5 uses it (CBC-CS3):
+ * zero IV unless given, and the last two ciphertext blocks always swapped,
+ * also when the input is a whole number of blocks. Exactly one block is plain
+ * CBC. Node has no CTS mode, so it is built on AES-CBC/ECB without padding.
  */
 import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { KrbCryptoError } from './types.js';
 
 const BLOCK = 16;
+const ZERO_IV = Buffer.alloc(BLOCK);
 
-function algo(key: Buffer, mode: 'cbc' | 'ecb'): string {
-  return `aes-${key.length * 8}-${mode}`;
+function checkKey(key: Buffer): void {
+  if (key.length !== 16 && key.length !== 32) throw new KrbCryptoError('AES keys have 16 or 32 bytes', 'BAD_KEY');
 }
 
-function cbcEncrypt(key: Buffer, iv: Buffer, data: Buffer): Buffer {
-  const c = createCipheriv(algo(key, 'cbc'), key, iv);
-  c.setAutoPadding(false);
-  return Buffer.concat([c.update(data), c.final()]);
+function checkLength(n: number): void {
+  if (n < BLOCK) throw new KrbCryptoError('AES-CTS needs at least one block', 'BAD_LENGTH');
 }
 
-export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = Buffer.alloc(BLOCK)): Buffer {
+/** Encrypts and returns the cipher state for a following message (the last full CBC block). */
+export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): { ciphertext: Buffer; nextIv: Buffer } {
+  checkKey(key);
   const n = plaintext.length;
-  if (n < BLOCK) throw new RangeError('CTS needs at least one block');
-  if (n === BLOCK) return cbcEncrypt(key, iv, plaintext);
-  const padded = Buffer.alloc(Math.ceil(n / BLOCK) * BLOCK);
+  checkLength(n);
+  const blocks = Math.ceil(n / BLOCK);
+  const padded = Buffer.alloc(blocks * BLOCK);
   plaintext.copy(padded);
-  const c = cbcEncrypt(key, iv, padded);
-  const blocks = c.length / BLOCK;
+  const c = createCipheriv(`aes-${key.length * 8}-cbc`, key, iv);
+  c.setAutoPadding(false);
+  const cbc = c.update(padded);
+  if (blocks === 1) return { ciphertext: cbc, nextIv: Buffer.from(cbc) };
   const lastLen = n - (blocks - 1) * BLOCK;
-  const head = c.subarray(0, (blocks - 2) * BLOCK);
-  const penult = c.subarray((blocks - 2) * BLOCK, (blocks - 1) * BLOCK);
-  const last = c.subarray((blocks - 1) * BLOCK);
-  return Buffer.concat([head, last, penult.subarray(0, lastLen)]);
+  const penultimate = cbc.subarray((blocks - 2) * BLOCK, (blocks - 1) * BLOCK);
+  const last = cbc.subarray((blocks - 1) * BLOCK);
+  const out = Buffer.allocUnsafe(n);
+  cbc.copy(out, 0, 0, (blocks - 2) * BLOCK);
+  last.copy(out, (blocks - 2) * BLOCK);
+  penultimate.copy(out, (blocks - 1) * BLOCK, 0, lastLen);
+  return { ciphertext: out, nextIv: Buffer.from(last) };
+}
+
+export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): Buffer {
+  return ctsEncryptChained(key, plaintext, iv).ciphertext;
 }
 
 /**
- * Decrypts with one ECB decipher object (each OpenSSL cipher object costs
- * about as much as the decryption itself) and does the CBC chaining here.
+ * Decrypts with one ECB decipher object (creating an OpenSSL cipher costs
+ * about as much as decrypting a short message) and chains CBC here.
  */
-export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = Buffer.alloc(BLOCK)): Buffer {
+export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV): Buffer {
+  checkKey(key);
   const n = ciphertext.length;
-  if (n < BLOCK) throw new RangeError('CTS needs at least one block');
-  const d = createDecipheriv(algo(key, 'ecb'), key, null);
+  checkLength(n);
+  const d = createDecipheriv(`aes-${key.length * 8}-ecb`, key, null);
   d.setAutoPadding(false);
   if (n === BLOCK) {
     const p = d.update(ciphertext);
-    for (let i = 0; i < BLOCK; i++) p[i] = p[i]! ^ iv[i]!;
+    for (let i = 0; i < BLOCK; i++) p[i]! ^= iv[i]!;
     return p;
   }
   const blocks = Math.ceil(n / BLOCK);
   const lastLen = n - (blocks - 1) * BLOCK;
   const headLen = (blocks - 2) * BLOCK;
-  // D(C_1..C_{n-2}) and D(C_n) (the full block sent before the partial one)
-  const first = d.update(ciphertext.subarray(0, headLen + BLOCK));
-  const dn = first.subarray(headLen, headLen + BLOCK);
+  // Decrypt C_1..C_{m-2} and the full block sent in position m-1 (CBC's C_m).
+  const decrypted = d.update(ciphertext.subarray(0, headLen + BLOCK));
+  const dLast = decrypted.subarray(headLen, headLen + BLOCK);
   const partial = ciphertext.subarray(headLen + BLOCK);
-  // C_{n-1} = the partial block completed with the tail of D(C_n)
-  const cPrev = Buffer.allocUnsafe(BLOCK);
-  partial.copy(cPrev, 0);
-  dn.copy(cPrev, lastLen, lastLen);
-  const dPrev = d.update(cPrev);
+  // CBC's C_{m-1} = the stolen partial block completed with the tail of D(C_m).
+  const cPenultimate = Buffer.allocUnsafe(BLOCK);
+  partial.copy(cPenultimate, 0);
+  dLast.copy(cPenultimate, lastLen, lastLen);
+  const dPenultimate = d.update(cPenultimate);
   const out = Buffer.allocUnsafe(n);
-  for (let i = 0; i < headLen; i++) out[i] = first[i]! ^ (i < BLOCK ? iv[i]! : ciphertext[i - BLOCK]!);
-  for (let j = 0; j < BLOCK; j++) out[headLen + j] = dPrev[j]! ^ (headLen > 0 ? ciphertext[headLen - BLOCK + j]! : iv[j]!);
-  for (let j = 0; j < lastLen; j++) out[headLen + BLOCK + j] = dn[j]! ^ partial[j]!;
+  for (let i = 0; i < headLen; i++) out[i] = decrypted[i]! ^ (i < BLOCK ? iv[i]! : ciphertext[i - BLOCK]!);
+  for (let j = 0; j < BLOCK; j++) out[headLen + j] = dPenultimate[j]! ^ (headLen > 0 ? ciphertext[headLen - BLOCK + j]! : iv[j]!);
+  for (let j = 0; j < lastLen; j++) out[headLen + BLOCK + j] = dLast[j]! ^ partial[j]!;
   return out;
 }
 
-/** One AES block (ECB), for key derivation. */
+/** One AES block (ECB), the E of the PRF in RFC 3962 §4. */
 export function aesBlock(key: Buffer, block: Buffer): Buffer {
-  const c = createCipheriv(algo(key, 'ecb'), key, null);
+  checkKey(key);
+  const c = createCipheriv(`aes-${key.length * 8}-ecb`, key, null);
   c.setAutoPadding(false);
-  return Buffer.concat([c.update(block), c.final()]);
+  return c.update(block);
 }

@@ -1,12 +1,14 @@
 /**
  * Kerberos cryptography (RFC 3961): the enctype profiles dirid supports,
- * looked up by number, plus PRF+ and KRB-FX-CF2 (RFC 6113 §5.1) for FAST.
+ * looked up by enctype or checksum type, plus KRB-FX-CF2 (RFC 6113 §5.1).
+ * AES-SHA1 (RFC 3962) in aes-sha1.ts, AES-SHA2 (RFC 8009) in aes-sha2.ts.
  */
 import { aes128CtsHmacSha1, aes256CtsHmacSha1 } from './aes-sha1.js';
 import { aes128CtsHmacSha256, aes256CtsHmacSha384 } from './aes-sha2.js';
+import { combineKeys, prfPlus as prfPlusWith } from './cf2.js';
 import { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types.js';
 
-export { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types.js';
+export { KrbCryptoError, type KrbCryptoErrorCode, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 export const EncType = {
   AES128_CTS_HMAC_SHA1_96: 17,
@@ -15,47 +17,50 @@ export const EncType = {
   AES256_CTS_HMAC_SHA384_192: 20,
 } as const;
 
-const profiles = new Map<number, EnctypeProfile>([aes256CtsHmacSha1, aes128CtsHmacSha1, aes256CtsHmacSha384, aes128CtsHmacSha256].map((p) => [p.etype, p]));
+export const ChecksumType = {
+  HMAC_SHA1_96_AES128: 15,
+  HMAC_SHA1_96_AES256: 16,
+  HMAC_SHA256_128_AES128: 19,
+  HMAC_SHA384_192_AES256: 20,
+} as const;
 
 /** Supported enctypes in the KDC's order of preference. */
-export const supportedEtypes: readonly number[] = [18, 17, 20, 19];
+export const supportedEtypes: readonly number[] = Object.freeze([18, 17, 20, 19]);
+
+const byEtype = new Map<number, EnctypeProfile>(
+  [aes256CtsHmacSha1, aes128CtsHmacSha1, aes256CtsHmacSha384, aes128CtsHmacSha256].map((p) => [p.etype, p]),
+);
+const byChecksumType = new Map<number, EnctypeProfile>([...byEtype.values()].map((p) => [p.checksumType, p]));
 
 export function isSupportedEtype(etype: number): boolean {
-  return profiles.has(etype);
+  return byEtype.has(etype);
 }
 
 export function profile(etype: number): EnctypeProfile {
-  const p = profiles.get(etype);
-  if (!p) throw new KrbCryptoError(`unsupported encryption type ${etype}`);
+  const p = byEtype.get(etype);
+  if (!p) throw new KrbCryptoError(`unsupported encryption type ${etype}`, 'UNSUPPORTED_ETYPE');
   return p;
 }
 
-/** The profile whose keyed checksum has this type (15, 16, 19, 20). */
+/** The profile whose keyed checksum has this type (15, 16, 19, 20); verify with its verifyChecksum. */
 export function checksumProfile(cksumtype: number): EnctypeProfile {
-  for (const p of profiles.values()) if (p.checksumType === cksumtype) return p;
-  throw new KrbCryptoError(`unsupported checksum type ${cksumtype}`);
+  const p = byChecksumType.get(cksumtype);
+  if (!p) throw new KrbCryptoError(`unsupported checksum type ${cksumtype}`, 'UNSUPPORTED_CHECKSUM');
+  return p;
 }
 
-/** PRF+ (RFC 6113 §5.1): PRF(key, 1|s) | PRF(key, 2|s) | ... truncated. */
+/** PRF+ (RFC 6113 §5.1) under the key's own enctype. */
 export function prfPlus(key: EncryptionKey, input: Buffer, length: number): Buffer {
-  const p = profile(key.etype);
-  const out: Buffer[] = [];
-  let have = 0;
-  for (let i = 1; have < length; i++) {
-    if (i > 255) throw new KrbCryptoError('PRF+ output too long');
-    const block = p.prf(key, Buffer.concat([Buffer.from([i]), input]));
-    out.push(block);
-    have += block.length;
-  }
-  return Buffer.concat(out).subarray(0, length);
+  return prfPlusWith(profile(key.etype), key, input, length);
 }
 
-/** KRB-FX-CF2 (RFC 6113 §5.1): combines two keys into one of key1's enctype. */
-export function cf2(key1: EncryptionKey, pepper1: string, key2: EncryptionKey, pepper2: string): EncryptionKey {
-  const p = profile(key1.etype);
-  const a = prfPlus(key1, Buffer.from(pepper1), p.keyBytes);
-  const b = prfPlus(key2, Buffer.from(pepper2), p.keyBytes);
-  const out = Buffer.alloc(p.keyBytes);
-  for (let i = 0; i < out.length; i++) out[i] = a[i]! ^ b[i]!;
-  return { etype: key1.etype, value: out };
+/**
+ * KRB-FX-CF2 (RFC 6113 §5.1). The result has enctype `etype`, or key1's
+ * enctype when it is omitted (as MIT's krb5_c_fx_cf2_simple does).
+ */
+export function cf2(etype: number, key1: EncryptionKey, pepper1: string, key2: EncryptionKey, pepper2: string): EncryptionKey;
+export function cf2(key1: EncryptionKey, pepper1: string, key2: EncryptionKey, pepper2: string): EncryptionKey;
+export function cf2(...args: [number, EncryptionKey, string, EncryptionKey, string] | [EncryptionKey, string, EncryptionKey, string]): EncryptionKey {
+  const [etype, key1, pepper1, key2, pepper2] = args.length === 5 ? args : [args[0].etype, ...args];
+  return combineKeys(profile(etype), profile(key1.etype), key1, pepper1, profile(key2.etype), key2, pepper2);
 }

@@ -1,25 +1,48 @@
-/** Shared types of the Kerberos crypto profiles (RFC 3961 §3). */
+/**
+ * Shared types of the Kerberos crypto profiles (RFC 3961 §3): keys, the
+ * profile interface every enctype implements, the typed error, and the
+ * constant-time MAC comparison.
+ */
 import { timingSafeEqual } from 'node:crypto';
+
 export interface EncryptionKey {
   etype: number;
   value: Buffer;
 }
 
+/** Why a crypto operation failed; stable strings so callers can `switch`. */
+export type KrbCryptoErrorCode =
+  | 'UNSUPPORTED_ETYPE'
+  | 'UNSUPPORTED_CHECKSUM'
+  | 'BAD_KEY'
+  | 'BAD_LENGTH'
+  | 'INTEGRITY'
+  | 'BAD_S2K_PARAMS'
+  | 'BAD_ARGUMENT';
+
+/** Errors never carry key material or plaintext. */
 export class KrbCryptoError extends Error {
-  constructor(message: string) {
+  readonly code: KrbCryptoErrorCode;
+  constructor(message: string, code: KrbCryptoErrorCode = 'BAD_ARGUMENT') {
     super(message);
     this.name = 'KrbCryptoError';
+    this.code = code;
   }
 }
 
 export interface EnctypeProfile {
   readonly etype: number;
+  /** MIT's name, e.g. 'aes256-cts-hmac-sha1-96' */
   readonly name: string;
   readonly keyBytes: number;
   readonly checksumType: number;
   readonly checksumBytes: number;
   readonly defaultS2kParams: Buffer;
+  /** PRF output length in bytes */
+  readonly prfBytes: number;
   stringToKey(password: string | Buffer, salt: string | Buffer, s2kparams?: Buffer): EncryptionKey;
+  /** random-to-key (RFC 3961 §3): the identity for AES, after a length check */
+  randomToKey(random: Buffer): EncryptionKey;
   randomKey(): EncryptionKey;
   /** `confounder` is for test vectors only */
   encrypt(key: EncryptionKey, usage: number, plaintext: Buffer, confounder?: Buffer): Buffer;
@@ -28,45 +51,34 @@ export interface EnctypeProfile {
   checksum(key: EncryptionKey, usage: number, data: Buffer): Buffer;
   verifyChecksum(key: EncryptionKey, usage: number, data: Buffer, cksum: Buffer): boolean;
   prf(key: EncryptionKey, data: Buffer): Buffer;
-  /** PRF output length in bytes */
-  readonly prfBytes: number;
 }
 
-/** A small bounded cache of derived keys per (base key, usage, purpose). */
-export class DerivedKeyCache {
-  private readonly map = new Map<string, Buffer>();
-  constructor(private readonly max = 8192) {}
-  get(base: Buffer, usage: number, purpose: number, derive: () => Buffer): Buffer {
-    const k = `${base.toString('latin1')}\u0000${usage}\u0000${purpose}`;
-    let v = this.map.get(k);
-    if (!v) {
-      if (this.map.size >= this.max) this.map.clear();
-      v = derive();
-      this.map.set(k, v);
-    }
-    return v;
-  }
-}
-
-export function usageConstant(usage: number, purpose: number): Buffer {
-  const b = Buffer.alloc(5);
-  b.writeUInt32BE(usage >>> 0, 0);
-  b[4] = purpose;
-  return b;
-}
-
-export const KC = 0x99;
-export const KE = 0xaa;
-export const KI = 0x55;
-
-/** Rejects keys of the wrong length for an enctype. */
+/** Rejects keys of the wrong length (or of another enctype's family) before any cipher sees them. */
 export function keyLengthGuard(name: string, keyBytes: number): (key: EncryptionKey) => void {
   return (key) => {
-    if (key.value.length !== keyBytes) throw new KrbCryptoError(`a ${name} key has ${keyBytes} bytes`);
+    if (!Buffer.isBuffer(key.value) || key.value.length !== keyBytes) throw new KrbCryptoError(`a ${name} key has ${keyBytes} bytes`, 'BAD_KEY');
   };
 }
 
-/** Constant-time comparison of a received checksum with a computed one. */
-export function checksumMatches(mine: Buffer, received: Buffer): boolean {
+/** Constant-time comparison of a received MAC with a computed one. */
+export function macMatches(mine: Buffer, received: Buffer): boolean {
   return received.length === mine.length && timingSafeEqual(mine, received);
+}
+
+/** s2kparams of the AES profiles: a 4-byte big-endian iteration count (RFC 3962 §4, RFC 8009 §4). */
+export function iterationCount(params: Buffer | undefined, dflt: number): number {
+  if (!params || params.length === 0) return dflt;
+  if (params.length !== 4) throw new KrbCryptoError('s2kparams must be 4 bytes', 'BAD_S2K_PARAMS');
+  const n = params.readUInt32BE(0);
+  // MIT rejects counts of 2^24 and above (KRB5_ERR_BAD_S2K_PARAMS); the bound also caps CPU time.
+  if (n === 0 || n >= MAX_ITERATIONS) throw new KrbCryptoError(`s2kparams iteration count ${n} out of range`, 'BAD_S2K_PARAMS');
+  return n;
+}
+
+export const MAX_ITERATIONS = 0x1000000;
+
+export function s2kParams(iterations: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(iterations);
+  return b;
 }

@@ -1,0 +1,36 @@
+/**
+ * PRF+ and KRB-FX-CF2 (RFC 6113 §5.1), the key combination FAST uses for its
+ * armor, reply and challenge keys. PRF+(K, s) = PRF(K, 1|s) | PRF(K, 2|s) | ...
+ * (one-byte counter); CF2(K1, K2, pepper1, pepper2) = random-to-key of
+ * PRF+(K1, pepper1) xor PRF+(K2, pepper2), cut to the output enctype's
+ * key-generation seed length. Profiles are passed in to keep this module
+ * free of the enctype table.
+ */
+import { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types.js';
+
+/** PRF+ output is limited by the one-byte counter. */
+export function prfPlus(p: EnctypeProfile, key: EncryptionKey, input: Buffer, length: number): Buffer {
+  if (!Number.isInteger(length) || length < 0 || length > 255 * p.prfBytes) throw new KrbCryptoError('PRF+ output length out of range');
+  const blocks: Buffer[] = [];
+  for (let i = 1, have = 0; have < length; i++) {
+    const block = p.prf(key, Buffer.concat([Buffer.from([i]), input]));
+    blocks.push(block);
+    have += block.length;
+  }
+  return Buffer.concat(blocks).subarray(0, length);
+}
+
+export function combineKeys(
+  out: EnctypeProfile,
+  p1: EnctypeProfile,
+  key1: EncryptionKey,
+  pepper1: string | Buffer,
+  p2: EnctypeProfile,
+  key2: EncryptionKey,
+  pepper2: string | Buffer,
+): EncryptionKey {
+  const a = prfPlus(p1, key1, Buffer.from(pepper1), out.keyBytes);
+  const b = prfPlus(p2, key2, Buffer.from(pepper2), out.keyBytes);
+  for (let i = 0; i < a.length; i++) a[i]! ^= b[i]!;
+  return out.randomToKey(a);
+}

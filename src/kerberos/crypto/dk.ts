@@ -1,0 +1,82 @@
+/**
+ * Key derivation of the simplified profile, RFC 3961 §5.1 and §5.3, for AES
+ * (RFC 3962): DR(Key, Constant) chains AES over n-fold(Constant, 128), and
+ * DK = random-to-key(DR) with random-to-key the identity for AES. Also the
+ * usage constants (usage as 4 bytes big-endian || 0x99/0xAA/0x55) and the
+ * bounded cache of derived keys that both AES families use per request.
+ */
+import { createCipheriv } from 'node:crypto';
+import { nfold } from './nfold.js';
+
+const BLOCK = 16;
+
+/** The last byte of a usage constant: which of Kc, Ke, Ki is derived. */
+export const KeyPurpose = { CHECKSUM: 0x99, ENCRYPTION: 0xaa, INTEGRITY: 0x55 } as const;
+export type KeyPurpose = (typeof KeyPurpose)[keyof typeof KeyPurpose];
+
+export function usageConstant(usage: number, purpose: KeyPurpose): Buffer {
+  const b = Buffer.alloc(5);
+  b.writeUInt32BE(usage >>> 0, 0);
+  b[4] = purpose;
+  return b;
+}
+
+/** n-fold of the few distinct constants in use (usage constants, "kerberos", "prf"), memoized: n-fold costs 5x the AES work. */
+const foldedConstants = new Map<string, Buffer>();
+function foldedConstant(constant: Buffer): Buffer {
+  const id = constant.toString('latin1');
+  let folded = foldedConstants.get(id);
+  if (folded === undefined) {
+    folded = nfold(constant, BLOCK);
+    if (foldedConstants.size >= 1024) foldedConstants.clear();
+    foldedConstants.set(id, folded);
+  }
+  return folded;
+}
+
+/** DR(base, constant): `outBytes` of AES-ECB chained over n-fold(constant). */
+export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length): Buffer {
+  const cipher = createCipheriv(`aes-${base.length * 8}-ecb`, base, null);
+  cipher.setAutoPadding(false);
+  const out = Buffer.allocUnsafe(Math.ceil(outBytes / BLOCK) * BLOCK);
+  let block = foldedConstant(constant);
+  for (let off = 0; off < out.length; off += BLOCK) {
+    block = cipher.update(block);
+    block.copy(out, off);
+  }
+  return out.subarray(0, outBytes);
+}
+
+/** DK(base, constant) for AES keys. */
+export function deriveKey(base: Buffer, constant: Buffer): Buffer {
+  return deriveRandom(base, constant, base.length);
+}
+
+/**
+ * Derived keys by (base key bytes, usage, purpose). Keyed by content, not by
+ * Buffer identity, because session keys are decoded afresh from every ticket.
+ * Bounded: the oldest entry goes when full.
+ */
+export class DerivedKeyCache {
+  private readonly map = new Map<string, Buffer>();
+  constructor(private readonly max = 4096) {}
+
+  get(base: Buffer, usage: number, purpose: number, derive: () => Buffer): Buffer {
+    const id = `${purpose}:${usage}:${base.toString('latin1')}`;
+    let v = this.map.get(id);
+    if (v === undefined) {
+      v = derive();
+      if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
+      this.map.set(id, v);
+    }
+    return v;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
