@@ -67,6 +67,13 @@ CREATE TABLE IF NOT EXISTS idx (attr TEXT NOT NULL, norm TEXT NOT NULL, entry IN
 CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm);
 CREATE INDEX IF NOT EXISTS idx_entry ON idx(entry);
 CREATE TABLE IF NOT EXISTS refs (attr TEXT NOT NULL, target TEXT NOT NULL, entry INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS idx_trigrams USING fts5(norm, content='idx', content_rowid='rowid', tokenize='trigram');
+CREATE TRIGGER IF NOT EXISTS idx_trigrams_ins AFTER INSERT ON idx BEGIN
+  INSERT INTO idx_trigrams(rowid, norm) VALUES (new.rowid, new.norm);
+END;
+CREATE TRIGGER IF NOT EXISTS idx_trigrams_del AFTER DELETE ON idx BEGIN
+  INSERT INTO idx_trigrams(idx_trigrams, rowid, norm) VALUES ('delete', old.rowid, old.norm);
+END;
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target);
 CREATE INDEX IF NOT EXISTS refs_entry ON refs(entry);
 `;
@@ -101,7 +108,10 @@ class SqliteDirectory implements Directory {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
+    const hadTrigrams = !!this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'idx_trigrams'").get();
     this.db.exec(SCHEMA_SQL);
+    // stores made before the trigram index get it filled once
+    if (!hadTrigrams) this.db.exec("INSERT INTO idx_trigrams(idx_trigrams) VALUES ('rebuild')");
     this.st = {
       byNdn: this.db.prepare('SELECT * FROM entries WHERE ndn = ?'),
       byId: this.db.prepare('SELECT * FROM entries WHERE id = ?'),
@@ -117,6 +127,8 @@ class SqliteDirectory implements Directory {
       idxEq: this.db.prepare('SELECT DISTINCT entry FROM idx WHERE attr = ? AND norm = ?'),
       idxLike: this.db.prepare("SELECT DISTINCT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'"),
       idxPresent: this.db.prepare('SELECT DISTINCT entry FROM idx WHERE attr = ?'),
+      // substring search through the trigram index (pieces of 3+ characters, no LIKE wildcards in them)
+      idxTrigram: this.db.prepare('SELECT DISTINCT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?'),
       refInsert: this.db.prepare('INSERT INTO refs (attr, target, entry) VALUES (?, ?, ?)'),
       refClear: this.db.prepare('DELETE FROM refs WHERE entry = ?'),
       refsTo: this.db.prepare('SELECT attr, target, entry FROM refs WHERE target = ?'),
@@ -181,6 +193,8 @@ class SqliteDirectory implements Directory {
         const sorted = [...f.items].sort((a, b) => rank(a) - rank(b));
         let best: Set<number> | null = null;
         for (const item of sorted) {
+          // objectClass equality rarely narrows anything; fetching its ids would cost more than it saves
+          if (best && rank(item) === 3) break;
           const c = this.candidates(item);
           if (c && (!best || c.size < best.size)) best = c;
           if (best && best.size < 64) break;
@@ -210,6 +224,11 @@ class SqliteDirectory implements Directory {
       if (f.kind === 'eq') return ids(this.st.idxEq!.all(at.name, normalizeValue(at.syntax, f.value)));
       if (f.kind === 'present') return ids(this.st.idxPresent!.all(at.name));
       if (f.kind === 'sub' && (at.syntax === 'string' || at.syntax === 'exact')) {
+        const pieces = [f.initial, ...f.any, f.final].filter((x): x is string => x !== undefined).map((x) => normalizeValue(at.syntax, x));
+        if (pieces.some((x) => x.length >= 3) && !pieces.some((x) => /[%_\\]/.test(x))) {
+          const pattern = (f.initial !== undefined ? pieces[0] : '') + '%' + f.any.map((a) => normalizeValue(at.syntax, a) + '%').join('') + (f.final !== undefined ? normalizeValue(at.syntax, f.final) : '');
+          return ids(this.st.idxTrigram!.all(pattern, at.name));
+        }
         const n = (s: string) => likeEscape(normalizeValue(at.syntax, s));
         const pattern = (f.initial !== undefined ? n(f.initial) : '') + '%' + f.any.map((a) => n(a) + '%').join('') + (f.final !== undefined ? n(f.final) : '');
         return ids(this.st.idxLike!.all(at.name, pattern));
