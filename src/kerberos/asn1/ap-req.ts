@@ -2,7 +2,7 @@
  * AP-REQ (RFC 4120 §5.5.1, APPLICATION 14), Authenticator (APPLICATION 2),
  * AP-REP (APPLICATION 15) and EncAPRepPart (APPLICATION 27).
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeChecksum,

@@ -4,7 +4,7 @@
  * KrbFastResponse and KrbFastFinished. The armored request keeps the raw
  * bytes of the inner KDC-REQ-BODY.
  */
-import { asNode, Asn1Error, ctx, fields, flags, gstr, int, octets, parseDer, readFlags, readInt, readOctets, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
+import { asNode, Asn1Error, ctx, fields, flags, gstr, int, octets, readFlags, readInt, readOctets, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
 import { decodeKdcReqBody, type KdcReqBody } from './kdc-req.js';
 import {
   decodeChecksum,

@@ -3,7 +3,7 @@
  * (APPLICATION 13), and EncKDCRepPart (EncASRepPart 25 / EncTGSRepPart 26;
  * MIT sends 26 for both and accepts either, so the decoder does too).
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddresses,

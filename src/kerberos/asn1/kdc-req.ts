@@ -4,7 +4,7 @@
  * KDC-REQ-BODY: the TGS authenticator checksum (usage 6) and the FAST
  * request checksum (usage 50) are computed over exactly those bytes.
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, parseDer, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddresses,

@@ -1,5 +1,5 @@
 /** KRB-ERROR (RFC 4120 §5.9.1, APPLICATION 30). */
-import { asNode, app, Asn1Error, ctx, fields, gstr, int, octets, parseDer, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import { decodePrincipalName, encodePrincipalName, type PrincipalName } from './primitives.js';
 
 export interface KrbError {

@@ -4,7 +4,7 @@
  * ETYPE-INFO2 (§5.2.7.5), METHOD-DATA (§5.9.1, a sequence of PA-DATA) and
  * MS-KILE's KERB-PA-PAC-REQUEST.
  */
-import { asNode, Asn1Error, ctx, fields, gstr, int, octets, parseDer, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
+import { asNode, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
 import { decodePaDataList, encodePaDataList, type PaData } from './primitives.js';
 
 export interface PaEncTsEnc {

@@ -3,7 +3,7 @@
  * A decoded Ticket keeps its raw bytes: tickets are carried on unchanged and
  * FAST checksums cover them exactly.
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, octets, parseDer, readFlags, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, octets, readFlags, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeEncryptedData,

@@ -11,7 +11,7 @@ import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncrypt } from './cts.js';
 import { DerivedKeyCache, deriveKey, KeyPurpose, usageConstant } from './dk.js';
 import { randomBytesPooled } from './random.js';
-import { iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
 const MAC_BYTES = 12;
@@ -43,12 +43,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       return { etype, value: deriveKey(tkey, KERBEROS) };
     },
 
-    randomToKey(random) {
-      if (random.length !== keyBytes) throw new KrbCryptoError(`${name} random-to-key takes ${keyBytes} bytes`, 'BAD_KEY');
-      return { etype, value: Buffer.from(random) };
-    },
-
-    randomKey: () => ({ etype, value: randomBytesPooled(keyBytes) }),
+    ...aesKeyFactory(etype, name, keyBytes),
 
     encrypt(key, usage, plaintext, confounder) {
       checkKey(key);

@@ -11,7 +11,7 @@ import { createHmac, pbkdf2Sync } from 'node:crypto';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
 import { DerivedKeyCache, KeyPurpose, usageConstant } from './dk.js';
 import { randomBytesPooled } from './random.js';
-import { iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
 const ZERO_IV = Buffer.alloc(BLOCK);
@@ -61,12 +61,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
       return { etype, value: kdfHmacSha2(hash, tkey, KERBEROS, EMPTY, keyBytes * 8) };
     },
 
-    randomToKey(random) {
-      if (random.length !== keyBytes) throw new KrbCryptoError(`${name} random-to-key takes ${keyBytes} bytes`, 'BAD_KEY');
-      return { etype, value: Buffer.from(random) };
-    },
-
-    randomKey: () => ({ etype, value: randomBytesPooled(keyBytes) }),
+    ...aesKeyFactory(etype, name, keyBytes),
 
     encrypt(key, usage, plaintext, confounder) {
       checkKey(key);

@@ -4,6 +4,7 @@
  * constant-time MAC comparison.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { randomBytesPooled } from './random.js';
 
 export interface EncryptionKey {
   etype: number;
@@ -81,4 +82,15 @@ export function s2kParams(iterations: number): Buffer {
   const b = Buffer.alloc(4);
   b.writeUInt32BE(iterations);
   return b;
+}
+
+/** AES keys: random-to-key is the identity (RFC 3962 §6, RFC 8009 §5); fresh keys come from the pool. */
+export function aesKeyFactory(etype: number, name: string, keyBytes: number): Pick<EnctypeProfile, 'randomToKey' | 'randomKey'> {
+  return {
+    randomToKey(random) {
+      if (random.length !== keyBytes) throw new KrbCryptoError(`${name} random-to-key takes ${keyBytes} bytes`, 'BAD_KEY');
+      return { etype, value: Buffer.from(random) };
+    },
+    randomKey: () => ({ etype, value: randomBytesPooled(keyBytes) }),
+  };
 }
