@@ -137,7 +137,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
   it('passwd re-derives the keys: the new password works, the old one does not', async () => {
     const alice = new RpcSession(realm.url, realm.ca);
     await alice.login('alice', 'Alice-pass-1');
-    const r = await alice.call('passwd', [undefined as never, 'Alice-pass-2']);
+    const r = await alice.call('passwd', [null, 'Alice-pass-2']);
     assert.equal(r.summary, 'Changed password for "alice@EXAMPLE.TEST"');
     const old = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'pw.cc')}`, 'alice'], env, 'Alice-pass-1\n');
     assert.match(old.stderr, /Password incorrect/);
