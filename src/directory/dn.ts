@@ -20,6 +20,37 @@ function bad(dn: string, why: string): DirectoryError {
   return new DirectoryError('invalidDNSyntax', `invalid DN "${dn.slice(0, 200)}": ${why}`, { dn });
 }
 
+/** BER string types a '#' value may carry, decoded to text (X.680 universal tags). */
+const BER_STRINGS = { 0x0c: 'utf8', 0x13: 'latin1', 0x16: 'latin1', 0x1e: 'utf16be' } as const;
+
+/** Decodes the BER string of a '#hex' value; other BER values are refused. */
+function berString(dn: string, hex: string): string {
+  if (hex.length < 4 || hex.length % 2 !== 0) throw bad(dn, 'invalid hex string value');
+  const ber = Buffer.from(hex, 'hex');
+  const kind = BER_STRINGS[ber[0]! as keyof typeof BER_STRINGS];
+  if (!kind) throw bad(dn, 'hex string values must be BER character strings');
+  let len = ber[1]!;
+  let at = 2;
+  if (len === 0x81 && ber.length > 2) [len, at] = [ber[2]!, 3];
+  else if (len === 0x82 && ber.length > 3) [len, at] = [ber.readUInt16BE(2), 4];
+  else if (len >= 0x80) throw bad(dn, 'unsupported BER length');
+  const body = ber.subarray(at);
+  if (body.length !== len || len === 0) throw bad(dn, 'BER length does not match');
+  let text: string;
+  if (kind === 'utf16be') {
+    if (len % 2) throw bad(dn, 'odd BMPString length');
+    text = Buffer.from(body).swap16().toString('utf16le');
+  } else if (kind === 'utf8') {
+    text = body.toString('utf8');
+    if (!Buffer.from(text, 'utf8').equals(body)) throw bad(dn, 'UTF8String is not valid UTF-8');
+  } else {
+    if (body.some((b) => b > 0x7e || b < 0x20)) throw bad(dn, 'PrintableString/IA5String outside printable ASCII');
+    text = body.toString('latin1');
+  }
+  if (text.includes('\u0000')) throw bad(dn, 'NUL in value');
+  return text;
+}
+
 /** Parses a DN string into RDNs, most specific first. The empty string is the root DN. */
 export function parseDn(dn: string): Rdn[] {
   if (dn.length > MAX_DN_LENGTH) throw bad(dn, 'too long');
@@ -39,11 +70,34 @@ export function parseDn(dn: string): Rdn[] {
     // value
     let value = '';
     let lastSignificant = 0;
-    if (dn[i] === '#') throw bad(dn, 'hex-encoded BER values are not supported');
+    if (dn[i] === '#') {
+      // RFC 4514 §3: '#' and the hex of a BER-encoded string value
+      let end = i + 1;
+      while (end < dn.length && /[0-9a-fA-F]/.test(dn[end]!)) end++;
+      const hex = dn.slice(i + 1, end);
+      while (dn[end] === ' ') end++;
+      if (end < dn.length && dn[end] !== ',' && dn[end] !== '+') throw bad(dn, 'invalid hex string value');
+      rdn.push({ type, value: berString(dn, hex) });
+      i = end;
+      if (i >= dn.length) {
+        rdns.push(rdn);
+        break;
+      }
+      if (dn[i] === ',') {
+        rdns.push(rdn);
+        rdn = [];
+      }
+      i++;
+      if (i >= dn.length) throw bad(dn, 'ends with a separator');
+      continue;
+    }
     const bytes: number[] = [];
     const flush = () => {
       if (bytes.length) {
-        value += Buffer.from(bytes).toString('utf8');
+        const buf = Buffer.from(bytes);
+        const text = buf.toString('utf8');
+        if (!Buffer.from(text, 'utf8').equals(buf)) throw bad(dn, 'hex escapes are not valid UTF-8');
+        value += text;
         bytes.length = 0;
         lastSignificant = value.length;
       }
@@ -65,7 +119,8 @@ export function parseDn(dn: string): Rdn[] {
         } else throw bad(dn, `invalid escape "\\${n}"`);
         continue;
       }
-      if (c === '"' || c === ';' || c === '<' || c === '>' || c === '=') throw bad(dn, `unescaped "${c}"`);
+      // '=' may stand unescaped in a value (RFC 4514 §3, SUTF1 includes %x3D)
+      if (c === '"' || c === ';' || c === '<' || c === '>') throw bad(dn, `unescaped "${c}"`);
       if (c === '\u0000') throw bad(dn, 'NUL in value');
       flush();
       value += c;
@@ -130,7 +185,34 @@ export function rdnOf(dn: string): string {
   return formatDn([rdns[0]!]);
 }
 
-/** True when `dn` is `ancestor` or below it. Both normalised. */
+/** True when `ndn` is `nAncestor` or below it. Both already normalised. */
 export function isWithin(ndn: string, nAncestor: string): boolean {
-  return nAncestor === '' || ndn === nAncestor || ndn.endsWith(',' + nAncestor);
+  if (nAncestor === '' || ndn === nAncestor) return true;
+  if (!ndn.endsWith(',' + nAncestor)) return false;
+  // the comma must be a separator, not the escaped end of a value ("cn=a\\,dc=x")
+  let slashes = 0;
+  for (let i = ndn.length - nAncestor.length - 2; i >= 0 && ndn[i] === '\\'; i--) slashes++;
+  return slashes % 2 === 0;
+}
+
+/** True when `dn` is strictly below `ancestor` (any spelling of either). */
+export function isDescendant(dn: string, ancestor: string): boolean {
+  const n = normalizeDn(dn);
+  const a = normalizeDn(ancestor);
+  return n !== a && isWithin(n, a);
+}
+
+/** Whether two DNs name the same entry. */
+export function sameDn(a: string, b: string): boolean {
+  return normalizeDn(a) === normalizeDn(b);
+}
+
+/**
+ * Moves `dn` from below an entry `depth` RDNs deep to below `newAncestor`:
+ * its own leading RDNs are kept, the ancestor's replaced (renames of subtrees).
+ */
+export function rebaseDn(dn: string, depth: number, newAncestor: string): string {
+  const rdns = parseDn(dn);
+  if (rdns.length < depth) throw bad(dn, 'not below the renamed entry');
+  return formatDn([...rdns.slice(0, rdns.length - depth), ...parseDn(newAncestor)]);
 }

@@ -19,8 +19,17 @@ export interface Draft {
 
 export function canonicalName(schema: Schema, name: string): string {
   const at = schema.attribute(name);
-  if (!at) throw new DirectoryError('undefinedAttributeType', `unknown attribute "${name}"`, { attr: name });
+  if (!at) throw new DirectoryError('undefinedAttributeType', `unknown attribute "${String(name).slice(0, 64)}"`, { attr: String(name).slice(0, 64) });
   return at.name;
+}
+
+/** Values as strings; numbers are accepted and written in decimal, anything else refused. */
+function asStrings(attr: string, values: readonly unknown[]): string[] {
+  return values.map((v) => {
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+    throw new DirectoryError('invalidAttributeSyntax', `values of ${attr} must be strings`, { attr });
+  });
 }
 
 /** Canonicalises and splits input attributes into public and secret parts. */
@@ -34,9 +43,9 @@ export function draftFromInput(schema: Schema, input: Attributes): Draft {
     if (values.length === 0) continue;
     if (at.syntax === 'secret') {
       const prev = d.secrets.get(canon)?.plain ?? [];
-      d.secrets.set(canon, { plain: [...prev, ...values.map(String)] });
+      d.secrets.set(canon, { plain: [...prev, ...asStrings(canon, values)] });
     } else {
-      d.attrs[canon] = [...(d.attrs[canon] ?? []), ...values.map(String)];
+      d.attrs[canon] = [...(d.attrs[canon] ?? []), ...asStrings(canon, values)];
     }
   }
   return d;
@@ -54,10 +63,15 @@ function sameValue(schema: Schema, attr: string, a: string, b: string): boolean 
 /** Applies modifications to a draft in order (RFC 4511 §4.6 semantics). */
 export function applyModifications(schema: Schema, d: Draft, mods: readonly Modification[]): void {
   for (const m of mods) {
+    if (m === null || typeof m !== 'object' || (m.op !== 'add' && m.op !== 'delete' && m.op !== 'replace')) {
+      throw new DirectoryError('unwillingToPerform', 'a modification needs op add, delete or replace');
+    }
+    if (typeof m.attr !== 'string') throw new DirectoryError('undefinedAttributeType', 'a modification needs an attribute name');
+    if (m.values !== undefined && !Array.isArray(m.values)) throw new DirectoryError('invalidAttributeSyntax', `values of ${m.attr} must be a list`, { attr: m.attr });
     const attr = canonicalName(schema, m.attr);
     const at = schema.attribute(attr)!;
     if (at.operational) throw new DirectoryError('constraintViolation', `${attr} is maintained by the directory`, { attr });
-    const values = (m.values ?? []).map(String);
+    const values = asStrings(attr, m.values ?? []);
     if (at.syntax === 'secret') {
       const cur = d.secrets.get(attr);
       const has = cur !== undefined && ((cur.plain?.length ?? 0) > 0 || (cur.sealed?.length ?? 0) > 0);
@@ -158,5 +172,42 @@ export function validateDraft(schema: Schema, d: Draft, rdn: { type: string; val
     if (!values.some((v) => sameValue(schema, at.name, v, ava.value))) {
       throw new DirectoryError('constraintViolation', `the RDN value of ${at.name} must stay in the entry`, { attr: at.name });
     }
+  }
+}
+
+/**
+ * A draft from stored attributes and sealed secrets: operational attributes
+ * are set aside (the store maintains them), the rest copied for editing.
+ */
+export function draftFromStored(schema: Schema, attrs: Attributes, sealed: Record<string, string[]>): { draft: Draft; operational: Attributes } {
+  const publicAttrs: Attributes = {};
+  const operational: Attributes = {};
+  for (const k in attrs) {
+    if (schema.attribute(k)?.operational) operational[k] = attrs[k]!;
+    else publicAttrs[k] = attrs[k]!.slice();
+  }
+  const secrets: Draft['secrets'] = new Map(Object.entries(sealed).map(([k, v]) => [k, { sealed: v }]));
+  return { draft: { attrs: publicAttrs, secrets }, operational };
+}
+
+/** Adds the values of an RDN to the entry when missing (RFC 4511 §4.7 and §4.9). */
+export function addRdnValues(schema: Schema, d: Draft, rdn: readonly { type: string; value: string }[]): void {
+  for (const ava of rdn) {
+    const at = schema.attribute(ava.type);
+    if (!at) throw new DirectoryError('undefinedAttributeType', `unknown RDN attribute ${ava.type}`, { attr: ava.type });
+    if (at.syntax === 'secret' || at.operational) throw new DirectoryError('unwillingToPerform', `${at.name} cannot name an entry`, { attr: at.name });
+    const cur = d.attrs[at.name] ?? [];
+    if (!cur.some((v) => sameValue(schema, at.name, v, ava.value))) d.attrs[at.name] = [...cur, ava.value];
+  }
+}
+
+/** Removes the values of the old RDN from the entry (deleteoldrdn, RFC 4511 §4.9). */
+export function removeRdnValues(schema: Schema, d: Draft, rdn: readonly { type: string; value: string }[]): void {
+  for (const ava of rdn) {
+    const at = schema.attribute(ava.type);
+    if (!at) continue;
+    const left = (d.attrs[at.name] ?? []).filter((v) => !sameValue(schema, at.name, v, ava.value));
+    if (left.length) d.attrs[at.name] = left;
+    else delete d.attrs[at.name];
   }
 }

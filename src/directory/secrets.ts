@@ -9,10 +9,12 @@ import { DirectoryError } from './types.js';
 
 const PREFIX = 'v1:';
 
+/** Additional data: the entry's entryUUID, NUL, the attribute's name in lower case. */
 function aad(entryUuid: string, attr: string): Buffer {
   return Buffer.from(`${entryUuid}\u0000${attr.toLowerCase()}`, 'utf8');
 }
 
+/** Seals one plaintext value for an entry's attribute (canonical name). */
 export function sealSecret(masterKey: Buffer, entryUuid: string, attr: string, plaintext: string): string {
   const nonce = randomBytes(12);
   const c = createCipheriv('aes-256-gcm', masterKey, nonce);
@@ -21,9 +23,10 @@ export function sealSecret(masterKey: Buffer, entryUuid: string, attr: string, p
   return PREFIX + Buffer.concat([nonce, ct, c.getAuthTag()]).toString('base64');
 }
 
+/** Opens a sealed value; 'unwillingToPerform' (no detail of the secret) when it does not authenticate. */
 export function openSecret(masterKey: Buffer, entryUuid: string, attr: string, sealed: string): string {
   const fail = () => new DirectoryError('unwillingToPerform', `stored secret ${attr} cannot be decrypted (wrong master key or moved value)`, { attr });
-  if (!sealed.startsWith(PREFIX)) throw fail();
+  if (typeof sealed !== 'string' || !sealed.startsWith(PREFIX)) throw fail();
   const raw = Buffer.from(sealed.slice(PREFIX.length), 'base64');
   if (raw.length < 12 + 16) throw fail();
   try {

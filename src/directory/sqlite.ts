@@ -1,17 +1,24 @@
 /**
  * The embedded backend: SQLite through better-sqlite3, WAL journal and
- * synchronous=FULL so every commit is fsync'd. Tables: entries (DN,
- * normalised DN, parent, public attributes as JSON, sealed secrets as JSON),
- * idx (normalised values of indexed attributes) and refs (DN-valued
- * references, for referential integrity). Validation, filters and secrets
- * come from the backend-independent modules; this file holds only storage.
+ * synchronous=FULL so every commit is fsync'd; every write, and every batch,
+ * is one transaction. Tables: entries (entryUUID, DN, normalised DN, parent,
+ * public attributes as JSON, sealed secrets as JSON), idx (index keys of
+ * indexed attributes, with an FTS5 trigram index over the user attributes
+ * for substrings), refs (DN-valued references, for referential integrity)
+ * and meta. idx and refs are derived: they are rebuilt when the schema's
+ * indexing changes. Searches take candidate ids from idx where the filter
+ * allows, else scan entries pre-selected in SQL by the attributes the filter
+ * needs; the evaluator decides every candidate. Validation, filters, DNs and
+ * secrets come from the backend-independent modules; this file holds only
+ * storage and query planning.
  */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { formatDn, isWithin, normalizeDn, parseDn, type Rdn } from './dn.js';
-import { applyModifications, draftFromInput, validateDraft, type Draft } from './entry.js';
-import { matches, parseFilter, type Filter } from './filter.js';
-import { compileSchema, generalizedTime, normalizeValue } from './schema.js';
+import { formatDn, isWithin, normalizeDn, parseDn, rebaseDn, type Rdn } from './dn.js';
+import { planDelete, referencesOf, referrersWithin, rewriteReferences, verifyNewReferences, withoutTarget, type Reference } from './refint.js';
+import { addRdnValues, applyModifications, draftFromInput, draftFromStored, removeRdnValues, validateDraft, type Draft } from './entry.js';
+import { compileFilter, filterAttributeType, filterAttributes, hasOrderingRule, hasSubstringRule, parseFilter, requiredAttributes, type Filter } from './filter.js';
+import { compileSchema, generalizedTime, indexKey, normalizeValue } from './schema.js';
 import { openSecret, sealSecret } from './secrets.js';
 import {
   DirectoryError,
@@ -35,6 +42,7 @@ export interface SqliteOptions {
   create?: boolean;
 }
 
+/** An entries row without the sealed secrets (those are read only when needed). */
 interface Row {
   id: number;
   uuid: string;
@@ -42,16 +50,20 @@ interface Row {
   ndn: string;
   parent: number | null;
   attrs: string;
-  secrets: string | null;
+  /** 1 when the entry holds secrets */
+  hasSecrets: number;
 }
 
 interface Loaded {
   row: Row;
   attrs: Attributes;
-  sealed: Record<string, string[]>;
 }
 
-const SCHEMA_SQL = `
+const ROW_COLUMNS = 'id, uuid, dn, ndn, parent, attrs, secrets IS NOT NULL AS hasSecrets';
+/** parsed attribute JSON kept per entry id, reused while the stored text is unchanged */
+const PARSE_CACHE_SIZE = 10_000;
+
+const TABLES_SQL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY,
@@ -63,22 +75,63 @@ CREATE TABLE IF NOT EXISTS entries (
   secrets TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_parent ON entries(parent);
+`;
+
+/** Derived tables: rebuilt from entries whenever the index layout changes. */
+const INDEX_SQL = `
 CREATE TABLE IF NOT EXISTS idx (attr TEXT NOT NULL, norm TEXT NOT NULL, entry INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm);
 CREATE INDEX IF NOT EXISTS idx_entry ON idx(entry);
 CREATE TABLE IF NOT EXISTS refs (attr TEXT NOT NULL, target TEXT NOT NULL, entry INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS idx_trigrams USING fts5(norm, content='idx', content_rowid='rowid', tokenize='trigram');
-CREATE TRIGGER IF NOT EXISTS idx_trigrams_ins AFTER INSERT ON idx BEGIN
-  INSERT INTO idx_trigrams(rowid, norm) VALUES (new.rowid, new.norm);
-END;
-CREATE TRIGGER IF NOT EXISTS idx_trigrams_del AFTER DELETE ON idx BEGIN
-  INSERT INTO idx_trigrams(idx_trigrams, rowid, norm) VALUES ('delete', old.rowid, old.norm);
-END;
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target);
 CREATE INDEX IF NOT EXISTS refs_entry ON refs(entry);
+CREATE VIRTUAL TABLE IF NOT EXISTS idx_trigrams USING fts5(norm, content='idx', content_rowid='rowid', tokenize='trigram');
 `;
 
+const DROP_INDEX_SQL = `
+DROP TRIGGER IF EXISTS idx_trigrams_ins;
+DROP TRIGGER IF EXISTS idx_trigrams_del;
+DROP TABLE IF EXISTS idx_trigrams;
+DROP TABLE IF EXISTS idx;
+DROP TABLE IF EXISTS refs;
+`;
+
+/**
+ * Triggers keeping the trigram index in step with idx, for the attributes
+ * that substring searches may use it for (names come from the schema).
+ */
+function trigramTriggersSql(attrs: readonly string[]): string {
+  const list = attrs.map((a) => `'${a.replace(/'/g, "''")}'`).join(', ') || "''";
+  return `
+CREATE TRIGGER IF NOT EXISTS idx_trigrams_ins AFTER INSERT ON idx WHEN new.attr IN (${list}) BEGIN
+  INSERT INTO idx_trigrams(rowid, norm) VALUES (new.rowid, new.norm);
+END;
+CREATE TRIGGER IF NOT EXISTS idx_trigrams_del AFTER DELETE ON idx WHEN old.attr IN (${list}) BEGIN
+  INSERT INTO idx_trigrams(idx_trigrams, rowid, norm) VALUES ('delete', old.rowid, old.norm);
+END;
+`;
+}
+
+/** Bumped when the meaning of idx/refs rows changes (3: integer keys keep order; trigrams for user attributes only). */
+const INDEX_FORMAT = 3;
+
 const CHUNK = 500;
+/** most attributes a scan pre-selects rows by */
+const MAX_SCAN_TERMS = 16;
+
+/**
+ * The least string above every string that starts with `prefix` (code point
+ * order, as SQLite compares UTF-8): the prefix with its last code point
+ * raised by one; undefined when there is none.
+ */
+export function prefixUpperBound(prefix: string): string | undefined {
+  const cps = [...prefix].map((c) => c.codePointAt(0)!);
+  while (cps.length && cps[cps.length - 1] === 0x10ffff) cps.pop();
+  if (cps.length === 0) return undefined;
+  let last = cps.pop()! + 1;
+  if (last === 0xd800) last = 0xe000; // surrogates are not characters
+  return String.fromCodePoint(...cps, last);
+}
 
 function likeEscape(s: string): string {
   return s.replace(/[\\%_]/g, (c) => '\\' + c);
@@ -88,53 +141,103 @@ export async function openSqliteDirectory(o: SqliteOptions): Promise<Directory> 
   return new SqliteDirectory(o);
 }
 
+type RefRow = Reference<number>;
+
 class SqliteDirectory implements Directory {
   readonly baseDn: string;
   readonly schema: Schema;
   private readonly db: Database.Database;
   private readonly key: Buffer;
   private readonly nBase: string;
-  private readonly st: Record<string, Database.Statement>;
+  private readonly st: ReturnType<SqliteDirectory['prepare']>;
   private readonly inStatements = new Map<number, Database.Statement>();
+  private readonly scanStatements = new Map<string, Database.Statement>();
+  private readonly parsed = new Map<number, { json: string; attrs: Attributes }>();
+  /** indexed attributes whose values also go to the trigram index */
+  private readonly trigramAttrs: ReadonlySet<string>;
   generation = 0;
 
   constructor(o: SqliteOptions) {
-    if (o.masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
+    if (!Buffer.isBuffer(o.masterKey) || o.masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
     this.key = o.masterKey;
     this.schema = compileSchema(o.schema);
     this.baseDn = o.baseDn;
     this.nBase = normalizeDn(o.baseDn);
+    if (this.nBase === '') throw new DirectoryError('invalidDNSyntax', 'the base DN cannot be empty');
     this.db = new Database(o.path, { fileMustExist: !o.create });
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('foreign_keys = ON');
-    const hadTrigrams = !!this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'idx_trigrams'").get();
-    this.db.exec(SCHEMA_SQL);
-    // stores made before the trigram index get it filled once
-    if (!hadTrigrams) this.db.exec("INSERT INTO idx_trigrams(idx_trigrams) VALUES ('rebuild')");
-    this.st = {
-      byNdn: this.db.prepare('SELECT * FROM entries WHERE ndn = ?'),
-      byId: this.db.prepare('SELECT * FROM entries WHERE id = ?'),
-      children: this.db.prepare('SELECT * FROM entries WHERE parent = ?'),
-      hasChildren: this.db.prepare('SELECT 1 FROM entries WHERE parent = ? LIMIT 1'),
-      all: this.db.prepare('SELECT * FROM entries'),
-      insert: this.db.prepare('INSERT INTO entries (uuid, dn, ndn, parent, attrs, secrets) VALUES (?, ?, ?, ?, ?, ?)'),
-      update: this.db.prepare('UPDATE entries SET attrs = ?, secrets = ? WHERE id = ?'),
-      move: this.db.prepare('UPDATE entries SET dn = ?, ndn = ?, parent = ? WHERE id = ?'),
-      remove: this.db.prepare('DELETE FROM entries WHERE id = ?'),
-      idxInsert: this.db.prepare('INSERT INTO idx (attr, norm, entry) VALUES (?, ?, ?)'),
-      idxClear: this.db.prepare('DELETE FROM idx WHERE entry = ?'),
-      idxEq: this.db.prepare('SELECT DISTINCT entry FROM idx WHERE attr = ? AND norm = ?'),
-      idxLike: this.db.prepare("SELECT DISTINCT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'"),
-      idxPresent: this.db.prepare('SELECT DISTINCT entry FROM idx WHERE attr = ?'),
-      // substring search through the trigram index (pieces of 3+ characters, no LIKE wildcards in them)
-      idxTrigram: this.db.prepare('SELECT DISTINCT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?'),
-      refInsert: this.db.prepare('INSERT INTO refs (attr, target, entry) VALUES (?, ?, ?)'),
-      refClear: this.db.prepare('DELETE FROM refs WHERE entry = ?'),
-      refsTo: this.db.prepare('SELECT attr, target, entry FROM refs WHERE target = ?'),
-      refsUnder: this.db.prepare("SELECT attr, target, entry FROM refs WHERE target = ? OR target LIKE ? ESCAPE '\\'"),
+    try {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('foreign_keys = ON');
+      this.trigramAttrs = new Set(
+        this.schema.definition.attributeTypes.filter((a) => a.indexed && (a.syntax === 'string' || a.syntax === 'exact') && !a.operational && a.name !== 'objectClass').map((a) => a.name),
+      );
+      this.db.exec(TABLES_SQL);
+      this.db.exec(INDEX_SQL);
+      this.st = this.prepare();
+      this.checkIndexLayout();
+      if (o.create && !this.st.byNdn.get(this.nBase)) this.createBase();
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      byNdn: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE ndn = ?`),
+      byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
+      secretsOf: db.prepare('SELECT secrets FROM entries WHERE id = ?').pluck(),
+      children: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE parent = ? ORDER BY id`),
+      hasChildren: db.prepare('SELECT 1 FROM entries WHERE parent = ? LIMIT 1'),
+      all: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries ORDER BY id`),
+      insert: db.prepare('INSERT INTO entries (uuid, dn, ndn, parent, attrs, secrets) VALUES (?, ?, ?, ?, ?, ?)'),
+      update: db.prepare('UPDATE entries SET attrs = ?, secrets = ? WHERE id = ?'),
+      updateAttrs: db.prepare('UPDATE entries SET attrs = ? WHERE id = ?'),
+      move: db.prepare('UPDATE entries SET dn = ?, ndn = ? WHERE id = ?'),
+      remove: db.prepare('DELETE FROM entries WHERE id = ?'),
+      metaGet: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
+      metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+      idxInsert: db.prepare('INSERT INTO idx (attr, norm, entry) VALUES (?, ?, ?)'),
+      idxClear: db.prepare('DELETE FROM idx WHERE entry = ?'),
+      idxEq: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm = ?').pluck(),
+      idxGe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ?').pluck(),
+      idxLe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm <= ?').pluck(),
+      idxRange: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ? AND norm < ?').pluck(),
+      idxLike: db.prepare("SELECT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'").pluck(),
+      idxPresent: db.prepare('SELECT entry FROM idx WHERE attr = ?').pluck(),
+      // substrings through the trigram index (pieces of 3+ characters without LIKE wildcards)
+      idxTrigram: db.prepare('SELECT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?').pluck(),
+      refInsert: db.prepare('INSERT INTO refs (attr, target, entry) VALUES (?, ?, ?)'),
+      refClear: db.prepare('DELETE FROM refs WHERE entry = ?'),
+      refsTo: db.prepare('SELECT attr, target, entry FROM refs WHERE target = ?'),
+      refsUnder: db.prepare("SELECT attr, target, entry FROM refs WHERE target = ? OR target LIKE ? ESCAPE '\\'"),
     };
-    if (o.create && !this.st.byNdn!.get(this.nBase)) this.createBase();
+  }
+
+  /**
+   * The idx and refs tables depend on which attributes are indexed or
+   * referencing, and how: when the schema or the format changed since they
+   * were written, they are rebuilt from the entries.
+   */
+  private checkIndexLayout(): void {
+    const layout = JSON.stringify({
+      format: INDEX_FORMAT,
+      attrs: this.schema.definition.attributeTypes
+        .filter((a) => a.indexed || a.references)
+        .map((a) => [a.name, a.syntax, !!a.indexed, a.references ?? null, !!a.operational])
+        .sort(),
+    });
+    if (this.st.metaGet.get('indexLayout') === layout) return;
+    this.db.transaction(() => {
+      this.db.exec(DROP_INDEX_SQL);
+      this.db.exec(INDEX_SQL);
+      this.db.exec(trigramTriggersSql([...this.trigramAttrs]));
+      Object.assign(this.st, this.prepare());
+      for (const row of this.st.all.all() as Row[]) this.writeIndexes(row.id, this.load(row, false).attrs, false);
+      this.st.metaSet.run('indexLayout', layout);
+    })();
   }
 
   private createBase(): void {
@@ -149,25 +252,58 @@ class SqliteDirectory implements Directory {
 
   // ---- reading -------------------------------------------------------------
 
-  private load(row: Row): Loaded {
-    return { row, attrs: JSON.parse(row.attrs) as Attributes, sealed: row.secrets ? (JSON.parse(row.secrets) as Record<string, string[]>) : {} };
+  /**
+   * Parsed attributes of a row; the parse is reused while the stored JSON is
+   * the same. Point reads (`remember`) fill the cache; scans only use it, so
+   * a scan larger than the cache cannot thrash it.
+   */
+  private load(row: Row, remember = true): Loaded {
+    const hit = this.parsed.get(row.id);
+    if (hit && hit.json === row.attrs) return { row, attrs: hit.attrs };
+    const attrs = JSON.parse(row.attrs) as Attributes;
+    if (remember) {
+      if (this.parsed.size >= PARSE_CACHE_SIZE) this.parsed.clear();
+      this.parsed.set(row.id, { json: row.attrs, attrs });
+    }
+    return { row, attrs };
+  }
+
+  private sealedOf(row: Row): Record<string, string[]> {
+    if (!row.hasSecrets) return {};
+    const text = this.st.secretsOf.get(row.id) as string | null;
+    if (!text) return {};
+    try {
+      const sealed = JSON.parse(text) as unknown;
+      if (sealed && typeof sealed === 'object' && !Array.isArray(sealed)) return sealed as Record<string, string[]>;
+    } catch {
+      // reported below
+    }
+    throw new DirectoryError('unwillingToPerform', `the stored secrets of ${row.dn} are damaged`, { dn: row.dn });
   }
 
   private rowByDn(dn: string): Row | undefined {
-    return this.st.byNdn!.get(normalizeDn(dn)) as Row | undefined;
+    return this.st.byNdn.get(normalizeDn(dn)) as Row | undefined;
   }
 
+  /** A copy for the caller (the parse cache must not be mutated from outside). */
   private toEntry(l: Loaded, attrs?: readonly string[]): Entry {
-    let out: Attributes;
-    if (!attrs || attrs.length === 0 || attrs.includes('*')) out = l.attrs;
-    else {
-      out = {};
+    const out: Attributes = {};
+    if (!attrs || attrs.length === 0 || attrs.includes('*')) {
+      for (const k in l.attrs) out[k] = l.attrs[k]!.slice();
+    } else {
       for (const a of attrs) {
+        if (a === '1.1') continue;
+        if (a === '+') {
+          // operational attributes (RFC 3673)
+          for (const k in l.attrs) if (this.schema.attribute(k)?.operational) out[k] = l.attrs[k]!.slice();
+          continue;
+        }
         const at = this.schema.attribute(a);
-        if (at && l.attrs[at.name]) out[at.name] = l.attrs[at.name]!;
+        const v = at && l.attrs[at.name];
+        if (v) out[at.name] = v.slice();
       }
     }
-    return { dn: l.row.dn, attrs: structuredClone(out) };
+    return { dn: l.row.dn, attrs: out };
   }
 
   async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
@@ -176,29 +312,32 @@ class SqliteDirectory implements Directory {
   }
 
   async readSecret(dn: string, attr: string): Promise<string[]> {
-    const row = this.rowByDn(dn);
-    if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
     const at = this.schema.attribute(attr);
     if (!at || at.syntax !== 'secret') throw new DirectoryError('undefinedAttributeType', `${attr} is not a secret attribute`, { attr });
-    const sealed = this.load(row).sealed[at.name] ?? [];
-    return sealed.map((s) => openSecret(this.key, row.uuid, at.name, s));
+    const row = this.rowByDn(dn);
+    if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
+    const sealed: unknown = this.sealedOf(row)[at.name] ?? [];
+    if (!Array.isArray(sealed)) throw new DirectoryError('unwillingToPerform', `the stored secret ${at.name} of ${row.dn} is damaged`, { dn: row.dn, attr: at.name });
+    return sealed.map((s: unknown) => openSecret(this.key, row.uuid, at.name, s as string));
   }
 
-  /** Candidate entry ids from indexes, or null when the filter cannot use them. */
+  /**
+   * Candidate entry ids from the indexes (a superset of the matches), or null
+   * when the filter cannot use them and the entries must be scanned.
+   */
   private candidates(f: Filter): Set<number> | null {
     switch (f.kind) {
       case 'and': {
-        // prefer the most selective usable term: equality on a non-objectClass attribute, then substrings, then objectClass
-        const rank = (x: Filter) => (x.kind === 'eq' ? (x.attr.toLowerCase() === 'objectclass' ? 3 : 0) : x.kind === 'sub' ? 1 : 2);
+        // the most selective usable term narrows; the evaluator checks the rest
+        const rank = (x: Filter) => (x.kind === 'eq' ? (x.attr.toLowerCase() === 'objectclass' ? 4 : 0) : x.kind === 'sub' ? 1 : x.kind === 'ge' || x.kind === 'le' ? 2 : 3);
         const sorted = [...f.items].sort((a, b) => rank(a) - rank(b));
         let best: Set<number> | null = null;
         for (const item of sorted) {
-          // objectClass equality rarely narrows anything; fetching its ids would cost more than it saves
-          if (best && rank(item) === 3) break;
+          // objectClass equality rarely narrows anything: fetching its ids costs more than it saves
+          if (best && rank(item) === 4) break;
           const c = this.candidates(item);
           if (c && (!best || c.size < best.size)) best = c;
-          if (best && best.size < 64) break;
-          if (best && rank(item) === 0) break;
+          if (best && (best.size < 64 || rank(item) === 0)) break;
         }
         return best;
       }
@@ -216,54 +355,77 @@ class SqliteDirectory implements Directory {
       default:
         break;
     }
-    const at = this.schema.attribute(f.attr);
-    if (!at) return f.kind === 'present' ? new Set() : new Set();
+    const at = filterAttributeType(this.schema, f.attr);
+    // an unknown attribute is Undefined: nothing matches
+    if (!at) return new Set();
     if (!at.indexed || at.syntax === 'secret') return null;
-    const ids = (rows: unknown[]) => new Set((rows as Array<{ entry: number }>).map((r) => r.entry));
+    const ids = (rows: unknown[]) => new Set(rows as number[]);
+    const key = (v: string) => indexKey(at.syntax, normalizeValue(at.syntax, v));
     try {
-      if (f.kind === 'eq') return ids(this.st.idxEq!.all(at.name, normalizeValue(at.syntax, f.value)));
-      if (f.kind === 'present') return ids(this.st.idxPresent!.all(at.name));
-      if (f.kind === 'sub' && (at.syntax === 'string' || at.syntax === 'exact')) {
-        const pieces = [f.initial, ...f.any, f.final].filter((x): x is string => x !== undefined).map((x) => normalizeValue(at.syntax, x));
-        if (pieces.some((x) => x.length >= 3) && !pieces.some((x) => /[%_\\]/.test(x))) {
-          const pattern = (f.initial !== undefined ? pieces[0] : '') + '%' + f.any.map((a) => normalizeValue(at.syntax, a) + '%').join('') + (f.final !== undefined ? normalizeValue(at.syntax, f.final) : '');
-          return ids(this.st.idxTrigram!.all(pattern, at.name));
+      switch (f.kind) {
+        case 'eq':
+          return ids(this.st.idxEq.all(at.name, key(f.value)));
+        case 'present':
+          // every entry has object classes: a scan is cheaper than fetching every id
+          return at.name === 'objectClass' ? null : ids(this.st.idxPresent.all(at.name));
+        case 'ge':
+        case 'le':
+          if (!hasOrderingRule(at)) return new Set();
+          return ids((f.kind === 'ge' ? this.st.idxGe : this.st.idxLe).all(at.name, key(f.value)));
+        case 'sub': {
+          if (!hasSubstringRule(at)) return new Set();
+          const norm = (x: string) => normalizeValue(at.syntax, x);
+          const pieces = [f.initial, ...f.any, f.final].filter((x): x is string => x !== undefined).map(norm);
+          const initial = f.initial === undefined ? '' : norm(f.initial);
+          if (initial.length >= 2 || (initial.length > 0 && !pieces.some((x) => x.length >= 3))) {
+            // a prefix: a range scan of the B-tree
+            const upper = prefixUpperBound(initial);
+            return ids(upper === undefined ? this.st.idxGe.all(at.name, initial) : this.st.idxRange.all(at.name, initial, upper));
+          }
+          if (this.trigramAttrs.has(at.name) && pieces.some((x) => x.length >= 3) && !pieces.some((x) => /[%_\\]/.test(x))) {
+            const pattern = initial + '%' + f.any.map((a) => norm(a) + '%').join('') + (f.final !== undefined ? norm(f.final) : '');
+            return ids(this.st.idxTrigram.all(pattern, at.name));
+          }
+          const like = (x: string) => likeEscape(norm(x));
+          const pattern = likeEscape(initial) + '%' + f.any.map((a) => like(a) + '%').join('') + (f.final !== undefined ? like(f.final) : '');
+          return ids(this.st.idxLike.all(at.name, pattern));
         }
-        const n = (s: string) => likeEscape(normalizeValue(at.syntax, s));
-        const pattern = (f.initial !== undefined ? n(f.initial) : '') + '%' + f.any.map((a) => n(a) + '%').join('') + (f.final !== undefined ? n(f.final) : '');
-        return ids(this.st.idxLike!.all(at.name, pattern));
       }
-    } catch {
+    } catch (e) {
+      if (e instanceof DirectoryError) throw e;
+      // an assertion value the syntax cannot hold is Undefined: nothing matches
       return new Set();
     }
-    return null;
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
     const filter = parseFilter(req.filter ?? '(objectClass=*)');
+    const test = compileFilter(this.schema, filter);
+    const needSecrets = [...filterAttributes(filter)].some((a) => filterAttributeType(this.schema, a)?.syntax === 'secret');
+    if (!['base', 'one', 'sub'].includes(req.scope)) throw new DirectoryError('unwillingToPerform', `unknown scope ${String(req.scope)}`);
     const baseRow = this.rowByDn(req.base);
     if (!baseRow) throw new DirectoryError('noSuchObject', `no entry ${req.base}`, { dn: req.base });
     const sizeLimit = req.sizeLimit && req.sizeLimit > 0 ? req.sizeLimit : Infinity;
-    const deadline = req.timeLimit && req.timeLimit > 0 ? Date.now() + req.timeLimit * 1000 : Infinity;
+    const deadline = req.timeLimit && req.timeLimit > 0 ? performance.now() + req.timeLimit * 1000 : Infinity;
     const nBaseDn = baseRow.ndn;
     const inScope = (r: Row) =>
       req.scope === 'base' ? r.id === baseRow.id : req.scope === 'one' ? r.parent === baseRow.id : isWithin(r.ndn, nBaseDn);
     const entries: Entry[] = [];
-    let truncated = false;
     let limit: 'size' | 'time' | undefined;
     let n = 0;
+    const noSecrets: ReadonlySet<string> = new Set();
+    let remember = true;
+    /** false when a limit ends the search */
     const consider = (r: Row): boolean => {
-      if ((++n & 255) === 0 && Date.now() > deadline) {
-        truncated = true;
+      if ((++n & 63) === 0 && performance.now() > deadline) {
         limit = 'time';
         return false;
       }
       if (!inScope(r)) return true;
-      const l = this.load(r);
-      const secrets = new Set(Object.keys(l.sealed).filter((k) => l.sealed[k]!.length > 0));
-      if (!matches(this.schema, filter, { attrs: l.attrs, secrets })) return true;
+      const l = this.load(r, remember);
+      const secrets = needSecrets && r.hasSecrets ? new Set(Object.keys(this.sealedOf(r))) : noSecrets;
+      if (!test({ attrs: l.attrs, secrets })) return true;
       if (entries.length >= sizeLimit) {
-        truncated = true;
         limit = 'size';
         return false;
       }
@@ -274,14 +436,21 @@ class SqliteDirectory implements Directory {
     else {
       const ids = this.candidates(filter);
       if (ids) {
+        remember = ids.size <= 256;
         const list = [...ids].sort((a, b) => a - b);
         outer: for (let i = 0; i < list.length; i += CHUNK) {
+          if (performance.now() > deadline) {
+            limit = 'time';
+            break;
+          }
           const chunk = list.slice(i, i + CHUNK);
-          const rows = this.inStatement(chunk.length).all(...chunk) as Row[];
-          for (const r of rows) if (!consider(r)) break outer;
+          for (const r of this.inStatement(chunk.length).all(...chunk) as Row[]) if (!consider(r)) break outer;
         }
       } else {
-        const it = (req.scope === 'one' ? this.st.children!.iterate(baseRow.id) : this.st.all!.iterate()) as IterableIterator<Row>;
+        remember = false;
+        const needed = requiredAttributes(this.schema, filter, MAX_SCAN_TERMS);
+        if (needed && needed.size === 0) return { entries, truncated: false };
+        const it = this.scan(req.scope === 'one' ? baseRow.id : null, needed);
         for (const r of it) {
           if (!consider(r)) {
             it.return?.();
@@ -290,17 +459,28 @@ class SqliteDirectory implements Directory {
         }
       }
     }
-    if (Date.now() > deadline && !truncated) {
-      truncated = true;
-      limit = 'time';
+    return limit ? { entries, truncated: true, limit } : { entries, truncated: false };
+  }
+
+  /** Rows in id order, all or the children of one, holding at least one of `needed` when given. */
+  private scan(parent: number | null, needed: Set<string> | null): IterableIterator<Row> {
+    const terms = needed ? [...needed] : [];
+    const key = `${parent === null ? 'all' : 'one'}:${terms.length}`;
+    let st = this.scanStatements.get(key);
+    if (!st) {
+      const where = [parent === null ? '' : 'parent = ?', terms.length ? `(${terms.map(() => 'instr(attrs, ?) > 0').join(' OR ')})` : ''].filter(Boolean);
+      st = this.db.prepare(`SELECT ${ROW_COLUMNS} FROM entries ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY id`);
+      this.scanStatements.set(key, st);
     }
-    return { entries, truncated, ...(limit ? { limit } : {}) };
+    // attribute names are JSON keys: '"name":' appears in the text only as a key
+    const params: unknown[] = [...(parent === null ? [] : [parent]), ...terms.map((t) => JSON.stringify(t) + ':')];
+    return st.iterate(...params) as IterableIterator<Row>;
   }
 
   private inStatement(n: number): Database.Statement {
     let st = this.inStatements.get(n);
     if (!st) {
-      st = this.db.prepare(`SELECT * FROM entries WHERE id IN (${Array.from({ length: n }, () => '?').join(',')}) ORDER BY id`);
+      st = this.db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id IN (${Array.from({ length: n }, () => '?').join(',')}) ORDER BY id`);
       if (this.inStatements.size < 64) this.inStatements.set(n, st);
     }
     return st;
@@ -312,95 +492,89 @@ class SqliteDirectory implements Directory {
     try {
       return this.db.transaction(fn)();
     } finally {
+      // also after a rollback: the parse cache may hold rows that never committed
       this.generation++;
     }
   }
 
-  private writeIndexes(id: number, attrs: Attributes): void {
-    this.st.idxClear!.run(id);
-    this.st.refClear!.run(id);
-    for (const [name, values] of Object.entries(attrs)) {
-      const at = this.schema.attribute(name)!;
+  private writeIndexes(id: number, attrs: Attributes, clear = true): void {
+    if (clear) {
+      this.st.idxClear.run(id);
+      this.st.refClear.run(id);
+    }
+    for (const name in attrs) {
+      const at = this.schema.attribute(name);
+      if (!at) continue;
+      const values = attrs[name]!;
       if (at.indexed) {
         const seen = new Set<string>();
         for (const v of values) {
-          const norm = normalizeValue(at.syntax, v);
-          if (!seen.has(norm)) this.st.idxInsert!.run(at.name, norm, id);
-          seen.add(norm);
+          let k: string;
+          try {
+            k = indexKey(at.syntax, normalizeValue(at.syntax, v));
+          } catch {
+            continue;
+          }
+          if (!seen.has(k)) this.st.idxInsert.run(at.name, k, id);
+          seen.add(k);
         }
       }
-      if (at.references) for (const v of values) this.st.refInsert!.run(at.name, normalizeDn(v), id);
     }
+    for (const r of referencesOf(this.schema, attrs)) this.st.refInsert.run(r.attr, r.target, id);
   }
 
   /** DN-valued references must name existing entries. */
   private checkReferenceTargets(attrs: Attributes, before?: Attributes): void {
-    for (const [name, values] of Object.entries(attrs)) {
-      const at = this.schema.attribute(name)!;
-      if (!at.references) continue;
-      const old = new Set((before?.[name] ?? []).map((v) => normalizeDn(v)));
-      for (const v of values) {
-        const n = normalizeDn(v);
-        if (old.has(n)) continue;
-        if (!this.st.byNdn!.get(n)) throw new DirectoryError('referenceTargetMissing', `${name}: no entry ${v}`, { attr: name, dn: v });
-      }
-    }
+    verifyNewReferences(this.schema, attrs, before, (ndn) => this.st.byNdn.get(ndn) !== undefined);
   }
 
-  private seal(d: Draft, uuid: string, keep: Record<string, string[]>): Record<string, string[]> {
+  /** Sealed secrets of a draft: kept values as they are, new plaintexts sealed for this entry. */
+  private seal(d: Draft, uuid: string): string | null {
     const out: Record<string, string[]> = {};
     for (const [attr, s] of d.secrets) {
       const sealed = [...(s.sealed ?? []), ...(s.plain ?? []).map((p) => sealSecret(this.key, uuid, attr, p))];
       if (sealed.length) out[attr] = sealed;
     }
-    void keep;
-    return out;
+    return Object.keys(out).length ? JSON.stringify(out) : null;
   }
 
   private addTx(dn: string, input: Attributes, isBase = false): void {
     const rdns = parseDn(dn);
     if (rdns.length === 0) throw new DirectoryError('invalidDNSyntax', 'cannot add the root DN', { dn });
     const ndn = normalizeDn(dn);
-    if (!isBase && !isWithin(ndn, this.nBase)) throw new DirectoryError('noSuchObject', `${dn} is outside ${this.baseDn}`, { dn });
-    if (this.st.byNdn!.get(ndn)) throw new DirectoryError('entryAlreadyExists', `${dn} already exists`, { dn });
+    if (!isBase && (ndn === this.nBase || !isWithin(ndn, this.nBase))) throw new DirectoryError('noSuchObject', `${dn} is outside ${this.baseDn}`, { dn });
+    if (this.st.byNdn.get(ndn)) throw new DirectoryError('entryAlreadyExists', `${dn} already exists`, { dn });
     let parentId: number | null = null;
     if (!isBase) {
-      const parent = this.st.byNdn!.get(normalizeDn(formatDn(rdns.slice(1)))) as Row | undefined;
+      const parent = this.st.byNdn.get(normalizeDn(formatDn(rdns.slice(1)))) as Row | undefined;
       if (!parent) throw new DirectoryError('noSuchObject', `the parent of ${dn} does not exist`, { dn });
       parentId = parent.id;
     }
+    if (input === null || typeof input !== 'object') throw new DirectoryError('invalidAttributeSyntax', 'attributes must be an object', { dn });
     const d = draftFromInput(this.schema, input);
     // the RDN's values belong to the entry (RFC 4511 §4.7)
-    for (const ava of rdns[0]!) {
-      const at = this.schema.attribute(ava.type);
-      if (!at) throw new DirectoryError('undefinedAttributeType', `unknown RDN attribute ${ava.type}`, { attr: ava.type });
-      const cur = d.attrs[at.name] ?? [];
-      if (!cur.some((v) => normalizeValue(at.syntax, v) === normalizeValue(at.syntax, ava.value))) d.attrs[at.name] = [...cur, ava.value];
-    }
+    addRdnValues(this.schema, d, rdns[0]!);
     validateDraft(this.schema, d, rdns[0]!);
     this.checkReferenceTargets(d.attrs);
     const uuid = randomUUID();
     const now = generalizedTime();
     const attrs: Attributes = { ...d.attrs, entryUUID: [uuid], createTimestamp: [now], modifyTimestamp: [now] };
-    const sealed = this.seal(d, uuid, {});
-    const info = this.st.insert!.run(uuid, formatDn(rdns), ndn, parentId, JSON.stringify(attrs), Object.keys(sealed).length ? JSON.stringify(sealed) : null);
-    this.writeIndexes(Number(info.lastInsertRowid), attrs);
+    const info = this.st.insert.run(uuid, formatDn(rdns), ndn, parentId, JSON.stringify(attrs), this.seal(d, uuid));
+    this.writeIndexes(Number(info.lastInsertRowid), attrs, false);
   }
 
   private modifyTx(dn: string, mods: readonly Modification[]): void {
     const row = this.rowByDn(dn);
     if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
+    if (!Array.isArray(mods)) throw new DirectoryError('unwillingToPerform', 'modifications must be a list', { dn });
     if (mods.length === 0) return;
     const l = this.load(row);
-    const { entryUUID, createTimestamp, modifyTimestamp, ...publicAttrs } = l.attrs;
-    void modifyTimestamp;
-    const d: Draft = { attrs: structuredClone(publicAttrs), secrets: new Map(Object.entries(l.sealed).map(([k, v]) => [k, { sealed: v }])) };
-    applyModifications(this.schema, d, mods);
-    validateDraft(this.schema, d, parseDn(row.dn)[0]!);
-    this.checkReferenceTargets(d.attrs, l.attrs);
-    const attrs: Attributes = { ...d.attrs, entryUUID: entryUUID!, createTimestamp: createTimestamp!, modifyTimestamp: [generalizedTime()] };
-    const sealed = this.seal(d, row.uuid, l.sealed);
-    this.st.update!.run(JSON.stringify(attrs), Object.keys(sealed).length ? JSON.stringify(sealed) : null, row.id);
+    const { draft, operational } = draftFromStored(this.schema, l.attrs, this.sealedOf(row));
+    applyModifications(this.schema, draft, mods);
+    validateDraft(this.schema, draft, parseDn(row.dn)[0]!);
+    this.checkReferenceTargets(draft.attrs, l.attrs);
+    const attrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
+    this.st.update.run(JSON.stringify(attrs), this.seal(draft, row.uuid), row.id);
     this.writeIndexes(row.id, attrs);
   }
 
@@ -408,95 +582,67 @@ class SqliteDirectory implements Directory {
     const row = this.rowByDn(dn);
     if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
     if (row.ndn === this.nBase) throw new DirectoryError('unwillingToPerform', 'the base entry cannot be deleted', { dn });
-    if (this.st.hasChildren!.get(row.id)) throw new DirectoryError('notAllowedOnNonLeaf', `${dn} has subordinate entries`, { dn });
-    const refs = this.st.refsTo!.all(row.ndn) as Array<{ attr: string; target: string; entry: number }>;
-    for (const r of refs) {
-      if (r.entry === row.id) continue;
-      if (this.schema.attribute(r.attr)!.references === 'restrict') {
-        throw new DirectoryError('referenced', `${dn} is referenced by ${r.attr}`, { dn, attr: r.attr });
-      }
+    if (this.st.hasChildren.get(row.id)) throw new DirectoryError('notAllowedOnNonLeaf', `${dn} has subordinate entries`, { dn });
+    const plan = planDelete(this.schema, dn, row.id, this.st.refsTo.all(row.ndn) as RefRow[]);
+    for (const [entryId, attrNames] of plan) {
+      const referrer = this.st.byId.get(entryId) as Row;
+      const attrs = this.load(referrer).attrs;
+      this.modifyTx(referrer.dn, [...attrNames].map((a) => ({ op: 'replace' as const, attr: a, values: withoutTarget(attrs[a] ?? [], row.ndn) })));
     }
-    for (const r of refs) {
-      if (r.entry === row.id) continue;
-      const referrer = this.st.byId!.get(r.entry) as Row;
-      const l = this.load(referrer);
-      const left = (l.attrs[r.attr] ?? []).filter((v) => normalizeDn(v) !== row.ndn);
-      this.modifyTx(referrer.dn, [{ op: 'replace', attr: r.attr, values: left }]);
-    }
-    this.st.idxClear!.run(row.id);
-    this.st.refClear!.run(row.id);
-    this.st.remove!.run(row.id);
+    this.st.idxClear.run(row.id);
+    this.st.refClear.run(row.id);
+    this.st.remove.run(row.id);
   }
 
   private renameTx(dn: string, newRdn: string): string {
     const row = this.rowByDn(dn);
     if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
     if (row.ndn === this.nBase) throw new DirectoryError('unwillingToPerform', 'the base entry cannot be renamed', { dn });
-    const rdn: Rdn = parseDn(newRdn)[0] ?? [];
-    if (parseDn(newRdn).length !== 1) throw new DirectoryError('invalidDNSyntax', `"${newRdn}" is not a single RDN`, { dn: newRdn });
-    const rest = parseDn(row.dn).slice(1);
+    const parsed = parseDn(newRdn);
+    if (parsed.length !== 1) throw new DirectoryError('invalidDNSyntax', `"${newRdn}" is not a single RDN`, { dn: newRdn });
+    const rdn: Rdn = parsed[0]!;
+    const oldRdns = parseDn(row.dn);
+    const rest = oldRdns.slice(1);
     const newDn = formatDn([rdn, ...rest]);
     const newNdn = normalizeDn(newDn);
-    if (newNdn === row.ndn) return row.dn;
-    if (this.st.byNdn!.get(newNdn)) throw new DirectoryError('entryAlreadyExists', `${newDn} already exists`, { dn: newDn });
-    // RDN attribute values: drop the old RDN values, add the new ones (deleteoldrdn)
-    const oldRdn = parseDn(row.dn)[0]!;
+    if (newNdn !== row.ndn && this.st.byNdn.get(newNdn)) throw new DirectoryError('entryAlreadyExists', `${newDn} already exists`, { dn: newDn });
+    // RDN values: the old ones leave, the new ones join (deleteoldrdn, RFC 4511 §4.9)
     const l = this.load(row);
-    const attrs = structuredClone(l.attrs);
-    for (const ava of oldRdn) {
-      const at = this.schema.attribute(ava.type)!;
-      attrs[at.name] = (attrs[at.name] ?? []).filter((v) => normalizeValue(at.syntax, v) !== normalizeValue(at.syntax, ava.value));
-      if (attrs[at.name]!.length === 0) delete attrs[at.name];
-    }
-    for (const ava of rdn) {
-      const at = this.schema.attribute(ava.type);
-      if (!at) throw new DirectoryError('undefinedAttributeType', `unknown RDN attribute ${ava.type}`, { attr: ava.type });
-      attrs[at.name] = [...(attrs[at.name] ?? []), ava.value];
-    }
-    const { entryUUID, createTimestamp, modifyTimestamp, ...publicAttrs } = attrs;
-    void modifyTimestamp;
-    const d: Draft = { attrs: publicAttrs, secrets: new Map(Object.entries(l.sealed).map(([k, v]) => [k, { sealed: v }])) };
-    validateDraft(this.schema, d, rdn);
-    const finalAttrs = { ...d.attrs, entryUUID: entryUUID!, createTimestamp: createTimestamp!, modifyTimestamp: [generalizedTime()] };
-    this.st.update!.run(JSON.stringify(finalAttrs), row.secrets, row.id);
-    this.st.move!.run(newDn, newNdn, row.parent, row.id);
+    const { draft, operational } = draftFromStored(this.schema, l.attrs, this.sealedOf(row));
+    removeRdnValues(this.schema, draft, oldRdns[0]!);
+    addRdnValues(this.schema, draft, rdn);
+    validateDraft(this.schema, draft, rdn);
+    this.checkReferenceTargets(draft.attrs, l.attrs);
+    const finalAttrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
+    this.st.updateAttrs.run(JSON.stringify(finalAttrs), row.id);
+    this.st.move.run(newDn, newNdn, row.id);
     this.writeIndexes(row.id, finalAttrs);
+    if (newNdn === row.ndn) return newDn;
     // descendants move with it
-    const oldSuffix = row.ndn;
+    const moveDn = (v: string) => rebaseDn(v, oldRdns.length, newDn);
     const stack = [row.id];
     while (stack.length) {
       const id = stack.pop()!;
-      for (const child of this.st.children!.all(id) as Row[]) {
-        const childDn = formatDn([...parseDn(child.dn).slice(0, parseDn(child.dn).length - parseDn(row.dn).length), rdn, ...rest]);
-        this.st.move!.run(childDn, normalizeDn(childDn), child.parent, child.id);
+      for (const child of this.st.children.all(id) as Row[]) {
+        const childDn = moveDn(child.dn);
+        this.st.move.run(childDn, normalizeDn(childDn), child.id);
         stack.push(child.id);
       }
     }
     // references to the entry or its descendants follow
-    const refs = this.st.refsUnder!.all(oldSuffix, '%,' + likeEscape(oldSuffix)) as Array<{ attr: string; target: string; entry: number }>;
-    const byEntry = new Map<number, Set<string>>();
-    for (const r of refs) byEntry.set(r.entry, (byEntry.get(r.entry) ?? new Set()).add(r.attr));
-    for (const [entryId, attrNames] of byEntry) {
-      const referrer = this.st.byId!.get(entryId) as Row;
-      const rl = this.load(referrer);
-      for (const a of attrNames) {
-        rl.attrs[a] = (rl.attrs[a] ?? []).map((v) => {
-          const n = normalizeDn(v);
-          if (n === oldSuffix) return newDn;
-          if (n.endsWith(',' + oldSuffix)) {
-            const vr = parseDn(v);
-            return formatDn([...vr.slice(0, vr.length - parseDn(row.dn).length), rdn, ...rest]);
-          }
-          return v;
-        });
-      }
-      this.st.update!.run(JSON.stringify(rl.attrs), referrer.secrets, referrer.id);
-      this.writeIndexes(referrer.id, rl.attrs);
+    const oldNdn = row.ndn;
+    const refs = this.st.refsUnder.all(oldNdn, '%,' + likeEscape(oldNdn)) as RefRow[];
+    for (const [entryId, attrNames] of referrersWithin(refs, oldNdn)) {
+      const referrer = this.st.byId.get(entryId) as Row;
+      const attrs = rewriteReferences(this.load(referrer).attrs, attrNames, oldNdn, oldRdns.length, newDn);
+      this.st.updateAttrs.run(JSON.stringify(attrs), referrer.id);
+      this.writeIndexes(referrer.id, attrs);
     }
     return newDn;
   }
 
-  private runOp(op: WriteOp): string | void {
+  private runOp(op: WriteOp): void {
+    if (op === null || typeof op !== 'object') throw new DirectoryError('unwillingToPerform', 'a batch holds write operations');
     switch (op.kind) {
       case 'add':
         return this.addTx(op.dn, op.attrs);
@@ -505,7 +651,10 @@ class SqliteDirectory implements Directory {
       case 'delete':
         return this.deleteTx(op.dn);
       case 'rename':
-        return this.renameTx(op.dn, op.newRdn);
+        this.renameTx(op.dn, op.newRdn);
+        return;
+      default:
+        throw new DirectoryError('unwillingToPerform', `unknown write ${String((op as { kind: unknown }).kind)}`);
     }
   }
 
@@ -522,6 +671,7 @@ class SqliteDirectory implements Directory {
     return this.write(() => this.renameTx(dn, newRdn));
   }
   async batch(ops: WriteOp[]): Promise<void> {
+    if (!Array.isArray(ops)) throw new DirectoryError('unwillingToPerform', 'a batch is a list of writes');
     this.write(() => {
       for (const op of ops) this.runOp(op);
     });
@@ -531,5 +681,6 @@ class SqliteDirectory implements Directory {
       this.db.pragma('wal_checkpoint(TRUNCATE)');
       this.db.close();
     }
+    this.parsed.clear();
   }
 }

@@ -1,0 +1,84 @@
+/**
+ * Referential integrity of DN-valued attributes with `references` (the
+ * rules; backends supply the look-ups): new values must name existing
+ * entries, a delete is refused while a 'restrict' value names the entry and
+ * drops 'remove' values from their referrers, and a rename rewrites every
+ * value naming the entry or a descendant. Backend-independent.
+ */
+import { isWithin, normalizeDn, rebaseDn } from './dn.js';
+import { DirectoryError, type Attributes, type Schema } from './types.js';
+
+/** One stored reference: entry `entry` holds in `attr` a value naming `target` (normalised DN). */
+export interface Reference<Id> {
+  attr: string;
+  target: string;
+  entry: Id;
+}
+
+/** The normalised targets of every referencing value of an entry, for the backend's reference table. */
+export function referencesOf(schema: Schema, attrs: Attributes): { attr: string; target: string }[] {
+  const out: { attr: string; target: string }[] = [];
+  for (const name in attrs) {
+    if (!schema.attribute(name)?.references) continue;
+    for (const v of attrs[name]!) out.push({ attr: name, target: normalizeDn(v) });
+  }
+  return out;
+}
+
+/**
+ * Checks that values added to referencing attributes (those not already in
+ * `before`) name entries that exist; throws 'referenceTargetMissing'.
+ */
+export function verifyNewReferences(schema: Schema, attrs: Attributes, before: Attributes | undefined, exists: (ndn: string) => boolean): void {
+  for (const name in attrs) {
+    if (!schema.attribute(name)?.references) continue;
+    const old = new Set((before?.[name] ?? []).map((v) => normalizeDn(v)));
+    for (const v of attrs[name]!) {
+      const n = normalizeDn(v);
+      if (!old.has(n) && !exists(n)) throw new DirectoryError('referenceTargetMissing', `${name}: no entry ${v}`, { attr: name, dn: v });
+    }
+  }
+}
+
+/**
+ * What deleting the entry `ndn` does to the references naming it: throws
+ * 'referenced' when one is 'restrict', else lists per referrer the
+ * attributes to drop the value from. Self-references go with the entry.
+ */
+export function planDelete<Id>(schema: Schema, dn: string, self: Id, refs: readonly Reference<Id>[]): Map<Id, Set<string>> {
+  const others = refs.filter((r) => r.entry !== self);
+  for (const r of others) {
+    if (schema.attribute(r.attr)?.references === 'restrict') {
+      throw new DirectoryError('referenced', `${dn} is referenced by ${r.attr}`, { dn, attr: r.attr });
+    }
+  }
+  const plan = new Map<Id, Set<string>>();
+  for (const r of others) plan.set(r.entry, (plan.get(r.entry) ?? new Set()).add(r.attr));
+  return plan;
+}
+
+/** The values of `attr` left when the entry `ndn` is deleted. */
+export function withoutTarget(values: readonly string[], ndn: string): string[] {
+  return values.filter((v) => normalizeDn(v) !== ndn);
+}
+
+/**
+ * Rewrites the values of `attrNames` that name the renamed entry (old
+ * normalised DN `oldNdn`, `depth` RDNs deep) or a descendant, to name it
+ * under its new DN. Returns a new attribute object.
+ */
+export function rewriteReferences(attrs: Attributes, attrNames: Iterable<string>, oldNdn: string, depth: number, newDn: string): Attributes {
+  const out: Attributes = { ...attrs };
+  for (const a of attrNames) {
+    const values = out[a];
+    if (values) out[a] = values.map((v) => (isWithin(normalizeDn(v), oldNdn) ? rebaseDn(v, depth, newDn) : v));
+  }
+  return out;
+}
+
+/** Groups the references naming a renamed subtree by referrer. */
+export function referrersWithin<Id>(refs: readonly Reference<Id>[], oldNdn: string): Map<Id, Set<string>> {
+  const byEntry = new Map<Id, Set<string>>();
+  for (const r of refs) if (isWithin(r.target, oldNdn)) byEntry.set(r.entry, (byEntry.get(r.entry) ?? new Set()).add(r.attr));
+  return byEntry;
+}
