@@ -5,12 +5,17 @@
  * disable_lockout (dirid writes nothing per login either). Both KDCs are
  * pinned to core 0 and this load generator to core 1. Every request is new
  * (fresh nonce, fresh timestamp or authenticator), so neither lookaside
- * cache can answer it.
- *   node --import tsx bench/kdc.ts [--seconds N] [--concurrency N]
+ * cache can answer it. Requests are made before each run, so the generator
+ * only sends and receives while measuring. The runs alternate between the
+ * two KDCs for several rounds and the medians are compared, so a noisy
+ * neighbour on the shared machine weighs on both sides alike.
+ *   node --import tsx bench/kdc.ts [--seconds N] [--rounds N] [--concurrency N] [--cpu-prof DIR]
+ * --cpu-prof writes a V8 CPU profile of dirid's server into DIR (MIT is
+ * then not run).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,7 +27,9 @@ import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
 import { readFileSync } from 'node:fs';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' } } });
+const ROUNDS = Number(values.rounds);
+const PROFILE_DIR = values['cpu-prof'];
 const SECONDS = Number(values.seconds);
 const CONC = Number(values.concurrency);
 const REALM = 'BENCH.TEST';
@@ -37,29 +44,34 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-kdc-'));
 writeFileSync(join(tmp, 'pw'), 'Admin-pass-42\n');
 const BIN = new URL('../bin/dirid-server.js', import.meta.url).pathname;
 spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(tmp, 'realm'), '--realm', REALM, '--domain', 'bench.test', '--hostname', 'localhost', '--admin-password-file', join(tmp, 'pw')]);
-const ours = spawn(process.execPath, [BIN, 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const profFlags = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
+// the server's log goes to a file, as MIT's does (kdc.log)
+const logFd = openSync(join(tmp, 'server.log'), 'w');
+const ours = spawn(process.execPath, [...profFlags, BIN, 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0'], { stdio: ['ignore', logFd, 'inherit'] });
 pin(ours.pid!, 0);
-let out = '';
-const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
-  ours.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
+const ports = await (async () => {
+  for (let i = 0; i < 600; i++) {
+    const out = readFileSync(join(tmp, 'server.log'), 'utf8');
     const k = /KDC listening on 127\.0\.0\.1:(\d+)/.exec(out);
     const h = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-    if (k && h) resolve({ kdc: Number(k[1]), https: Number(h[1]) });
-  });
-});
-ours.stdout!.resume();
+    if (k && h) return { kdc: Number(k[1]), https: Number(h[1]) };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('dirid-server did not start');
+})();
 const rpc = new RpcSession(`https://localhost:${ports.https}`, readFileSync(join(tmp, 'realm', 'ca.crt'), 'utf8'));
 await rpc.login('admin', 'Admin-pass-42');
 await rpc.call('user_add', ['bench'], { first: 'B', last: 'Ench', password: PASSWORD });
 
 // ---- MIT ----------------------------------------------------------------------
-const mit = await startMitRealm({
-  realm: REALM,
-  principals: [['bench', PASSWORD], ['HTTP/localhost', null]],
-  kdcConf: `${REALM} = {\n  disable_last_success = true\n  disable_lockout = true\n }`,
-});
-pin(mit.kdc.pid!, 0);
+const mit = PROFILE_DIR
+  ? null
+  : await startMitRealm({
+      realm: REALM,
+      principals: [['bench', PASSWORD], ['HTTP/localhost', null]],
+      kdcConf: `${REALM} = {\n  disable_last_success = true\n  disable_lockout = true\n }`,
+    });
+if (mit) pin(mit.kdc.pid!, 0);
 
 // ---- load ---------------------------------------------------------------------
 const cname = { nameType: 1, nameString: ['bench'] };
@@ -67,41 +79,67 @@ const key = profile(ETYPE).stringToKey(PASSWORD, `${REALM}bench`);
 const sname = { nameType: 2, nameString: ['HTTP', 'localhost'] };
 
 type Maker = () => Buffer;
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
 
-async function drive(port: number, make: Maker): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+/** Requests made ahead of a run: 1.5 times what the best run so far used (more are made on the fly). */
+function pool(make: Maker, n: number): Buffer[] {
+  return Array.from({ length: n }, make);
+}
+let poolSize = 10_000 * SECONDS;
+
+/**
+ * CONC sockets, each with exactly one request outstanding: a reply is timed
+ * and the socket's next request goes out at once. One interval timer
+ * handles lost replies (2 s), so the generator does little per request.
+ */
+async function drive(port: number, make: Maker): Promise<Result> {
+  const reqs = pool(make, poolSize);
+  let next = 0;
   const lat: number[] = [];
   let errors = 0;
   let running = true;
-  const sockets: Socket[] = [];
-  const worker = async () => {
-    const s = createSocket('udp4');
-    sockets.push(s);
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    while (running) {
-      const msg = make();
-      const t0 = performance.now();
-      const reply = await new Promise<Buffer | null>((resolve) => {
-        const t = setTimeout(() => {
-          s.removeAllListeners('message');
-          resolve(null);
-        }, 2000);
-        s.once('message', (m) => {
-          clearTimeout(t);
-          resolve(m);
-        });
-        s.send(msg, port, '127.0.0.1');
-      });
-      if (!reply || reply[0] === 0x7e) errors++;
-      else lat.push(performance.now() - t0);
-    }
-    s.close();
+  const sockets: Array<{ s: Socket; sent: number }> = [];
+  const fire = (w: { s: Socket; sent: number }) => {
+    if (!running) return;
+    const msg = next < reqs.length ? reqs[next++]! : make();
+    w.sent = performance.now();
+    w.s.send(msg);
   };
-  const workers = Array.from({ length: CONC }, worker);
+  for (let i = 0; i < CONC; i++) {
+    const s = createSocket('udp4');
+    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+    s.connect(port, '127.0.0.1');
+    await new Promise<void>((r) => s.once('connect', () => r()));
+    const w = { s, sent: 0 };
+    s.on('message', (m) => {
+      if (m[0] === 0x7e) errors++;
+      else lat.push(performance.now() - w.sent);
+      fire(w);
+    });
+    sockets.push(w);
+  }
+  for (const w of sockets) fire(w);
+  const watchdog = setInterval(() => {
+    const t = performance.now();
+    for (const w of sockets)
+      if (t - w.sent > 2000) {
+        errors++;
+        fire(w);
+      }
+  }, 100);
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
   running = false;
-  await Promise.all(workers);
+  clearInterval(watchdog);
+  for (const w of sockets) w.s.close();
   lat.sort((a, b) => a - b);
-  return { rps: lat.length / SECONDS, p50: lat[Math.floor(lat.length * 0.5)] ?? NaN, p99: lat[Math.floor(lat.length * 0.99)] ?? NaN, errors };
+  const rps = lat.length / SECONDS;
+  poolSize = Math.max(poolSize, Math.ceil(rps * SECONDS * 1.5));
+  return { rps, p50: lat[Math.floor(lat.length * 0.5)] ?? NaN, p99: lat[Math.floor(lat.length * 0.99)] ?? NaN, errors };
 }
 
 const asMaker: Maker = () => {
@@ -114,25 +152,47 @@ async function tgsMaker(port: number): Promise<Maker> {
   return () => tgsRequest(tgt, sname, { etypes: [ETYPE] }).msg;
 }
 
-const results: Record<string, Awaited<ReturnType<typeof drive>>> = {};
-for (const [name, port] of [
-  ['dirid', ports.kdc],
-  ['MIT krb5kdc', mit.port],
-] as const) {
+const targets: Array<[string, number]> = [['dirid', ports.kdc]];
+if (mit) targets.push(['MIT krb5kdc', mit.port]);
+const makers = new Map<string, { AS: Maker; TGS: Maker }>();
+for (const [name, port] of targets) {
+  makers.set(name, { AS: asMaker, TGS: await tgsMaker(port) });
   await drive(port, asMaker); // warm-up
-  results[`${name} AS`] = await drive(port, asMaker);
-  results[`${name} TGS`] = await drive(port, await tgsMaker(port));
 }
+const runs = new Map<string, Result[]>();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const kind of ['AS', 'TGS'] as const) {
+    for (const [name, port] of targets) {
+      const r = await drive(port, makers.get(name)![kind]);
+      const k = `${name} ${kind}`;
+      runs.set(k, [...(runs.get(k) ?? []), r]);
+    }
+  }
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const summary = (rs: Result[]): Result => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0) });
+
 const mitVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'krb5-kdc'], { encoding: 'utf8' }).stdout;
-console.log(`KDC benchmark: ${SECONDS} s per run, ${CONC} outstanding UDP requests, etype ${ETYPE}, KDCs on core 0, generator on core 1, MIT krb5-kdc ${mitVersion}`);
-console.log('run'.padEnd(20) + 'req/s'.padStart(10) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8));
-for (const [k, r] of Object.entries(results)) console.log(k.padEnd(20) + r.rps.toFixed(0).padStart(10) + r.p50.toFixed(2).padStart(9) + r.p99.toFixed(2).padStart(9) + String(r.errors).padStart(8));
-for (const kind of ['AS', 'TGS']) {
-  const a = results[`dirid ${kind}`]!;
-  const b = results[`MIT krb5kdc ${kind}`]!;
-  console.log(`ratio dirid/MIT ${kind}: throughput ${(a.rps / b.rps).toFixed(2)}, p99 latency ${(a.p99 / b.p99).toFixed(2)}`);
+console.log(`KDC benchmark: ${ROUNDS} rounds of ${SECONDS} s per KDC and exchange, alternating; ${CONC} outstanding UDP requests; etype ${ETYPE}; KDCs on core 0, generator on core 1; MIT krb5-kdc ${mitVersion}`);
+console.log('run'.padEnd(20) + 'req/s (median, each round)'.padEnd(40) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8));
+for (const [k, rs] of runs) {
+  const m = summary(rs);
+  const each = rs.map((r) => r.rps.toFixed(0)).join(' ');
+  console.log(k.padEnd(20) + `${m.rps.toFixed(0)} (${each})`.padEnd(40) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8));
+}
+if (mit) {
+  for (const kind of ['AS', 'TGS']) {
+    const a = runs.get(`dirid ${kind}`)!;
+    const b = runs.get(`MIT krb5kdc ${kind}`)!;
+    const perRound = a.map((r, i) => (r.rps / b[i]!.rps).toFixed(2)).join(' ');
+    console.log(`ratio dirid/MIT ${kind}: throughput ${(summary(a).rps / summary(b).rps).toFixed(2)} (rounds: ${perRound}), p99 latency ${(summary(a).p99 / summary(b).p99).toFixed(2)}`);
+  }
 }
 ours.kill('SIGTERM');
-await mit.stop();
+await new Promise((r) => ours.once('exit', r));
+await mit?.stop();
 rmSync(tmp, { recursive: true, force: true });
 process.exit(0);

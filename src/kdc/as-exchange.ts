@@ -15,7 +15,7 @@ import { armoredReply, unwrapAsFast, type CookieJar, type FastState } from './fa
 import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
-import { KdcError } from './kdc-error.js';
+import { KdcError, lazyHints, type Hints } from './kdc-error.js';
 import { keyFor, type KdcPrincipal, type PrincipalDb, type RealmPolicy } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
@@ -68,7 +68,7 @@ export function preauthHints(ctx: ExchangeContext, client: KdcPrincipal, request
 const challengeKey = (armor: EncryptionKey, longTerm: EncryptionKey, pepper: string) => cf2(armor, pepper, longTerm, 'challengelongterm');
 
 /** RFC 6113 §5.4.6: the client's encrypted challenge, tried with each of the client's keys. */
-function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: PaData[]): { key: EncryptionKey; kvno: number } {
+function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): { key: EncryptionKey; kvno: number } {
   const fast = ctx.fast!;
   const pa = req.padata.find((p) => p.type === PaType.ENCRYPTED_CHALLENGE);
   if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
@@ -184,7 +184,7 @@ export async function lookupServer(ctx: ExchangeContext, req: KdcReq): Promise<K
 }
 
 /** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */
-function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: PaData[]): { key: { etype: number; value: Buffer }; kvno: number } {
+function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): { key: { etype: number; value: Buffer }; kvno: number } {
   const pa = req.padata.find((p) => p.type === PaType.ENC_TIMESTAMP);
   if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
   let enc;
@@ -252,20 +252,21 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
   const req = unwrapped?.req ?? outer;
   const client = await lookupClient(ctx, req);
   const server = await lookupServer(ctx, req);
-  const hints = preauthHints(ctx, client, req.body.etypes);
+  const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
+  const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
   const idp = offersIdp(client);
-  if (hints.length === 0 && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
+  if (!hasKeys && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
   if (ctx.fast) {
-    const triesPassword = hints.length > 0 && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
+    const triesPassword = hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
     if (idp && !triesPassword) {
       // the idp mechanism, offered first; a local password keeps working beside it (spec §1.5)
-      await idpStep(ctx, req, client, hints, ctx.idpFetch, ctx.db.dir);
+      await idpStep(ctx, req, client, hasKeys ? hints() : [], ctx.idpFetch, ctx.db.dir);
       return issueInitial(ctx, outer, req, client, server, { key: ctx.fast.armorKey });
     }
     const longTerm = verifyEncryptedChallenge(ctx, client, req, hints);
     return issueInitial(ctx, outer, req, client, server, longTerm, [kdcChallenge(ctx, longTerm.key)]);
   }
-  if (hints.length === 0) {
+  if (!hasKeys) {
     // an IdP-only user: the idp mechanism needs FAST (kinit -T ARMOR_CCACHE)
     throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required (use FAST armor for IdP login)', [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' })]);
   }

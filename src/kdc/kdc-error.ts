@@ -9,15 +9,35 @@ import { ErrorCode } from '../kerberos/iana.js';
 
 export type ErrorName = keyof typeof ErrorCode;
 
+/**
+ * Pre-authentication hints, or how to make them: hints cost a cookie and an
+ * encryption, so a request that succeeds should never build them.
+ */
+export type Hints = PaData[] | (() => PaData[]);
+
+export function resolveHints(h: Hints): PaData[] {
+  return typeof h === 'function' ? h() : h;
+}
+
+/** Makes hints once, on first use. */
+export function lazyHints(make: () => PaData[]): () => PaData[] {
+  let made: PaData[] | undefined;
+  return () => (made ??= make());
+}
+
 export class KdcError extends Error {
   readonly code: number;
-  /** pre-authentication hints for the e-data METHOD-DATA (FAST-wrapped when armored) */
-  readonly hints: PaData[] | undefined;
-  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM', eText: string, hints?: PaData[]) {
+  private readonly hintSource: Hints | undefined;
+  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM', eText: string, hints?: Hints) {
     super(eText);
     this.name = 'KdcError';
     this.code = name === 'KDC_ERR_WRONG_REALM' ? 68 : ErrorCode[name];
-    this.hints = hints;
+    this.hintSource = hints;
+  }
+
+  /** pre-authentication hints for the e-data METHOD-DATA (FAST-wrapped when armored) */
+  get hints(): PaData[] | undefined {
+    return this.hintSource === undefined ? undefined : resolveHints(this.hintSource);
   }
 }
 

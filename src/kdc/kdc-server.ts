@@ -26,6 +26,8 @@ export const MAX_UDP_REPLY = 4096;
 const MAX_TCP_MESSAGE = 128 * 1024;
 /** MIT clients retransmit for about 10 s (KERBEROS-NOTES.md); replies are kept three times that. */
 const LOOKASIDE_TTL_MS = 30_000;
+/** most replies kept (about 70 MB; 30 s at 2,000 requests/s) */
+const LOOKASIDE_MAX = 64_000;
 
 export interface KdcOptions {
   dir: Directory;
@@ -66,10 +68,24 @@ export class Kdc {
     const t = this.now();
     const hit = this.lookaside.get(key);
     if (hit && hit.expires > t) return hit.reply;
-    if (this.lookaside.size > 50_000) for (const [k, v] of this.lookaside) if (v.expires <= t) this.lookaside.delete(k);
+    this.evictLookaside(t);
     const reply = this.process(raw, transport);
+    this.lookaside.delete(key);
     this.lookaside.set(key, { reply, expires: t + LOOKASIDE_TTL_MS });
     return reply;
+  }
+
+  /**
+   * Entries share one lifetime and a Map iterates in insertion order (a
+   * re-used key is deleted first, so it moves to the end): the oldest are in
+   * front. Expired ones go, and beyond LOOKASIDE_MAX the oldest go too, so a
+   * flood of distinct requests costs bounded memory.
+   */
+  private evictLookaside(t: number): void {
+    for (const [k, v] of this.lookaside) {
+      if (v.expires > t && this.lookaside.size < LOOKASIDE_MAX) break;
+      this.lookaside.delete(k);
+    }
   }
 
   private async process(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {

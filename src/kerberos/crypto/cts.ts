@@ -3,8 +3,17 @@
  * zero IV unless given, and the last two ciphertext blocks always swapped,
  * also when the input is a whole number of blocks. Exactly one block is plain
  * CBC. Node has no CTS mode, so it is built on AES-CBC/ECB without padding.
+ *
+ * Creating an OpenSSL cipher costs about as much as encrypting a short
+ * message, and a KDC uses the same few keys (krbtgt, services, cached
+ * derived keys) for every request. So each key Buffer gets, once, a CBC
+ * encryptor and an ECB decryptor that are only ever fed whole blocks through
+ * update() and never finalised. ECB keeps no state between calls. CBC keeps
+ * the last ciphertext block as its chaining value: XORing that into the
+ * first plaintext block (with the wanted IV) starts a fresh message, because
+ * E(P1 xor last xor last xor IV) = E(P1 xor IV).
  */
-import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type Cipher, type Decipher } from 'node:crypto';
 import { KrbCryptoError } from './types.js';
 
 const BLOCK = 16;
@@ -18,6 +27,54 @@ function checkLength(n: number): void {
   if (n < BLOCK) throw new KrbCryptoError('AES-CTS needs at least one block', 'BAD_LENGTH');
 }
 
+interface AesState {
+  cbc: Cipher;
+  /** the CBC object's chaining value: the last ciphertext block it produced */
+  chain: Buffer;
+  ecbDecrypt: Decipher | undefined;
+  ecbEncrypt: Cipher | undefined;
+}
+
+/**
+ * Keyed by the Buffer object: cached derived keys are the same object on
+ * every use; a key Buffer that is dropped takes its ciphers with it. Key
+ * bytes are copied in by OpenSSL when the objects are made, so a caller
+ * changing the Buffer later would not be seen: keys are never modified in
+ * place in this code base.
+ */
+const states = new WeakMap<Buffer, AesState>();
+
+function stateOf(key: Buffer): AesState {
+  let st = states.get(key);
+  if (!st) {
+    checkKey(key);
+    const cbc = createCipheriv(`aes-${key.length * 8}-cbc`, key, ZERO_IV);
+    cbc.setAutoPadding(false);
+    st = { cbc, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+    states.set(key, st);
+  }
+  return st;
+}
+
+function ecbDecryptor(st: AesState, key: Buffer): Decipher {
+  if (!st.ecbDecrypt) {
+    st.ecbDecrypt = createDecipheriv(`aes-${key.length * 8}-ecb`, key, null);
+    st.ecbDecrypt.setAutoPadding(false);
+  }
+  return st.ecbDecrypt;
+}
+
+/** CBC over whole blocks with the given IV; `blocks` is overwritten. */
+function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer): Buffer {
+  const st = stateOf(key);
+  const chain = st.chain;
+  for (let i = 0; i < BLOCK; i++) blocks[i] = blocks[i]! ^ chain[i]! ^ iv[i]!;
+  const out = st.cbc.update(blocks);
+  if (out.length !== blocks.length) throw new KrbCryptoError('AES-CBC returned a short block', 'BAD_LENGTH');
+  out.copy(chain, 0, out.length - BLOCK);
+  return out;
+}
+
 /** Encrypts and returns the cipher state for a following message (the last full CBC block). */
 export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): { ciphertext: Buffer; nextIv: Buffer } {
   checkKey(key);
@@ -26,9 +83,7 @@ export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = Z
   const blocks = Math.ceil(n / BLOCK);
   const padded = Buffer.alloc(blocks * BLOCK);
   plaintext.copy(padded);
-  const c = createCipheriv(`aes-${key.length * 8}-cbc`, key, iv);
-  c.setAutoPadding(false);
-  const cbc = c.update(padded);
+  const cbc = cbcEncrypt(key, padded, iv);
   if (blocks === 1) return { ciphertext: cbc, nextIv: Buffer.from(cbc) };
   const lastLen = n - (blocks - 1) * BLOCK;
   const penultimate = cbc.subarray((blocks - 2) * BLOCK, (blocks - 1) * BLOCK);
@@ -44,16 +99,12 @@ export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV)
   return ctsEncryptChained(key, plaintext, iv).ciphertext;
 }
 
-/**
- * Decrypts with one ECB decipher object (creating an OpenSSL cipher costs
- * about as much as decrypting a short message) and chains CBC here.
- */
+/** Decrypts with the key's ECB decipher object and chains CBC here. */
 export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV): Buffer {
   checkKey(key);
   const n = ciphertext.length;
   checkLength(n);
-  const d = createDecipheriv(`aes-${key.length * 8}-ecb`, key, null);
-  d.setAutoPadding(false);
+  const d = ecbDecryptor(stateOf(key), key);
   if (n === BLOCK) {
     const p = d.update(ciphertext);
     for (let i = 0; i < BLOCK; i++) p[i]! ^= iv[i]!;
@@ -80,8 +131,10 @@ export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV
 
 /** One AES block (ECB), the E of the PRF in RFC 3962 §4. */
 export function aesBlock(key: Buffer, block: Buffer): Buffer {
-  checkKey(key);
-  const c = createCipheriv(`aes-${key.length * 8}-ecb`, key, null);
-  c.setAutoPadding(false);
-  return c.update(block);
+  const st = stateOf(key);
+  if (!st.ecbEncrypt) {
+    st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, key, null);
+    st.ecbEncrypt.setAutoPadding(false);
+  }
+  return st.ecbEncrypt.update(block);
 }
