@@ -5,7 +5,7 @@
  * ticket lifetime and renewal from realm policy, and the AS-REP sealed with
  * the client's long-term key.
  */
-import { parseDer } from '../kerberos/asn1/der.js';
+import { der, parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../kerberos/asn1/padata.js';
 import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
@@ -102,13 +102,13 @@ function kdcChallenge(ctx: ExchangeContext, longTerm: EncryptionKey): PaData {
   const ck = challengeKey(ctx.fast!.armorKey, longTerm, 'kdcchallengearmor');
   const now = ctx.now();
   const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
-  return { type: PaType.ENCRYPTED_CHALLENGE, value: encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_KDC, ts) }) };
+  return { type: PaType.ENCRYPTED_CHALLENGE, value: der(encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_KDC, ts) })) };
 }
 
 /** RFC 6806 §11: the checksum of the request under the reply key, and "FAST is available". */
 export function encPaRep(ctx: ExchangeContext, replyKey: EncryptionKey): PaData[] {
   const p = profile(replyKey.etype);
-  const sum = encodeChecksum({ type: p.checksumType, value: p.checksum(replyKey, KeyUsage.AS_REQ, ctx.raw) });
+  const sum = der(encodeChecksum({ type: p.checksumType, value: p.checksum(replyKey, KeyUsage.AS_REQ, ctx.raw) }));
   return [
     { type: PaType.REQ_ENC_PA_REP, value: sum },
     { type: PaType.FX_FAST, value: Buffer.alloc(0) },

@@ -8,6 +8,7 @@
  * (usage 53), and PA-FX-COOKIE sealed with a KDC key.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { der } from '../kerberos/asn1/der.js';
 import { decodeApReq, decodeAuthenticator, type Authenticator } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -115,7 +116,7 @@ export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData
   // a mechanism's own cookie (the idp flow state) wins over the generic one
   const ownCookie = hints.find((h) => h.type === PaType.FX_COOKIE);
   const padata: PaData[] = [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE), ownCookie ?? cookie, { type: PaType.FX_ERROR, value: encodeKrbError(plain) }];
-  return encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]);
+  return der(encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]));
 }
 
 /** KDC-sealed cookies (AES-256-GCM); the state they carry is opaque to clients. */

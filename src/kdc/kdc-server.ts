@@ -9,7 +9,7 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createHash } from 'node:crypto';
-import { Asn1Error, parseDer } from '../kerberos/asn1/der.js';
+import { Asn1Error, der, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { ErrorCode, NameType } from '../kerberos/iana.js';
@@ -138,7 +138,7 @@ export class Kdc {
       e.crealm = req.body.realm;
     }
     if (fast) e.eData = armoredErrorData(fast, e, err.hints ?? [], this.cookies.seal({ kind: 'fast' }));
-    else if (err.hints) e.eData = encodePaDataList(err.hints);
+    else if (err.hints) e.eData = der(encodePaDataList(err.hints));
     return encodeKrbError(e);
   }
 

@@ -5,7 +5,7 @@
  * it relies on (nonce, names, enctype, times) and throws KrbClientError.
  */
 import { randomBytes } from 'node:crypto';
-import { parseDer } from './asn1/der.js';
+import { der, parseDer } from './asn1/der.js';
 import { decodeEncKdcRepPart, decodeKdcRepNode, type EncKdcRepPart } from './asn1/kdc-rep.js';
 import { encodeKdcReq, encodeKdcReqBody, type KdcReqBody } from './asn1/kdc-req.js';
 import { decodeKrbError, type KrbError } from './asn1/krb-error.js';
@@ -73,7 +73,7 @@ export function encTimestamp(key: EncryptionKey, kvno?: number): PaData {
   const now = Date.now();
   const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
   const cipher = profile(key.etype).encrypt(key, KeyUsage.PA_ENC_TIMESTAMP, ts);
-  return { type: PaType.ENC_TIMESTAMP, value: encodeEncryptedData({ etype: key.etype, ...(kvno !== undefined ? { kvno } : {}), cipher }) };
+  return { type: PaType.ENC_TIMESTAMP, value: der(encodeEncryptedData({ etype: key.etype, ...(kvno !== undefined ? { kvno } : {}), cipher })) };
 }
 
 /** Checks a KDC-REP against the request and decrypts its enc-part. */

@@ -6,7 +6,7 @@
  * mechanism's challenge. Used by `dirid kinit -T`.
  */
 import { makeApReq } from './ap-exchange.js';
-import { parseDer } from './asn1/der.js';
+import { der, parseDer } from './asn1/der.js';
 import { ArmorType, decodeFastArmoredRep, decodeFastResponse, encodeFastArmoredReq, encodeFastReq, type KrbFastResponse } from './asn1/fast.js';
 import { decodeEncKdcRepPart, decodeKdcRepNode } from './asn1/kdc-rep.js';
 import { encodeKdcReq, encodeKdcReqBody, type KdcReqBody } from './asn1/kdc-req.js';
@@ -87,7 +87,7 @@ export function encryptedChallenge(armorKey: EncryptionKey, longTerm: Encryption
   const ck = cf2(armorKey, 'clientchallengearmor', longTerm, 'challengelongterm');
   const now = Date.now();
   const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
-  return { type: PaType.ENCRYPTED_CHALLENGE, value: encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_CLIENT, ts) }) };
+  return { type: PaType.ENCRYPTED_CHALLENGE, value: der(encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_CLIENT, ts) })) };
 }
 
 export interface IdpChallenge {

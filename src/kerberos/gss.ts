@@ -4,7 +4,7 @@
  * (0x60, mechanism OID, inner token), krb5 TOK_IDs, the 0x8003
  * authenticator checksum, and SPNEGO's NegTokenInit / NegTokenResp.
  */
-import { Asn1Error, ctx, fields, octets, parseDer, readOctets, req, seq, seqOfItems, tlv } from './asn1/der.js';
+import { Asn1Error, ctx, der, fields, octets, parseDer, readOctets, req, seq, seqOfItems, tlv } from './asn1/der.js';
 
 const oidTlv = (hex: string) => Buffer.from(hex, 'hex');
 export const KRB5_OID = oidTlv('06092a864886f712010202');
@@ -16,7 +16,7 @@ export const TOK_AP_REP = Buffer.from([0x02, 0x00]);
 export const TOK_ERROR = Buffer.from([0x03, 0x00]);
 
 export function wrapGss(oid: Buffer, inner: Buffer): Buffer {
-  return tlv('application', true, 0, Buffer.concat([oid, inner]));
+  return der(tlv('application', true, 0, Buffer.concat([oid, inner])));
 }
 
 /** Splits an InitialContextToken into its mechanism OID (as a TLV) and inner bytes. */
@@ -76,18 +76,18 @@ export function decodeNegTokenInit(inner: Buffer): NegTokenInit {
 }
 
 export function encodeNegTokenInit(t: NegTokenInit): Buffer {
-  return wrapGss(SPNEGO_OID, tlv('context', true, 0, seq(ctx(0, seqOfItems(t.mechTypes)), t.mechToken ? ctx(2, octets(t.mechToken)) : undefined)));
+  return wrapGss(SPNEGO_OID, der(tlv('context', true, 0, seq(ctx(0, seqOfItems(t.mechTypes)), t.mechToken ? ctx(2, octets(t.mechToken)) : undefined))));
 }
 
 export const NegState = { ACCEPT_COMPLETED: 0, ACCEPT_INCOMPLETE: 1, REJECT: 2 } as const;
 
 export function encodeNegTokenResp(r: { state: number; mech?: Buffer; responseToken?: Buffer }): Buffer {
-  return tlv(
+  return der(tlv(
     'context',
     true,
     1,
     seq(ctx(0, tlv('universal', false, 10, Buffer.from([r.state]))), r.mech ? ctx(1, r.mech) : undefined, r.responseToken ? ctx(2, octets(r.responseToken)) : undefined),
-  );
+  ));
 }
 
 export function decodeNegTokenResp(b: Buffer): { state?: number; mech?: Buffer; responseToken?: Buffer } {

@@ -3,7 +3,7 @@
  * its containers AD-IF-RELEVANT (§5.2.6.1, an AuthorizationData in the
  * ad-data) and AD-KDCIssued (§5.2.6.2, elements signed by the KDC).
  */
-import { asNode, ctx, fields, gstr, readString, req, seq, type DerNode } from './der.js';
+import { der, asNode, ctx, fields, gstr, readString, req, seq, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeChecksum,
@@ -18,11 +18,11 @@ import {
 
 export type { AuthData } from './primitives.js';
 export const decodeAuthorizationData = (input: Uint8Array | DerNode): AuthData[] => decodeAuthData(input);
-export const encodeAuthorizationData = (list: AuthData[]): Buffer => encodeAuthData(list);
+export const encodeAuthorizationData = (list: AuthData[]): Buffer => der(encodeAuthData(list));
 
 /** The elements inside an AD-IF-RELEVANT ad-data. */
 export const decodeAdIfRelevant = (adData: Uint8Array): AuthData[] => decodeAuthData(adData);
-export const encodeAdIfRelevant = (elements: AuthData[]): Buffer => encodeAuthData(elements);
+export const encodeAdIfRelevant = (elements: AuthData[]): Buffer => der(encodeAuthData(elements));
 
 export interface AdKdcIssued {
   adChecksum: Checksum;
@@ -40,4 +40,4 @@ export function decodeAdKdcIssued(input: Uint8Array | DerNode): AdKdcIssued {
 }
 
 export const encodeAdKdcIssued = (a: AdKdcIssued): Buffer =>
-  seq(ctx(0, encodeChecksum(a.adChecksum)), a.iRealm !== undefined ? ctx(1, gstr(a.iRealm)) : undefined, a.iSname ? ctx(2, encodePrincipalName(a.iSname)) : undefined, ctx(3, encodeAuthData(a.elements)));
+  der(seq(ctx(0, encodeChecksum(a.adChecksum)), a.iRealm !== undefined ? ctx(1, gstr(a.iRealm)) : undefined, a.iSname ? ctx(2, encodePrincipalName(a.iSname)) : undefined, ctx(3, encodeAuthData(a.elements))));

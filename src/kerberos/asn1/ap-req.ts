@@ -2,7 +2,7 @@
  * AP-REQ (RFC 4120 §5.5.1, APPLICATION 14), Authenticator (APPLICATION 2),
  * AP-REP (APPLICATION 15) and EncAPRepPart (APPLICATION 27).
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { der, asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeChecksum,
@@ -35,7 +35,7 @@ export function decodeApReqNode(n: DerNode): ApReq {
 }
 export const decodeApReq = (b: Uint8Array | DerNode): ApReq => decodeApReqNode(asNode(b));
 export const encodeApReq = (a: ApReq): Buffer =>
-  app(14, seq(ctx(0, int(5)), ctx(1, int(14)), ctx(2, flags(a.apOptions)), ctx(3, a.ticket.raw), ctx(4, encodeEncryptedData(a.authenticator))));
+  der(app(14, seq(ctx(0, int(5)), ctx(1, int(14)), ctx(2, flags(a.apOptions)), ctx(3, a.ticket.raw), ctx(4, encodeEncryptedData(a.authenticator)))));
 
 export interface Authenticator {
   crealm: string;
@@ -65,7 +65,7 @@ export function decodeAuthenticator(b: Uint8Array | DerNode): Authenticator {
 }
 
 export function encodeAuthenticator(a: Authenticator): Buffer {
-  return app(
+  return der(app(
     2,
     seq(
       ctx(0, int(5)),
@@ -78,7 +78,7 @@ export function encodeAuthenticator(a: Authenticator): Buffer {
       a.seqNumber !== undefined ? ctx(7, int(a.seqNumber)) : undefined,
       a.authorizationData && a.authorizationData.length ? ctx(8, encodeAuthData(a.authorizationData)) : undefined,
     ),
-  );
+  ));
 }
 
 export interface EncApRepPart {
@@ -88,7 +88,7 @@ export interface EncApRepPart {
   seqNumber?: number;
 }
 
-export const encodeApRep = (encPart: EncryptedData): Buffer => app(15, seq(ctx(0, int(5)), ctx(1, int(15)), ctx(2, encodeEncryptedData(encPart))));
+export const encodeApRep = (encPart: EncryptedData): Buffer => der(app(15, seq(ctx(0, int(5)), ctx(1, int(15)), ctx(2, encodeEncryptedData(encPart)))));
 
 export function decodeApRep(b: Uint8Array | DerNode): EncryptedData {
   const f = fields(unwrapApp(asNode(b), 15, 'AP-REP'), 'AP-REP');
@@ -96,7 +96,7 @@ export function decodeApRep(b: Uint8Array | DerNode): EncryptedData {
 }
 
 export const encodeEncApRepPart = (e: EncApRepPart): Buffer =>
-  app(27, seq(ctx(0, time(e.ctime)), ctx(1, int(e.cusec)), e.subkey ? ctx(2, encodeKeyBlock(e.subkey)) : undefined, e.seqNumber !== undefined ? ctx(3, int(e.seqNumber)) : undefined));
+  der(app(27, seq(ctx(0, time(e.ctime)), ctx(1, int(e.cusec)), e.subkey ? ctx(2, encodeKeyBlock(e.subkey)) : undefined, e.seqNumber !== undefined ? ctx(3, int(e.seqNumber)) : undefined)));
 
 export function decodeEncApRepPart(b: Uint8Array | DerNode): EncApRepPart {
   const f = fields(unwrapApp(asNode(b), 27, 'EncAPRepPart'), 'EncAPRepPart');

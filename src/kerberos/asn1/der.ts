@@ -192,61 +192,134 @@ export function asNode(input: Uint8Array | DerNode): DerNode {
 }
 
 // ---- writing -------------------------------------------------------------------
+//
+// Encoders build a small tree of Der values whose sizes are known as they
+// are made, and `der()` writes the whole tree into one Buffer. Making a
+// Buffer per TLV (and copying each level into its parent) cost more than
+// the encryption of the same message.
 
 const CLASS_BITS: Record<TagClass, number> = { universal: 0x00, application: 0x40, context: 0x80, private: 0xc0 };
 
-/** One TLV in a single allocation (tags below 31 cover every Kerberos type). */
-export function tlv(cls: TagClass, constructed: boolean, tag: number, content: Buffer): Buffer {
-  if (tag >= 31) throw new Asn1Error('high tag numbers are not used by Kerberos');
-  const len = content.length;
-  const lenBytes = len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
-  const out = Buffer.allocUnsafe(1 + lenBytes + len);
-  out[0] = CLASS_BITS[cls] | (constructed ? 0x20 : 0) | tag;
-  if (lenBytes === 1) out[1] = len;
-  else {
-    out[1] = 0x80 | (lenBytes - 1);
-    for (let i = lenBytes - 1, v = len; i >= 1; i--, v = Math.floor(v / 256)) out[1 + i] = v & 0xff;
+/** What an encoder part can be: bytes already encoded, or a Der value. */
+export type DerPart = Buffer | Der;
+
+const enum Body {
+  /** content is the parts, in order */
+  Parts,
+  /** content is a latin1 string */
+  Latin1,
+  /** content is a two's-complement integer of `clen` bytes */
+  Int,
+}
+
+function lengthBytes(len: number): number {
+  return len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
+}
+
+/** One TLV not yet written out; `size` is its whole encoded length. */
+export class Der {
+  readonly size: number;
+  constructor(
+    readonly id: number,
+    private readonly body: Body,
+    private readonly parts: readonly DerPart[] | null,
+    private readonly text: string | null,
+    private readonly num: number,
+    readonly clen: number,
+  ) {
+    this.size = 1 + lengthBytes(clen) + clen;
   }
-  content.copy(out, 1 + lenBytes);
+
+  /** Writes the TLV at `off`; returns the offset after it. */
+  write(out: Buffer, off: number): number {
+    out[off++] = this.id;
+    const len = this.clen;
+    const lb = lengthBytes(len);
+    if (lb === 1) out[off++] = len;
+    else {
+      out[off++] = 0x80 | (lb - 1);
+      for (let i = lb - 2; i >= 0; i--) out[off++] = Math.floor(len / 2 ** (8 * i)) & 0xff;
+    }
+    switch (this.body) {
+      case Body.Parts:
+        for (const p of this.parts!) off = p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
+        return off;
+      case Body.Latin1:
+        return off + out.write(this.text!, off, len, "latin1");
+      case Body.Int: {
+        let v = this.num;
+        for (let i = len - 1; i >= 0; i--) {
+          const b = ((v % 256) + 256) % 256;
+          out[off + i] = b;
+          v = (v - b) / 256;
+        }
+        return off + len;
+      }
+    }
+  }
+}
+
+const partSize = (p: DerPart): number => (p instanceof Der ? p.size : p.length);
+
+/** The DER bytes of an encoder's result, in one allocation. */
+export function der(v: DerPart): Buffer {
+  if (!(v instanceof Der)) return v;
+  const out = Buffer.allocUnsafe(v.size);
+  const end = v.write(out, 0);
+  if (end !== v.size) throw new Asn1Error('internal error: encoded size mismatch');
   return out;
 }
 
-export const seq = (...items: Array<Buffer | undefined>): Buffer => tlv('universal', true, 16, Buffer.concat(items.filter((x): x is Buffer => x !== undefined)));
-export const seqOfItems = (items: Buffer[]): Buffer => tlv('universal', true, 16, Buffer.concat(items));
-/** explicit context tag [n] */
-export const ctx = (n: number, inner: Buffer | undefined): Buffer | undefined => (inner === undefined ? undefined : tlv('context', true, n, inner));
-export const app = (n: number, inner: Buffer): Buffer => tlv('application', true, n, inner);
-
-export function int(v: number): Buffer {
-  if (!Number.isSafeInteger(v)) throw new Asn1Error('integer out of range');
-  const bytes: number[] = [];
-  let x = v;
-  for (;;) {
-    const b = ((x % 256) + 256) % 256;
-    bytes.unshift(b);
-    x = (x - b) / 256;
-    if ((x === 0 && (b & 0x80) === 0) || (x === -1 && (b & 0x80) !== 0)) break;
-  }
-  return tlv('universal', false, 2, Buffer.from(bytes));
+function identifier(cls: TagClass, constructed: boolean, tag: number): number {
+  if (tag >= 31) throw new Asn1Error('high tag numbers are not used by Kerberos');
+  return CLASS_BITS[cls] | (constructed ? 0x20 : 0) | tag;
 }
 
-export const gstr = (s: string): Buffer => tlv('universal', false, 27, Buffer.from(s, 'latin1'));
-export const octets = (b: Buffer): Buffer => tlv('universal', false, 4, b);
+function constructedOf(id: number, parts: readonly DerPart[]): Der {
+  let clen = 0;
+  for (const p of parts) clen += partSize(p);
+  return new Der(id, Body.Parts, parts, null, 0, clen);
+}
+
+/** One TLV around content given as parts (tags below 31 cover every Kerberos type). */
+export function tlv(cls: TagClass, constructed: boolean, tag: number, ...content: DerPart[]): Der {
+  return constructedOf(identifier(cls, constructed, tag), content);
+}
+
+const SEQ = 0x30;
+export const seq = (...items: Array<DerPart | undefined>): Der => constructedOf(SEQ, items.filter((x): x is DerPart => x !== undefined));
+export const seqOfItems = (items: readonly DerPart[]): Der => constructedOf(SEQ, items);
+/** explicit context tag [n] */
+export const ctx = (n: number, inner: DerPart | undefined): Der | undefined => (inner === undefined ? undefined : constructedOf(identifier('context', true, n), [inner]));
+export const app = (n: number, inner: DerPart): Der => constructedOf(identifier('application', true, n), [inner]);
+
+export function int(v: number): Der {
+  if (!Number.isSafeInteger(v)) throw new Asn1Error('integer out of range');
+  // fewest bytes whose two's complement holds v
+  let n = 1;
+  for (let lo = -128, hi = 127; v < lo || v > hi; n++, lo *= 256, hi = hi * 256 + 255);
+  return new Der(0x02, Body.Int, null, null, v, n);
+}
+
+const latin1 = (tag: number, s: string): Der => new Der(tag, Body.Latin1, null, s, 0, s.length);
+
+/** KerberosString (GeneralString): one byte per character, as readString reads it back. */
+export const gstr = (s: string): Der => latin1(27, s);
+export const octets = (b: Buffer): Der => new Der(0x04, Body.Parts, [b], null, 0, b.length);
 
 const two = (n: number) => (n < 10 ? '0' : '') + n;
 
-export function time(d: Date): Buffer {
+export function time(d: Date): Der {
   const y = d.getUTCFullYear();
   if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
-  const s = `${String(y).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}Z`;
-  return tlv('universal', false, 24, Buffer.from(s, 'latin1'));
+  return latin1(24, `${String(y).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}Z`);
 }
 
 /** A 32-bit flags word as BIT STRING (as MIT encodes KDCOptions/TicketFlags). */
-export function flags(v: number): Buffer {
+export function flags(v: number): Der {
   const b = Buffer.alloc(5);
   b.writeUInt32BE(v >>> 0, 1);
-  return tlv('universal', false, 3, b);
+  return new Der(0x03, Body.Parts, [b], null, 0, 5);
 }
 
 // ---- object identifiers (X.690 §8.19) ------------------------------------------------
@@ -263,7 +336,7 @@ export function oid(dotted: string): Buffer {
   };
   push(arcs[0]! * 40 + arcs[1]!);
   for (const a of arcs.slice(2)) push(a);
-  return tlv('universal', false, 6, Buffer.from(bytes));
+  return der(tlv('universal', false, 6, Buffer.from(bytes)));
 }
 
 /** Dotted text of a decoded OBJECT IDENTIFIER. */

@@ -4,7 +4,7 @@
  * KrbFastResponse and KrbFastFinished. The armored request keeps the raw
  * bytes of the inner KDC-REQ-BODY.
  */
-import { asNode, Asn1Error, ctx, fields, flags, gstr, int, octets, readFlags, readInt, readOctets, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
+import { der, asNode, Asn1Error, ctx, fields, flags, gstr, int, octets, readFlags, readInt, readOctets, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
 import { decodeKdcReqBody, type KdcReqBody } from './kdc-req.js';
 import {
   decodeChecksum,
@@ -52,7 +52,7 @@ export function encodeFastArmoredReq(r: KrbFastArmoredReq): Buffer {
     ctx(1, encodeChecksum(r.reqChecksum)),
     ctx(2, encodeEncryptedData(r.encFastReq)),
   );
-  return tlv('context', true, 0, inner);
+  return der(tlv('context', true, 0, inner));
 }
 
 export interface KrbFastReq {
@@ -74,7 +74,7 @@ export function decodeFastReq(b: Uint8Array | DerNode): KrbFastReq {
 }
 
 export function encodeFastReq(r: { fastOptions: number; padata: PaData[]; bodyRaw: Buffer }): Buffer {
-  return seq(ctx(0, flags(r.fastOptions)), ctx(1, encodePaDataList(r.padata)), ctx(2, r.bodyRaw));
+  return der(seq(ctx(0, flags(r.fastOptions)), ctx(1, encodePaDataList(r.padata)), ctx(2, r.bodyRaw)));
 }
 
 export interface KrbFastFinished {
@@ -93,7 +93,7 @@ export interface KrbFastResponse {
 }
 
 export function encodeFastResponse(r: KrbFastResponse): Buffer {
-  return seq(
+  return der(seq(
     ctx(0, seqOfItems(r.padata.map(encodePaData))),
     r.strengthenKey ? ctx(1, encodeKeyBlock(r.strengthenKey)) : undefined,
     r.finished
@@ -109,7 +109,7 @@ export function encodeFastResponse(r: KrbFastResponse): Buffer {
         )
       : undefined,
     ctx(3, int(r.nonce > 0x7fffffff ? r.nonce - 0x100000000 : r.nonce)),
-  );
+  ));
 }
 
 export function decodeFastResponse(b: Uint8Array | DerNode): KrbFastResponse {
@@ -131,7 +131,7 @@ export function decodeFastResponse(b: Uint8Array | DerNode): KrbFastResponse {
 
 /** PA-FX-FAST-REPLY ::= CHOICE { armored-data [0] KrbFastArmoredRep { enc-fast-rep [0] EncryptedData } } */
 export function encodeFastArmoredRep(encFastRep: EncryptedData): Buffer {
-  return tlv('context', true, 0, seq(ctx(0, encodeEncryptedData(encFastRep))));
+  return der(tlv('context', true, 0, seq(ctx(0, encodeEncryptedData(encFastRep)))));
 }
 
 export function decodeFastArmoredRep(b: Uint8Array | DerNode): EncryptedData {

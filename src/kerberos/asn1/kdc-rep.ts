@@ -3,7 +3,7 @@
  * (APPLICATION 13), and EncKDCRepPart (EncASRepPart 25 / EncTGSRepPart 26;
  * MIT sends 26 for both and accepts either, so the decoder does too).
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, type DerNode } from './der.js';
+import { der, asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, time, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddresses,
@@ -53,7 +53,7 @@ export function decodeKdcRepNode(n: DerNode): KdcRep {
 export const decodeKdcRep = (b: Uint8Array | DerNode): KdcRep => decodeKdcRepNode(asNode(b));
 
 export function encodeKdcRep(r: KdcRep): Buffer {
-  return app(
+  return der(app(
     r.msgType,
     seq(
       ctx(0, int(5)),
@@ -64,7 +64,7 @@ export function encodeKdcRep(r: KdcRep): Buffer {
       ctx(5, r.ticket.raw),
       ctx(6, encodeEncryptedData(r.encPart)),
     ),
-  );
+  ));
 }
 
 export interface EncKdcRepPart {
@@ -107,7 +107,7 @@ export function decodeEncKdcRepPart(b: Uint8Array | DerNode): EncKdcRepPart {
 
 /** Encodes with APPLICATION 26 by default, as MIT does for AS and TGS replies. */
 export function encodeEncKdcRepPart(e: EncKdcRepPart, tag: 25 | 26 = 26): Buffer {
-  return app(
+  return der(app(
     tag,
     seq(
       ctx(0, encodeKeyBlock(e.key)),
@@ -124,5 +124,5 @@ export function encodeEncKdcRepPart(e: EncKdcRepPart, tag: 25 | 26 = 26): Buffer
       e.caddr && e.caddr.length ? ctx(11, encodeHostAddresses(e.caddr)) : undefined,
       e.encryptedPaData && e.encryptedPaData.length ? ctx(12, encodePaDataList(e.encryptedPaData)) : undefined,
     ),
-  );
+  ));
 }

@@ -4,7 +4,7 @@
  * KDC-REQ-BODY: the TGS authenticator checksum (usage 6) and the FAST
  * request checksum (usage 50) are computed over exactly those bytes.
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
+import { der, asNode, app, Asn1Error, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddresses,
@@ -66,7 +66,7 @@ export function decodeKdcReqBody(n: DerNode): KdcReqBody {
 }
 
 export function encodeKdcReqBody(b: KdcReqBody): Buffer {
-  return seq(
+  return der(seq(
     ctx(0, flags(b.kdcOptions)),
     b.cname ? ctx(1, encodePrincipalName(b.cname)) : undefined,
     ctx(2, gstr(b.realm)),
@@ -79,7 +79,7 @@ export function encodeKdcReqBody(b: KdcReqBody): Buffer {
     b.addresses ? ctx(9, encodeHostAddresses(b.addresses)) : undefined,
     b.encAuthorizationData ? ctx(10, encodeEncryptedData(b.encAuthorizationData)) : undefined,
     b.additionalTickets && b.additionalTickets.length ? ctx(11, seqOfItems(b.additionalTickets.map((t) => t.raw))) : undefined,
-  );
+  ));
 }
 
 /** Decodes an AS-REQ or TGS-REQ from a parsed node. */
@@ -101,5 +101,5 @@ export function decodeKdcReqNode(n: DerNode): KdcReq {
 export const decodeKdcReq = (b: Uint8Array | DerNode): KdcReq => decodeKdcReqNode(asNode(b));
 
 export function encodeKdcReq(r: { msgType: 10 | 12; padata: PaData[]; body: KdcReqBody; bodyRaw?: Buffer }): Buffer {
-  return app(r.msgType, seq(ctx(1, int(5)), ctx(2, int(r.msgType)), r.padata.length ? ctx(3, encodePaDataList(r.padata)) : undefined, ctx(4, r.bodyRaw ?? encodeKdcReqBody(r.body))));
+  return der(app(r.msgType, seq(ctx(1, int(5)), ctx(2, int(r.msgType)), r.padata.length ? ctx(3, encodePaDataList(r.padata)) : undefined, ctx(4, r.bodyRaw ?? encodeKdcReqBody(r.body)))));
 }

@@ -4,7 +4,7 @@
  * the GSS delegation field (RFC 4121 §4.1.1) and by kinit-less tools.
  * Tickets keep their raw bytes.
  */
-import { app, Asn1Error, asNode, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, unwrapApp, type DerNode } from './der.js';
+import { der, app, Asn1Error, asNode, ctx, fields, flags, gstr, int, readFlags, readInt, readString, readTime, readUInt32, req, seq, seqOf, seqOfItems, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeEncryptedData,
   decodeHostAddress,
@@ -39,7 +39,7 @@ export function decodeKrbCred(input: Uint8Array | DerNode): KrbCred {
 }
 
 export function encodeKrbCred(c: KrbCred): Buffer {
-  return app(22, seq(ctx(0, int(5)), ctx(1, int(MsgType.KRB_CRED)), ctx(2, seqOfItems(c.tickets.map((t) => t.raw))), ctx(3, encodeEncryptedData(c.encPart))));
+  return der(app(22, seq(ctx(0, int(5)), ctx(1, int(MsgType.KRB_CRED)), ctx(2, seqOfItems(c.tickets.map((t) => t.raw))), ctx(3, encodeEncryptedData(c.encPart)))));
 }
 
 export interface KrbCredInfo {
@@ -82,7 +82,7 @@ function decodeKrbCredInfo(n: DerNode): KrbCredInfo {
 }
 
 const encodeKrbCredInfo = (i: KrbCredInfo): Buffer =>
-  seq(
+  der(seq(
     ctx(0, encodeKeyBlock(i.key)),
     i.prealm !== undefined ? ctx(1, gstr(i.prealm)) : undefined,
     i.pname ? ctx(2, encodePrincipalName(i.pname)) : undefined,
@@ -94,7 +94,7 @@ const encodeKrbCredInfo = (i: KrbCredInfo): Buffer =>
     i.srealm !== undefined ? ctx(8, gstr(i.srealm)) : undefined,
     i.sname ? ctx(9, encodePrincipalName(i.sname)) : undefined,
     i.caddr ? ctx(10, encodeHostAddresses(i.caddr)) : undefined,
-  );
+  ));
 
 export function decodeEncKrbCredPart(input: Uint8Array | DerNode): EncKrbCredPart {
   const f = fields(unwrapApp(asNode(input), 29, 'EncKrbCredPart'), 'EncKrbCredPart');
@@ -108,7 +108,7 @@ export function decodeEncKrbCredPart(input: Uint8Array | DerNode): EncKrbCredPar
 }
 
 export function encodeEncKrbCredPart(e: EncKrbCredPart): Buffer {
-  return app(
+  return der(app(
     29,
     seq(
       ctx(0, seqOfItems(e.ticketInfo.map(encodeKrbCredInfo))),
@@ -118,5 +118,5 @@ export function encodeEncKrbCredPart(e: EncKrbCredPart): Buffer {
       e.sAddress ? ctx(4, encodeHostAddress(e.sAddress)) : undefined,
       e.rAddress ? ctx(5, encodeHostAddress(e.rAddress)) : undefined,
     ),
-  );
+  ));
 }

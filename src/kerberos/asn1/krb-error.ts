@@ -1,5 +1,5 @@
 /** KRB-ERROR (RFC 4120 §5.9.1, APPLICATION 30). */
-import { asNode, app, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { der, asNode, app, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import { decodePrincipalName, encodePrincipalName, type PrincipalName } from './primitives.js';
 
 export interface KrbError {
@@ -36,7 +36,7 @@ export function decodeKrbError(b: Uint8Array | DerNode): KrbError {
 }
 
 export function encodeKrbError(e: KrbError): Buffer {
-  return app(
+  return der(app(
     30,
     seq(
       ctx(0, int(5)),
@@ -53,5 +53,5 @@ export function encodeKrbError(e: KrbError): Buffer {
       e.eText !== undefined ? ctx(11, gstr(e.eText)) : undefined,
       e.eData ? ctx(12, octets(e.eData)) : undefined,
     ),
-  );
+  ));
 }

@@ -4,7 +4,7 @@
  * ETYPE-INFO2 (§5.2.7.5), METHOD-DATA (§5.9.1, a sequence of PA-DATA) and
  * MS-KILE's KERB-PA-PAC-REQUEST.
  */
-import { asNode, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
+import { der, asNode, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, tlv, type DerNode } from './der.js';
 import { decodePaDataList, encodePaDataList, type PaData } from './primitives.js';
 
 export interface PaEncTsEnc {
@@ -18,7 +18,7 @@ export function decodePaEncTsEnc(b: Uint8Array | DerNode): PaEncTsEnc {
   if (f.has(1)) out.pausec = readInt(f.get(1)!, 'pausec');
   return out;
 }
-export const encodePaEncTsEnc = (p: PaEncTsEnc): Buffer => seq(ctx(0, time(p.patimestamp)), p.pausec !== undefined ? ctx(1, int(p.pausec)) : undefined);
+export const encodePaEncTsEnc = (p: PaEncTsEnc): Buffer => der(seq(ctx(0, time(p.patimestamp)), p.pausec !== undefined ? ctx(1, int(p.pausec)) : undefined));
 
 export interface EtypeInfo2Entry {
   etype: number;
@@ -36,7 +36,7 @@ export function decodeEtypeInfo2(b: Uint8Array | DerNode): EtypeInfo2Entry[] {
   });
 }
 export const encodeEtypeInfo2 = (list: EtypeInfo2Entry[]): Buffer =>
-  seqOfItems(list.map((e) => seq(ctx(0, int(e.etype)), e.salt !== undefined ? ctx(1, gstr(e.salt)) : undefined, e.s2kparams ? ctx(2, octets(e.s2kparams)) : undefined)));
+  der(seqOfItems(list.map((e) => seq(ctx(0, int(e.etype)), e.salt !== undefined ? ctx(1, gstr(e.salt)) : undefined, e.s2kparams ? ctx(2, octets(e.s2kparams)) : undefined))));
 
 export interface EtypeInfoEntry {
   etype: number;
@@ -52,11 +52,11 @@ export function decodeEtypeInfo(b: Uint8Array | DerNode): EtypeInfoEntry[] {
     return e;
   });
 }
-export const encodeEtypeInfo = (list: EtypeInfoEntry[]): Buffer => seqOfItems(list.map((e) => seq(ctx(0, int(e.etype)), e.salt ? ctx(1, octets(e.salt)) : undefined)));
+export const encodeEtypeInfo = (list: EtypeInfoEntry[]): Buffer => der(seqOfItems(list.map((e) => seq(ctx(0, int(e.etype)), e.salt ? ctx(1, octets(e.salt)) : undefined))));
 
 /** METHOD-DATA, e.g. the e-data of KDC_ERR_PREAUTH_REQUIRED. */
 export const decodeMethodData = (b: Uint8Array | DerNode): PaData[] => decodePaDataList(b);
-export const encodeMethodData = (list: PaData[]): Buffer => encodePaDataList(list);
+export const encodeMethodData = (list: PaData[]): Buffer => der(encodePaDataList(list));
 
 /** KERB-PA-PAC-REQUEST ::= SEQUENCE { include-pac [0] BOOLEAN } (PA type 128). */
 export function decodePaPacRequest(b: Uint8Array | DerNode): { includePac: boolean } {
@@ -64,4 +64,4 @@ export function decodePaPacRequest(b: Uint8Array | DerNode): { includePac: boole
   if (v.cls !== 'universal' || v.tag !== 1 || v.content.length !== 1) throw new Asn1Error('PA-PAC-REQUEST: include-pac must be a BOOLEAN');
   return { includePac: v.content[0] !== 0 };
 }
-export const encodePaPacRequest = (r: { includePac: boolean }): Buffer => seq(ctx(0, tlv('universal', false, 1, Buffer.from([r.includePac ? 0xff : 0]))));
+export const encodePaPacRequest = (r: { includePac: boolean }): Buffer => der(seq(ctx(0, tlv('universal', false, 1, Buffer.from([r.includePac ? 0xff : 0])))));

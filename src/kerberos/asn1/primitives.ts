@@ -6,7 +6,7 @@
  */
 import { formatPrincipal, parsePrincipalName, type PrincipalName } from '../principal.js';
 import { NameType } from '../iana.js';
-import { asNode, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, type DerNode } from './der.js';
+import { asNode, Asn1Error, ctx, fields, gstr, int, octets, readInt, readOctets, readString, readTime, req, seq, seqOf, seqOfItems, time, type DerNode, type Der } from './der.js';
 
 export type { PrincipalName } from '../principal.js';
 export interface EncryptedData {
@@ -48,7 +48,7 @@ export function decodePrincipalName(input: Uint8Array | DerNode): PrincipalName 
   if (names.length > MAX_COMPONENTS) throw new Asn1Error('PrincipalName: too many components');
   return { nameType: readInt(req(f, 0, 'PrincipalName'), 'name-type'), nameString: names };
 }
-export const encodePrincipalName = (p: PrincipalName): Buffer => seq(ctx(0, int(p.nameType)), ctx(1, seqOfItems(p.nameString.map(gstr))));
+export const encodePrincipalName = (p: PrincipalName): Der => seq(ctx(0, int(p.nameType)), ctx(1, seqOfItems(p.nameString.map(gstr))));
 
 export function decodeEncryptedData(input: Uint8Array | DerNode): EncryptedData {
   const n = asNode(input);
@@ -60,38 +60,38 @@ export function decodeEncryptedData(input: Uint8Array | DerNode): EncryptedData 
     cipher: readOctets(req(f, 2, 'EncryptedData'), 'cipher'),
   };
 }
-export const encodeEncryptedData = (e: EncryptedData): Buffer => seq(ctx(0, int(e.etype)), e.kvno === undefined ? undefined : ctx(1, int(e.kvno)), ctx(2, octets(e.cipher)));
+export const encodeEncryptedData = (e: EncryptedData): Der => seq(ctx(0, int(e.etype)), e.kvno === undefined ? undefined : ctx(1, int(e.kvno)), ctx(2, octets(e.cipher)));
 
 export function decodeKeyBlock(input: Uint8Array | DerNode): KeyBlock {
   const n = asNode(input);
   const f = fields(n, 'EncryptionKey');
   return { etype: readInt(req(f, 0, 'EncryptionKey'), 'keytype'), value: readOctets(req(f, 1, 'EncryptionKey'), 'keyvalue') };
 }
-export const encodeKeyBlock = (k: KeyBlock): Buffer => seq(ctx(0, int(k.etype)), ctx(1, octets(k.value)));
+export const encodeKeyBlock = (k: KeyBlock): Der => seq(ctx(0, int(k.etype)), ctx(1, octets(k.value)));
 
 export function decodeChecksum(input: Uint8Array | DerNode): Checksum {
   const n = asNode(input);
   const f = fields(n, 'Checksum');
   return { type: readInt(req(f, 0, 'Checksum'), 'cksumtype'), value: readOctets(req(f, 1, 'Checksum'), 'checksum') };
 }
-export const encodeChecksum = (c: Checksum): Buffer => seq(ctx(0, int(c.type)), ctx(1, octets(c.value)));
+export const encodeChecksum = (c: Checksum): Der => seq(ctx(0, int(c.type)), ctx(1, octets(c.value)));
 
 export function decodePaData(input: Uint8Array | DerNode): PaData {
   const n = asNode(input);
   const f = fields(n, 'PA-DATA');
   return { type: readInt(req(f, 1, 'PA-DATA'), 'padata-type'), value: readOctets(req(f, 2, 'PA-DATA'), 'padata-value') };
 }
-export const encodePaData = (p: PaData): Buffer => seq(ctx(1, int(p.type)), ctx(2, octets(p.value)));
+export const encodePaData = (p: PaData): Der => seq(ctx(1, int(p.type)), ctx(2, octets(p.value)));
 export const decodePaDataList = (input: Uint8Array | DerNode): PaData[] => seqOf(asNode(input), 'METHOD-DATA').map(decodePaData);
-export const encodePaDataList = (list: PaData[]): Buffer => seqOfItems(list.map(encodePaData));
+export const encodePaDataList = (list: PaData[]): Der => seqOfItems(list.map(encodePaData));
 
 export function decodeHostAddress(input: Uint8Array | DerNode): HostAddress {
   const f = fields(asNode(input), 'HostAddress');
   return { type: readInt(req(f, 0, 'HostAddress'), 'addr-type'), address: readOctets(req(f, 1, 'HostAddress'), 'address') };
 }
-export const encodeHostAddress = (a: HostAddress): Buffer => seq(ctx(0, int(a.type)), ctx(1, octets(a.address)));
+export const encodeHostAddress = (a: HostAddress): Der => seq(ctx(0, int(a.type)), ctx(1, octets(a.address)));
 export const decodeHostAddresses = (input: Uint8Array | DerNode): HostAddress[] => seqOf(asNode(input), 'HostAddresses').map((a) => decodeHostAddress(a));
-export const encodeHostAddresses = (list: HostAddress[]): Buffer => seqOfItems(list.map(encodeHostAddress));
+export const encodeHostAddresses = (list: HostAddress[]): Der => seqOfItems(list.map(encodeHostAddress));
 
 export function decodeAuthData(input: Uint8Array | DerNode): AuthData[] {
   const n = asNode(input);
@@ -100,7 +100,7 @@ export function decodeAuthData(input: Uint8Array | DerNode): AuthData[] {
     return { type: readInt(req(f, 0, 'AuthorizationData'), 'ad-type'), data: readOctets(req(f, 1, 'AuthorizationData'), 'ad-data') };
   });
 }
-export const encodeAuthData = (list: AuthData[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, octets(a.data)))));
+export const encodeAuthData = (list: AuthData[]): Der => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, octets(a.data)))));
 
 export function decodeLastReq(input: Uint8Array | DerNode): LastReq[] {
   const n = asNode(input);
@@ -109,7 +109,7 @@ export function decodeLastReq(input: Uint8Array | DerNode): LastReq[] {
     return { type: readInt(req(f, 0, 'LastReq'), 'lr-type'), value: readTime(req(f, 1, 'LastReq'), 'lr-value') };
   });
 }
-export const encodeLastReq = (list: LastReq[]): Buffer => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, time(a.value)))));
+export const encodeLastReq = (list: LastReq[]): Der => seqOfItems(list.map((a) => seq(ctx(0, int(a.type)), ctx(1, time(a.value)))));
 
 /** Formats `a/b@REALM` (kept here for existing callers; see ../principal.ts). */
 export const principalToString = formatPrincipal;

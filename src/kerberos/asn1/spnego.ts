@@ -4,7 +4,7 @@
  * InitialContextToken with the SPNEGO OID (RFC 2743 §3.1); later tokens are
  * bare. mechToken / responseToken carry the mechanism's own tokens.
  */
-import { Asn1Error, ctx, fields, flags, octets, oid, parseDer, readFlags, readOctets, readOid, req, seq, seqOf, seqOfItems, tlv, type DerNode } from './der.js';
+import { der, Asn1Error, ctx, fields, flags, octets, oid, parseDer, readFlags, readOctets, readOid, req, seq, seqOf, seqOfItems, tlv, type DerNode } from './der.js';
 import { decodeInitialContextToken, encodeInitialContextToken, Oid } from './gss.js';
 
 export const NegState = { ACCEPT_COMPLETED: 0, ACCEPT_INCOMPLETE: 1, REJECT: 2, REQUEST_MIC: 3 } as const;
@@ -84,22 +84,24 @@ export function decodeNegTokenResp(bytes: Uint8Array): NegTokenResp {
 
 /** Encodes a NegTokenInit; `framed` (default) adds the GSS InitialContextToken wrapper. */
 export function encodeNegTokenInit(t: Omit<NegTokenInit, 'mechTypesRaw'>, framed = true): Buffer {
-  const body = tlv(
-    'context',
-    true,
-    0,
-    seq(
-      ctx(0, seqOfItems(t.mechTypes.map(oid))),
-      t.reqFlags !== undefined ? ctx(1, flags(t.reqFlags)) : undefined,
-      t.mechToken ? ctx(2, octets(t.mechToken)) : undefined,
-      t.mechListMIC ? ctx(3, octets(t.mechListMIC)) : undefined,
+  const body = der(
+    tlv(
+      'context',
+      true,
+      0,
+      seq(
+        ctx(0, seqOfItems(t.mechTypes.map(oid))),
+        t.reqFlags !== undefined ? ctx(1, flags(t.reqFlags)) : undefined,
+        t.mechToken ? ctx(2, octets(t.mechToken)) : undefined,
+        t.mechListMIC ? ctx(3, octets(t.mechListMIC)) : undefined,
+      ),
     ),
   );
   return framed ? encodeInitialContextToken({ mech: Oid.SPNEGO, inner: body }) : body;
 }
 
 export function encodeNegTokenResp(r: NegTokenResp): Buffer {
-  return tlv(
+  return der(tlv(
     'context',
     true,
     1,
@@ -109,5 +111,5 @@ export function encodeNegTokenResp(r: NegTokenResp): Buffer {
       r.responseToken ? ctx(2, octets(r.responseToken)) : undefined,
       r.mechListMIC ? ctx(3, octets(r.mechListMIC)) : undefined,
     ),
-  );
+  ));
 }

@@ -3,7 +3,7 @@
  * A decoded Ticket keeps its raw bytes: tickets are carried on unchanged and
  * FAST checksums cover them exactly.
  */
-import { asNode, app, Asn1Error, ctx, fields, flags, gstr, int, octets, readFlags, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
+import { der, asNode, app, Asn1Error, ctx, fields, flags, gstr, int, octets, readFlags, readInt, readOctets, readString, readTime, req, seq, time, unwrapApp, type DerNode } from './der.js';
 import {
   decodeAuthData,
   decodeEncryptedData,
@@ -44,7 +44,7 @@ export function decodeTicketNode(n: DerNode): Ticket {
 export const decodeTicket = (b: Uint8Array | DerNode): Ticket => decodeTicketNode(asNode(b));
 
 export function encodeTicket(t: Omit<Ticket, 'raw'>): Buffer {
-  return app(1, seq(ctx(0, int(5)), ctx(1, gstr(t.realm)), ctx(2, encodePrincipalName(t.sname)), ctx(3, encodeEncryptedData(t.encPart))));
+  return der(app(1, seq(ctx(0, int(5)), ctx(1, gstr(t.realm)), ctx(2, encodePrincipalName(t.sname)), ctx(3, encodeEncryptedData(t.encPart)))));
 }
 
 export interface EncTicketPart {
@@ -89,7 +89,7 @@ export function decodeEncTicketPart(b: Uint8Array | DerNode): EncTicketPart {
 }
 
 export function encodeEncTicketPart(e: EncTicketPart): Buffer {
-  return app(
+  return der(app(
     3,
     seq(
       ctx(0, flags(e.flags)),
@@ -104,5 +104,5 @@ export function encodeEncTicketPart(e: EncTicketPart): Buffer {
       e.caddr && e.caddr.length ? ctx(9, encodeHostAddresses(e.caddr)) : undefined,
       e.authorizationData && e.authorizationData.length ? ctx(10, encodeAuthData(e.authorizationData)) : undefined,
     ),
-  );
+  ));
 }
