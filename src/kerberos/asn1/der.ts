@@ -17,15 +17,35 @@ export class Asn1Error extends Error {
 
 export type TagClass = 'universal' | 'application' | 'context' | 'private';
 
-export interface DerNode {
-  cls: TagClass;
-  tag: number;
-  constructed: boolean;
+/**
+ * One parsed element. `raw` and `content` are views into the received
+ * bytes, made on first use: most nodes of a message are never asked for
+ * them, and a Buffer view costs more than the rest of the node.
+ */
+export class DerNode {
+  private rawView: Buffer | undefined;
+  private contentView: Buffer | undefined;
+  constructor(
+    readonly cls: TagClass,
+    readonly tag: number,
+    readonly constructed: boolean,
+    private readonly buf: Buffer,
+    private readonly start: number,
+    private readonly contentStart: number,
+    /** offset just after the element */
+    readonly end: number,
+    readonly children: DerNode[],
+  ) {}
+
   /** the whole TLV as received */
-  raw: Buffer;
+  get raw(): Buffer {
+    return (this.rawView ??= this.buf.subarray(this.start, this.end));
+  }
+
   /** content octets */
-  content: Buffer;
-  children: DerNode[];
+  get content(): Buffer {
+    return (this.contentView ??= this.buf.subarray(this.contentStart, this.end));
+  }
 }
 
 const CLASSES: readonly TagClass[] = ['universal', 'application', 'context', 'private'];
@@ -64,7 +84,6 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
     if (len < 0x80) throw new Asn1Error('non-minimal length');
   }
   if (p + len > end) throw new Asn1Error('truncated ASN.1 element');
-  const content = buf.subarray(p, p + len);
   const children: DerNode[] = [];
   if (constructed) {
     if (cls === 'universal' && tag !== 16 && tag !== 17) throw new Asn1Error('constructed string encodings are not DER');
@@ -72,10 +91,10 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
     while (q < p + len) {
       const child = parseAt(buf, q, p + len, depth + 1, budget);
       children.push(child);
-      q += child.raw.length;
+      q = child.end;
     }
   }
-  return { cls, tag, constructed, raw: buf.subarray(start, p + len), content, children };
+  return new DerNode(cls, tag, constructed, buf, start, p, p + len, children);
 }
 
 /** Parses exactly one DER element filling the whole buffer. */
@@ -84,7 +103,7 @@ export function parseDer(bytes: Uint8Array): DerNode {
   if (bytes.length > MAX_INPUT) throw new Asn1Error('message too large');
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const node = parseAt(buf, 0, buf.length, 0, { nodes: 0 });
-  if (node.raw.length !== buf.length) throw new Asn1Error('trailing bytes after the message');
+  if (node.end !== buf.length) throw new Asn1Error('trailing bytes after the message');
   return node;
 }
 
@@ -158,14 +177,26 @@ export function readOctets(n: DerNode, what: string): Buffer {
 export function readTime(n: DerNode, what: string): Date {
   expect(n, 'universal', 24, what);
   if (n.constructed) throw new Asn1Error(`${what}: constructed GeneralizedTime`);
-  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(n.content.toString('latin1'));
-  if (!m) throw new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const c = n.content;
+  const bad = () => new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
+  if (c.length !== 15 || c[14] !== 0x5a) throw bad();
+  const d = (i: number): number => {
+    const hi = c[i]! - 0x30;
+    const lo = c[i + 1]! - 0x30;
+    if (hi < 0 || hi > 9 || lo < 0 || lo > 9) throw bad();
+    return hi * 10 + lo;
+  };
+  const y = d(0) * 100 + d(2);
+  const mo = d(4);
+  const day = d(6);
+  const h = d(8);
+  const mi = d(10);
+  const sec = d(12);
   const date = new Date(0);
-  date.setUTCFullYear(y, mo - 1, d); // not Date.UTC: it maps years 0-99 to 1900-1999
-  date.setUTCHours(h, mi, s, 0);
+  date.setUTCFullYear(y, mo - 1, day); // not Date.UTC: it maps years 0-99 to 1900-1999
+  date.setUTCHours(h, mi, sec, 0);
   // a field out of range (month 13, 31 February, second 60) would silently roll over
-  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || date.getUTCHours() !== h || date.getUTCMinutes() !== mi || date.getUTCSeconds() !== s)
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== day || date.getUTCHours() !== h || date.getUTCMinutes() !== mi || date.getUTCSeconds() !== sec)
     throw new Asn1Error(`${what}: KerberosTime out of range`);
   return date;
 }

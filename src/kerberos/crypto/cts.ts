@@ -28,7 +28,7 @@ function checkLength(n: number): void {
 }
 
 interface AesState {
-  cbc: Cipher;
+  cbc: Cipher | undefined;
   /** the CBC object's chaining value: the last ciphertext block it produced */
   chain: Buffer;
   ecbDecrypt: Decipher | undefined;
@@ -48,9 +48,7 @@ function stateOf(key: Buffer): AesState {
   let st = states.get(key);
   if (!st) {
     checkKey(key);
-    const cbc = createCipheriv(`aes-${key.length * 8}-cbc`, key, ZERO_IV);
-    cbc.setAutoPadding(false);
-    st = { cbc, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+    st = { cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
     states.set(key, st);
   }
   return st;
@@ -67,6 +65,10 @@ function ecbDecryptor(st: AesState, key: Buffer): Decipher {
 /** CBC over whole blocks with the given IV; `blocks` is overwritten. */
 function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer): Buffer {
   const st = stateOf(key);
+  if (!st.cbc) {
+    st.cbc = createCipheriv(`aes-${key.length * 8}-cbc`, key, ZERO_IV);
+    st.cbc.setAutoPadding(false);
+  }
   const chain = st.chain;
   for (let i = 0; i < BLOCK; i++) blocks[i] = blocks[i]! ^ chain[i]! ^ iv[i]!;
   const out = st.cbc.update(blocks);
@@ -129,7 +131,7 @@ export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV
   return out;
 }
 
-/** One AES block (ECB), the E of the PRF in RFC 3962 §4. */
+/** AES-ECB over whole blocks: the E of the PRF in RFC 3962 §4 and of DR in RFC 3961 §5.1. */
 export function aesBlock(key: Buffer, block: Buffer): Buffer {
   const st = stateOf(key);
   if (!st.ecbEncrypt) {

@@ -5,7 +5,7 @@
  * usage constants (usage as 4 bytes big-endian || 0x99/0xAA/0x55) and the
  * bounded cache of derived keys that both AES families use per request.
  */
-import { createCipheriv } from 'node:crypto';
+import { aesBlock } from './cts.js';
 import { nfold } from './nfold.js';
 
 const BLOCK = 16;
@@ -36,12 +36,10 @@ function foldedConstant(constant: Buffer): Buffer {
 
 /** DR(base, constant): `outBytes` of AES-ECB chained over n-fold(constant). */
 export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length): Buffer {
-  const cipher = createCipheriv(`aes-${base.length * 8}-ecb`, base, null);
-  cipher.setAutoPadding(false);
   const out = Buffer.allocUnsafe(Math.ceil(outBytes / BLOCK) * BLOCK);
   let block = foldedConstant(constant);
   for (let off = 0; off < out.length; off += BLOCK) {
-    block = cipher.update(block);
+    block = aesBlock(base, block);
     block.copy(out, off);
   }
   return out.subarray(0, outBytes);
