@@ -26,8 +26,10 @@ export const MAX_UDP_REPLY = 4096;
 const MAX_TCP_MESSAGE = 128 * 1024;
 /** MIT clients retransmit for about 10 s (KERBEROS-NOTES.md); replies are kept three times that. */
 const LOOKASIDE_TTL_MS = 30_000;
-/** most replies kept (about 70 MB; 30 s at 2,000 requests/s) */
-const LOOKASIDE_MAX = 64_000;
+/** bytes of replies kept, as MIT's lookaside bounds itself (10 MiB) */
+const LOOKASIDE_MAX_BYTES = 10 * 1024 * 1024;
+/** what an entry costs beyond its reply (key, record, map slot) */
+const LOOKASIDE_ENTRY_OVERHEAD = 200;
 
 export interface KdcOptions {
   dir: Directory;
@@ -42,7 +44,8 @@ export interface KdcOptions {
 
 export class Kdc {
   readonly db: PrincipalDb;
-  private readonly lookaside = new Map<string, { reply: Promise<Buffer | null>; expires: number }>();
+  private readonly lookaside = new Map<string, { reply: Promise<Buffer | null>; expires: number; bytes: number }>();
+  private lookasideBytes = 0;
   private policyCache: { value: RealmPolicy; expires: number } | undefined;
   private udp: UdpSocket | undefined;
   private tcp: TcpServer | undefined;
@@ -68,23 +71,37 @@ export class Kdc {
     const t = this.now();
     const hit = this.lookaside.get(key);
     if (hit && hit.expires > t) return hit.reply;
+    if (hit) this.dropLookaside(key, hit);
     this.evictLookaside(t);
     const reply = this.process(raw, transport);
-    this.lookaside.delete(key);
-    this.lookaside.set(key, { reply, expires: t + LOOKASIDE_TTL_MS });
+    const entry = { reply, expires: t + LOOKASIDE_TTL_MS, bytes: LOOKASIDE_ENTRY_OVERHEAD };
+    this.lookaside.set(key, entry);
+    this.lookasideBytes += entry.bytes;
+    void reply.then((r) => {
+      // still the same entry (not evicted meanwhile): account for the reply
+      if (r && this.lookaside.get(key) === entry) {
+        entry.bytes += r.length;
+        this.lookasideBytes += r.length;
+      }
+    }, () => {});
     return reply;
   }
 
+  private dropLookaside(key: string, e: { bytes: number }): void {
+    this.lookaside.delete(key);
+    this.lookasideBytes -= e.bytes;
+  }
+
   /**
-   * Entries share one lifetime and a Map iterates in insertion order (a
-   * re-used key is deleted first, so it moves to the end): the oldest are in
-   * front. Expired ones go, and beyond LOOKASIDE_MAX the oldest go too, so a
-   * flood of distinct requests costs bounded memory.
+   * Entries share one lifetime and a Map iterates in insertion order, so the
+   * oldest are in front: expired ones go, and the oldest go too while the
+   * replies kept exceed LOOKASIDE_MAX_BYTES, so a flood of distinct
+   * requests costs bounded memory.
    */
   private evictLookaside(t: number): void {
     for (const [k, v] of this.lookaside) {
-      if (v.expires > t && this.lookaside.size < LOOKASIDE_MAX) break;
-      this.lookaside.delete(k);
+      if (v.expires > t && this.lookasideBytes < LOOKASIDE_MAX_BYTES) break;
+      this.dropLookaside(k, v);
     }
   }
 
