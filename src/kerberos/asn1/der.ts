@@ -72,6 +72,8 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
     }
     if (tag < 31) throw new Asn1Error('non-minimal tag');
   }
+  // [UNIVERSAL 0] only ends indefinite-length BER (found by the asn1js cross-check)
+  if (id === 0) throw new Asn1Error('end-of-contents octets are not DER');
   if (p >= end) throw new Asn1Error('truncated length');
   let len = buf[p++]!;
   if (len & 0x80) {
