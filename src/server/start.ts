@@ -80,6 +80,9 @@ function stdoutLog(): (line: string) => void {
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
+  // small Buffers (DER, ciphertexts) come from a shared pool; Node's 8 KiB
+  // pool was refilled every other KDC request
+  Buffer.poolSize = Math.max(Buffer.poolSize, 256 * 1024);
   const log = o.log ?? stdoutLog();
   const paths = dataPaths(o.dataDir);
   const config = readServerConfig(paths);

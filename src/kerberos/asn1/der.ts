@@ -194,12 +194,14 @@ export function readTime(n: DerNode, what: string): Date {
   const h = d(8);
   const mi = d(10);
   const sec = d(12);
+  // a field out of range (month 13, 31 February, second 60) is refused, not rolled over
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const monthDays = mo === 2 ? (leap ? 29 : 28) : mo === 4 || mo === 6 || mo === 9 || mo === 11 ? 30 : 31;
+  if (mo < 1 || mo > 12 || day < 1 || day > monthDays || h > 23 || mi > 59 || sec > 59) throw new Asn1Error(`${what}: KerberosTime out of range`);
+  if (y >= 100) return new Date(Date.UTC(y, mo - 1, day, h, mi, sec));
   const date = new Date(0);
-  date.setUTCFullYear(y, mo - 1, day); // not Date.UTC: it maps years 0-99 to 1900-1999
+  date.setUTCFullYear(y, mo - 1, day); // Date.UTC would map years 0-99 to 1900-1999
   date.setUTCHours(h, mi, sec, 0);
-  // a field out of range (month 13, 31 February, second 60) would silently roll over
-  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== day || date.getUTCHours() !== h || date.getUTCMinutes() !== mi || date.getUTCSeconds() !== sec)
-    throw new Asn1Error(`${what}: KerberosTime out of range`);
   return date;
 }
 
@@ -243,6 +245,10 @@ const enum Body {
   Latin1,
   /** content is a two's-complement integer of `clen` bytes */
   Int,
+  /** content is a KerberosTime (YYYYMMDDHHMMSSZ) of the milliseconds in `num` */
+  Time,
+  /** content is a 32-bit flags word in `num`, as a BIT STRING with no unused bits */
+  Flags,
 }
 
 function lengthBytes(len: number): number {
@@ -279,6 +285,21 @@ export class Der {
         return off;
       case Body.Latin1:
         return off + out.write(this.text!, off, len, "latin1");
+      case Body.Time: {
+        const d = new Date(this.num);
+        off = digits(out, off, d.getUTCFullYear(), 4);
+        off = digits(out, off, d.getUTCMonth() + 1, 2);
+        off = digits(out, off, d.getUTCDate(), 2);
+        off = digits(out, off, d.getUTCHours(), 2);
+        off = digits(out, off, d.getUTCMinutes(), 2);
+        off = digits(out, off, d.getUTCSeconds(), 2);
+        out[off++] = 0x5a; // 'Z'
+        return off;
+      }
+      case Body.Flags:
+        out[off] = 0;
+        out.writeUInt32BE(this.num >>> 0, off + 1);
+        return off + 5;
       case Body.Int: {
         let v = this.num;
         for (let i = len - 1; i >= 0; i--) {
@@ -290,6 +311,15 @@ export class Der {
       }
     }
   }
+}
+
+/** `n` as `width` decimal digits. */
+function digits(out: Buffer, off: number, n: number, width: number): number {
+  for (let i = width - 1; i >= 0; i--) {
+    out[off + i] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
+  }
+  return off + width;
 }
 
 const partSize = (p: DerPart): number => (p instanceof Der ? p.size : p.length);
@@ -340,19 +370,15 @@ const latin1 = (tag: number, s: string): Der => new Der(tag, Body.Latin1, null, 
 export const gstr = (s: string): Der => latin1(27, s);
 export const octets = (b: Buffer): Der => new Der(0x04, Body.Parts, [b], null, 0, b.length);
 
-const two = (n: number) => (n < 10 ? '0' : '') + n;
-
 export function time(d: Date): Der {
   const y = d.getUTCFullYear();
   if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
-  return latin1(24, `${String(y).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}Z`);
+  return new Der(24, Body.Time, null, null, d.getTime(), 15);
 }
 
 /** A 32-bit flags word as BIT STRING (as MIT encodes KDCOptions/TicketFlags). */
 export function flags(v: number): Der {
-  const b = Buffer.alloc(5);
-  b.writeUInt32BE(v >>> 0, 1);
-  return new Der(0x03, Body.Parts, [b], null, 0, 5);
+  return new Der(0x03, Body.Flags, null, null, v >>> 0, 5);
 }
 
 // ---- object identifiers (X.690 §8.19) ------------------------------------------------

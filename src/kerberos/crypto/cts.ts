@@ -83,8 +83,9 @@ export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = Z
   const n = plaintext.length;
   checkLength(n);
   const blocks = Math.ceil(n / BLOCK);
-  const padded = Buffer.alloc(blocks * BLOCK);
+  const padded = Buffer.allocUnsafe(blocks * BLOCK);
   plaintext.copy(padded);
+  padded.fill(0, n);
   const cbc = cbcEncrypt(key, padded, iv);
   if (blocks === 1) return { ciphertext: cbc, nextIv: Buffer.from(cbc) };
   const lastLen = n - (blocks - 1) * BLOCK;
