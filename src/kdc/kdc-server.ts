@@ -87,6 +87,11 @@ export class Kdc {
     return reply;
   }
 
+  /** what the lookaside cache holds now (for tests and monitoring) */
+  lookasideStats(): { entries: number; bytes: number } {
+    return { entries: this.lookaside.size, bytes: this.lookasideBytes };
+  }
+
   private dropLookaside(key: string, e: { bytes: number }): void {
     this.lookaside.delete(key);
     this.lookasideBytes -= e.bytes;

@@ -15,15 +15,31 @@ import { KdcError } from './kdc-error.js';
 import { openTgt, unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
-/** Authenticators seen recently (RFC 4120 §3.3.2 replay detection). */
-class ReplayCache {
+/**
+ * Authenticators seen recently (RFC 4120 §3.3.2 replay detection). Every
+ * entry lives the same time and a Map iterates in insertion order, so
+ * expired entries are at the front and go in O(1) per request; past
+ * REPLAY_MAX the oldest go too (an authenticator is refused outside the
+ * clock skew anyway).
+ */
+const REPLAY_MAX = 500_000;
+export class ReplayCache {
   private readonly seen = new Map<string, number>();
+  constructor(private readonly max = REPLAY_MAX) {}
+
   check(tag: string, now: number): boolean {
-    if (this.seen.size > 100_000) for (const [k, exp] of this.seen) if (exp < now) this.seen.delete(k);
+    for (const [k, exp] of this.seen) {
+      if (exp > now && this.seen.size < this.max) break;
+      this.seen.delete(k);
+    }
     const exp = this.seen.get(tag);
     if (exp !== undefined && exp > now) return false;
     this.seen.set(tag, now + 2 * CLOCK_SKEW_SECONDS * 1000);
     return true;
+  }
+
+  get size(): number {
+    return this.seen.size;
   }
 }
 const replays = new ReplayCache();
