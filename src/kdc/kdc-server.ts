@@ -17,6 +17,7 @@ import type { Directory } from '../directory/types.js';
 import type { FetchLike } from '../oauth/http.js';
 import { asExchange, type ExchangeContext } from './as-exchange.js';
 import { tgsExchange } from './tgs-exchange.js';
+import { ExpiringCache } from './expiring-cache.js';
 import { errorName, KdcError } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from './fast.js';
@@ -44,8 +45,7 @@ export interface KdcOptions {
 
 export class Kdc {
   readonly db: PrincipalDb;
-  private readonly lookaside = new Map<string, { reply: Promise<Buffer | null>; expires: number; bytes: number }>();
-  private lookasideBytes = 0;
+  private readonly lookaside = new ExpiringCache<Promise<Buffer | null>>(LOOKASIDE_MAX_BYTES);
   private policyCache: { value: RealmPolicy; expires: number } | undefined;
   private udp: UdpSocket | undefined;
   private tcp: TcpServer | undefined;
@@ -69,45 +69,22 @@ export class Kdc {
   handle(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
     const key = createHash('sha256').update(raw).digest('base64');
     const t = this.now();
-    const hit = this.lookaside.get(key);
-    if (hit && hit.expires > t) return hit.reply;
-    if (hit) this.dropLookaside(key, hit);
-    this.evictLookaside(t);
+    const hit = this.lookaside.get(key, t);
+    if (hit) return hit;
     const reply = this.process(raw, transport);
-    const entry = { reply, expires: t + LOOKASIDE_TTL_MS, bytes: LOOKASIDE_ENTRY_OVERHEAD };
-    this.lookaside.set(key, entry);
-    this.lookasideBytes += entry.bytes;
-    void reply.then((r) => {
-      // still the same entry (not evicted meanwhile): account for the reply
-      if (r && this.lookaside.get(key) === entry) {
-        entry.bytes += r.length;
-        this.lookasideBytes += r.length;
-      }
-    }, () => {});
+    const slot = this.lookaside.set(key, reply, t + LOOKASIDE_TTL_MS, LOOKASIDE_ENTRY_OVERHEAD, t);
+    void reply.then(
+      (r) => {
+        if (r) this.lookaside.addCost(slot, r.length);
+      },
+      () => {},
+    );
     return reply;
   }
 
   /** what the lookaside cache holds now (for tests and monitoring) */
   lookasideStats(): { entries: number; bytes: number } {
-    return { entries: this.lookaside.size, bytes: this.lookasideBytes };
-  }
-
-  private dropLookaside(key: string, e: { bytes: number }): void {
-    this.lookaside.delete(key);
-    this.lookasideBytes -= e.bytes;
-  }
-
-  /**
-   * Entries share one lifetime and a Map iterates in insertion order, so the
-   * oldest are in front: expired ones go, and the oldest go too while the
-   * replies kept exceed LOOKASIDE_MAX_BYTES, so a flood of distinct
-   * requests costs bounded memory.
-   */
-  private evictLookaside(t: number): void {
-    for (const [k, v] of this.lookaside) {
-      if (v.expires > t && this.lookasideBytes < LOOKASIDE_MAX_BYTES) break;
-      this.dropLookaside(k, v);
-    }
+    return { entries: this.lookaside.size, bytes: this.lookaside.cost };
   }
 
   private async process(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {

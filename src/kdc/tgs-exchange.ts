@@ -12,29 +12,25 @@ import { checksumProfile, profile } from '../kerberos/crypto/index.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { CLOCK_SKEW_SECONDS, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
+import { ExpiringCache } from './expiring-cache.js';
 import { openTgt, unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
 /**
- * Authenticators seen recently (RFC 4120 §3.3.2 replay detection). Every
- * entry lives the same time and a Map iterates in insertion order, so
- * expired entries are at the front and go in O(1) per request; past
- * REPLAY_MAX the oldest go too (an authenticator is refused outside the
- * clock skew anyway).
+ * Authenticators seen recently (RFC 4120 §3.3.2 replay detection), each
+ * kept twice the clock skew; past REPLAY_MAX the oldest go (an
+ * authenticator is refused outside the clock skew anyway).
  */
 const REPLAY_MAX = 500_000;
 export class ReplayCache {
-  private readonly seen = new Map<string, number>();
-  constructor(private readonly max = REPLAY_MAX) {}
+  private readonly seen: ExpiringCache<true>;
+  constructor(max = REPLAY_MAX) {
+    this.seen = new ExpiringCache(max);
+  }
 
   check(tag: string, now: number): boolean {
-    for (const [k, exp] of this.seen) {
-      if (exp > now && this.seen.size < this.max) break;
-      this.seen.delete(k);
-    }
-    const exp = this.seen.get(tag);
-    if (exp !== undefined && exp > now) return false;
-    this.seen.set(tag, now + 2 * CLOCK_SKEW_SECONDS * 1000);
+    if (this.seen.get(tag, now)) return false;
+    this.seen.set(tag, true, now + 2 * CLOCK_SKEW_SECONDS * 1000, 1, now);
     return true;
   }
 
