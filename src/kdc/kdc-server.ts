@@ -8,7 +8,6 @@
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
-import { createHash } from 'node:crypto';
 import { Asn1Error, der, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
@@ -29,7 +28,7 @@ const MAX_TCP_MESSAGE = 128 * 1024;
 const LOOKASIDE_TTL_MS = 30_000;
 /** bytes of replies kept, as MIT's lookaside bounds itself (10 MiB) */
 const LOOKASIDE_MAX_BYTES = 10 * 1024 * 1024;
-/** what an entry costs beyond its reply (key, record, map slot) */
+/** what an entry costs beyond its reply and key (records, map and queue slots) */
 const LOOKASIDE_ENTRY_OVERHEAD = 200;
 
 export interface KdcOptions {
@@ -41,6 +40,17 @@ export interface KdcOptions {
   idpFetch: FetchLike;
   log: (line: string) => void;
   now?: () => number;
+}
+
+/**
+ * A reply in memory of its own: replies are kept in the lookaside cache for
+ * seconds, and a small Buffer is a view into a shared pool, so keeping the
+ * view would keep the whole pool (and the garbage collector busy with it).
+ */
+function standalone(b: Buffer): Buffer {
+  const out = Buffer.allocUnsafeSlow(b.length);
+  b.copy(out);
+  return out;
 }
 
 export class Kdc {
@@ -67,12 +77,13 @@ export class Kdc {
 
   /** Answers one request; null means "send nothing". */
   handle(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
-    const key = createHash('sha256').update(raw).digest('base64');
+    // the request's bytes are the key: a string of them hashes faster than a digest is made
+    const key = raw.toString('latin1');
     const t = this.now();
     const hit = this.lookaside.get(key, t);
     if (hit) return hit;
     const reply = this.process(raw, transport);
-    const slot = this.lookaside.set(key, reply, t + LOOKASIDE_TTL_MS, LOOKASIDE_ENTRY_OVERHEAD, t);
+    const slot = this.lookaside.set(key, reply, t + LOOKASIDE_TTL_MS, LOOKASIDE_ENTRY_OVERHEAD + key.length, t);
     void reply.then(
       (r) => {
         if (r) this.lookaside.addCost(slot, r.length);
@@ -119,7 +130,7 @@ export class Kdc {
       `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
         `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
-    return reply;
+    return reply && standalone(reply);
   }
 
   private errorReply(err: KdcError, req: KdcReq | undefined, fast?: FastState): Buffer {
