@@ -176,24 +176,26 @@ export function readOctets(n: DerNode, what: string): Buffer {
   return n.content;
 }
 
+/** Two decimal digits at `i`, or -1. */
+function twoDigits(c: Buffer, i: number): number {
+  const hi = c[i]! - 0x30;
+  const lo = c[i + 1]! - 0x30;
+  return hi < 0 || hi > 9 || lo < 0 || lo > 9 ? -1 : hi * 10 + lo;
+}
+
 export function readTime(n: DerNode, what: string): Date {
   expect(n, 'universal', 24, what);
   if (n.constructed) throw new Asn1Error(`${what}: constructed GeneralizedTime`);
   const c = n.content;
-  const bad = () => new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
-  if (c.length !== 15 || c[14] !== 0x5a) throw bad();
-  const d = (i: number): number => {
-    const hi = c[i]! - 0x30;
-    const lo = c[i + 1]! - 0x30;
-    if (hi < 0 || hi > 9 || lo < 0 || lo > 9) throw bad();
-    return hi * 10 + lo;
-  };
-  const y = d(0) * 100 + d(2);
-  const mo = d(4);
-  const day = d(6);
-  const h = d(8);
-  const mi = d(10);
-  const sec = d(12);
+  const cc = twoDigits(c, 0);
+  const yy = twoDigits(c, 2);
+  const mo = twoDigits(c, 4);
+  const day = twoDigits(c, 6);
+  const h = twoDigits(c, 8);
+  const mi = twoDigits(c, 10);
+  const sec = twoDigits(c, 12);
+  if (c.length !== 15 || c[14] !== 0x5a || (cc | yy | mo | day | h | mi | sec) < 0) throw new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
+  const y = cc * 100 + yy;
   // a field out of range (month 13, 31 February, second 60) is refused, not rolled over
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const monthDays = mo === 2 ? (leap ? 29 : 28) : mo === 4 || mo === 6 || mo === 9 || mo === 11 ? 30 : 31;
