@@ -8,9 +8,9 @@
  * AES(DK(key, "prf"), SHA1(data)[0..16]) (RFC 3962 §4).
  */
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
-import { aesBlock, ctsDecrypt, ctsEncrypt } from './cts.js';
+import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
 import { DerivedKeyCache, deriveKey, KeyPurpose, usageConstant } from './dk.js';
-import { randomBytesPooled } from './random.js';
+import { randomInto } from './random.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
@@ -48,9 +48,17 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
     encrypt(key, usage, plaintext, confounder) {
       checkKey(key);
       if (confounder !== undefined && confounder.length !== BLOCK) throw new KrbCryptoError('a confounder has 16 bytes');
-      const data = Buffer.concat([confounder ?? randomBytesPooled(BLOCK), plaintext]);
-      const c = ctsEncrypt(derived(key, usage, KeyPurpose.ENCRYPTION), data);
-      return Buffer.concat([c, mac(derived(key, usage, KeyPurpose.INTEGRITY), data)]);
+      // confounder | plaintext, zero-padded to whole blocks, MACed, then encrypted in place into the output
+      const n = BLOCK + plaintext.length;
+      const work = Buffer.allocUnsafe(Math.ceil(n / BLOCK) * BLOCK);
+      if (confounder) confounder.copy(work, 0);
+      else randomInto(work, 0, BLOCK);
+      plaintext.copy(work, BLOCK);
+      work.fill(0, n);
+      const out = Buffer.allocUnsafe(n + MAC_BYTES);
+      mac(derived(key, usage, KeyPurpose.INTEGRITY), work.subarray(0, n)).copy(out, n);
+      ctsEncryptPaddedInto(derived(key, usage, KeyPurpose.ENCRYPTION), work, n, out, 0);
+      return out;
     },
 
     decrypt(key, usage, ciphertext) {

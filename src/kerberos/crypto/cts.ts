@@ -82,20 +82,34 @@ export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = Z
   checkKey(key);
   const n = plaintext.length;
   checkLength(n);
-  const blocks = Math.ceil(n / BLOCK);
-  const padded = Buffer.allocUnsafe(blocks * BLOCK);
+  const padded = Buffer.allocUnsafe(Math.ceil(n / BLOCK) * BLOCK);
   plaintext.copy(padded);
   padded.fill(0, n);
-  const cbc = cbcEncrypt(key, padded, iv);
-  if (blocks === 1) return { ciphertext: cbc, nextIv: Buffer.from(cbc) };
-  const lastLen = n - (blocks - 1) * BLOCK;
-  const penultimate = cbc.subarray((blocks - 2) * BLOCK, (blocks - 1) * BLOCK);
-  const last = cbc.subarray((blocks - 1) * BLOCK);
   const out = Buffer.allocUnsafe(n);
-  cbc.copy(out, 0, 0, (blocks - 2) * BLOCK);
-  last.copy(out, (blocks - 2) * BLOCK);
-  penultimate.copy(out, (blocks - 1) * BLOCK, 0, lastLen);
-  return { ciphertext: out, nextIv: Buffer.from(last) };
+  const nextIv = ctsEncryptPaddedInto(key, padded, n, out, 0, iv);
+  return { ciphertext: out, nextIv };
+}
+
+/**
+ * CTS over the first `n` bytes of `padded` (zero-filled to whole blocks;
+ * overwritten), written to `out` at `off`; returns the next cipher state.
+ * Lets a caller build confounder, plaintext and MAC in buffers of its own.
+ */
+export function ctsEncryptPaddedInto(key: Buffer, padded: Buffer, n: number, out: Buffer, off: number, iv: Buffer = ZERO_IV): Buffer {
+  checkKey(key);
+  checkLength(n);
+  const blocks = padded.length / BLOCK;
+  const cbc = cbcEncrypt(key, padded, iv);
+  if (blocks === 1) {
+    cbc.copy(out, off);
+    return Buffer.from(cbc);
+  }
+  const lastLen = n - (blocks - 1) * BLOCK;
+  const head = (blocks - 2) * BLOCK;
+  cbc.copy(out, off, 0, head);
+  cbc.copy(out, off + head, head + BLOCK, head + 2 * BLOCK);
+  cbc.copy(out, off + head + BLOCK, head, head + lastLen);
+  return Buffer.from(cbc.subarray(head + BLOCK));
 }
 
 export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): Buffer {

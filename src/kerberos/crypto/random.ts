@@ -10,15 +10,23 @@ const POOL_SIZE = 64 * 1024;
 const pool = Buffer.allocUnsafe(POOL_SIZE);
 let offset = POOL_SIZE;
 
-export function randomBytesPooled(n: number): Buffer {
-  if (n > 1024) return randomFillSync(Buffer.allocUnsafe(n));
+/** Fills `n` bytes of `out` at `off` from the pool. */
+export function randomInto(out: Buffer, off: number, n: number): void {
+  if (n > 1024) {
+    randomFillSync(out, off, n);
+    return;
+  }
   if (offset + n > POOL_SIZE) {
     randomFillSync(pool);
     offset = 0;
   }
-  const out = Buffer.allocUnsafe(n);
-  pool.copy(out, 0, offset, offset + n);
+  pool.copy(out, off, offset, offset + n);
   pool.fill(0, offset, offset + n);
   offset += n;
+}
+
+export function randomBytesPooled(n: number): Buffer {
+  const out = Buffer.allocUnsafe(n);
+  randomInto(out, 0, n);
   return out;
 }
