@@ -16,7 +16,7 @@ import type { Directory } from '../directory/types.js';
 import type { FetchLike } from '../oauth/http.js';
 import { asExchange, type ExchangeContext } from './as-exchange.js';
 import { tgsExchange } from './tgs-exchange.js';
-import { ExpiringCache } from './expiring-cache.js';
+import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { errorName, KdcError } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from './fast.js';

@@ -6,6 +6,7 @@
  * bounded cache of derived keys that both AES families use per request.
  */
 import { aesBlock } from './cts.js';
+import { ExpiringCache } from '../expiring-cache.js';
 import { nfold } from './nfold.js';
 
 const BLOCK = 16;
@@ -53,28 +54,30 @@ export function deriveKey(base: Buffer, constant: Buffer): Buffer {
 /**
  * Derived keys by (base key bytes, usage, purpose). Keyed by content, not by
  * Buffer identity, because session keys are decoded afresh from every ticket.
- * Bounded: the oldest entry goes when full.
+ * Bounded: the oldest entry goes when full (in O(1): a TGS request brings a
+ * fresh subkey, so a busy KDC misses and evicts on every request).
  */
 export class DerivedKeyCache {
-  private readonly map = new Map<string, Buffer>();
-  constructor(private readonly max = 4096) {}
+  private readonly cache: ExpiringCache<Buffer>;
+  constructor(max = 4096) {
+    this.cache = new ExpiringCache(max);
+  }
 
   get(base: Buffer, usage: number, purpose: number, derive: () => Buffer): Buffer {
     const id = `${purpose}:${usage}:${base.toString('latin1')}`;
-    let v = this.map.get(id);
+    let v = this.cache.get(id, 0);
     if (v === undefined) {
       v = derive();
-      if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
-      this.map.set(id, v);
+      this.cache.set(id, v, Infinity, 1, 0);
     }
     return v;
   }
 
   get size(): number {
-    return this.map.size;
+    return this.cache.size;
   }
 
   clear(): void {
-    this.map.clear();
+    this.cache.clear();
   }
 }

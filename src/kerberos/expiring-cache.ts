@@ -55,6 +55,14 @@ export class ExpiringCache<V> {
     return this.map.size;
   }
 
+  clear(): void {
+    for (let i = this.head; i < this.queue.length; i++) this.queue[i]!.live = false;
+    this.map.clear();
+    this.queue = [];
+    this.head = 0;
+    this.total = 0;
+  }
+
   get cost(): number {
     return this.total;
   }
