@@ -37,7 +37,8 @@ function foldedConstant(constant: Buffer): Buffer {
 
 /** DR(base, constant): `outBytes` of AES-ECB chained over n-fold(constant). */
 export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length): Buffer {
-  const out = Buffer.allocUnsafe(Math.ceil(outBytes / BLOCK) * BLOCK);
+  // memory of its own: derived keys are cached, and a view into Node's shared pool would keep the whole pool alive
+  const out = Buffer.allocUnsafeSlow(Math.ceil(outBytes / BLOCK) * BLOCK);
   let block = foldedConstant(constant);
   for (let off = 0; off < out.length; off += BLOCK) {
     block = aesBlock(base, block);
