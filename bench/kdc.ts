@@ -3,7 +3,9 @@
  * in one run, same realm name, principal, password and enctype
  * (aes256-cts-hmac-sha1-96), MIT with disable_last_success and
  * disable_lockout (dirid writes nothing per login either). Both KDCs are
- * pinned to core 0 and this load generator to core 1. Every request is new
+ * pinned to core 0 and this load generator to core 1; both log every
+ * request to a file, and both are warmed up on both exchanges before the
+ * measured rounds. Every request is new
  * (fresh nonce, fresh timestamp or authenticator), so neither lookaside
  * cache can answer it. Requests are made before each run, so the generator
  * only sends and receives while measuring. The runs alternate between the
