@@ -8,6 +8,7 @@
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
+import crypto from 'node:crypto';
 import { Asn1Error, der, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
@@ -28,7 +29,7 @@ const MAX_TCP_MESSAGE = 128 * 1024;
 const LOOKASIDE_TTL_MS = 30_000;
 /** bytes of replies kept, as MIT's lookaside bounds itself (10 MiB) */
 const LOOKASIDE_MAX_BYTES = 10 * 1024 * 1024;
-/** what an entry costs beyond its reply and key (records, map and queue slots) */
+/** what an entry costs beyond its reply (key, records, map and queue slots) */
 const LOOKASIDE_ENTRY_OVERHEAD = 200;
 
 export interface KdcOptions {
@@ -41,6 +42,13 @@ export interface KdcOptions {
   log: (line: string) => void;
   now?: () => number;
 }
+
+/**
+ * The lookaside key of a request: its SHA-256, one-shot where Node has
+ * crypto.hash (20.12 and later; no Hash object per request).
+ */
+const requestKey: (raw: Buffer) => string =
+  typeof crypto.hash === 'function' ? (raw) => crypto.hash('sha256', raw, 'base64') : (raw) => crypto.createHash('sha256').update(raw).digest('base64');
 
 /**
  * A reply in memory of its own: replies are kept in the lookaside cache for
@@ -77,13 +85,12 @@ export class Kdc {
 
   /** Answers one request; null means "send nothing". */
   handle(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
-    // the request's bytes are the key: a string of them hashes faster than a digest is made
-    const key = raw.toString('latin1');
+    const key = requestKey(raw);
     const t = this.now();
     const hit = this.lookaside.get(key, t);
     if (hit) return hit;
     const reply = this.process(raw, transport);
-    const slot = this.lookaside.set(key, reply, t + LOOKASIDE_TTL_MS, LOOKASIDE_ENTRY_OVERHEAD + key.length, t);
+    const slot = this.lookaside.set(key, reply, t + LOOKASIDE_TTL_MS, LOOKASIDE_ENTRY_OVERHEAD, t);
     void reply.then(
       (r) => {
         if (r) this.lookaside.addCost(slot, r.length);
