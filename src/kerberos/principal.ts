@@ -24,8 +24,11 @@ const MAX_COMPONENTS = 16;
 const ESCAPE_OUT: Record<string, string> = { '\\': '\\\\', '/': '\\/', '@': '\\@', '\n': '\\n', '\t': '\\t', '\b': '\\b', '\0': '\\0' };
 const ESCAPE_IN: Record<string, string> = { n: '\n', t: '\t', b: '\b', '0': '\0' };
 
-const escapeComponent = (s: string) => s.replace(/[\\/@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!);
-const escapeRealm = (s: string) => s.replace(/[\\@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!);
+const COMPONENT_SPECIAL = /[\\/@\n\t\b\0]/;
+const REALM_SPECIAL = /[\\@\n\t\b\0]/;
+// names almost never need escaping; testing first spares a replace (the KDC formats several names per request)
+const escapeComponent = (s: string) => (COMPONENT_SPECIAL.test(s) ? s.replace(/[\\/@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!) : s);
+const escapeRealm = (s: string) => (REALM_SPECIAL.test(s) ? s.replace(/[\\@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!) : s);
 
 /** Formats `a/b@REALM`; without a realm, just the escaped components. */
 export function formatPrincipal(p: PrincipalName, realm?: string): string {
