@@ -7,18 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJsonRequest, decodeJsonResponse, encodeJsonRequest, encodeJsonResponse } from '../../src/rpc/codec/json.js';
 import { CodecError, toPlain, type CodecFailure } from '../../src/rpc/codec/types.js';
-
-function throwsCodec(fn: () => unknown, reason: CodecFailure, message: RegExp): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof CodecError, `expected a CodecError, got ${caught === undefined ? 'no error' : String(caught)}`);
-  assert.equal(caught.reason, reason, caught.message);
-  assert.match(caught.message, message);
-}
+import { throwsCodec } from '../support/codec-expect.js';
 
 describe('JSON-RPC envelopes', () => {
   it('writes the response envelope exactly, success and error', () => {
@@ -129,7 +118,7 @@ describe('JSON-RPC: malformed requests are CodecErrors that say what is wrong', 
     ['10,000 nested objects', '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000), 'too-deep', /nested deeper than 32/],
   ];
   for (const [what, body, reason, message] of cases) {
-    it(what, () => throwsCodec(() => decodeJsonRequest(body), reason, message));
+    it(what, () => void throwsCodec(() => decodeJsonRequest(body), reason, message));
   }
 
   it('no decoded body touches Object.prototype', () => {
@@ -172,6 +161,6 @@ describe('JSON-RPC: the client checks every envelope member of an answer', () =>
     ['error data an array', ok.replace('"error":null', '"error":{"code":1,"name":"X","message":"m","data":[]}'), /error.data must be an object/],
   ];
   for (const [what, body, message] of cases) {
-    it(what, () => throwsCodec(() => decodeJsonResponse(body), 'envelope', message));
+    it(what, () => void throwsCodec(() => decodeJsonResponse(body), 'envelope', message));
   }
 });

@@ -9,20 +9,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { decodeXmlRequest, decodeXmlResponse, encodeXmlRequest, encodeXmlResponse } from '../../src/rpc/codec/xml.js';
 import { CodecError, toPlain, type CodecFailure, type WireValue } from '../../src/rpc/codec/types.js';
+import { throwsCodec } from '../support/codec-expect.js';
 
 const vector = (name: string) => readFileSync(new URL(`../data/rpc-codec/${name}`, import.meta.url));
-
-function throwsCodec(fn: () => unknown, reason: CodecFailure, message: RegExp): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof CodecError, `expected a CodecError, got ${caught === undefined ? 'no error' : String(caught)}`);
-  assert.equal(caught.reason, reason, caught.message);
-  assert.match(caught.message, message);
-}
 
 const call = (params: string, method = 'ping') => `<?xml version="1.0"?><methodCall><methodName>${method}</methodName><params>${params}</params></methodCall>`;
 const arg = (value: string) => call(`<param><value><array><data>${value}</data></array></value></param>`);
@@ -216,7 +205,7 @@ describe('XML-RPC: malformed and hostile requests are CodecErrors that say what 
     ['50,000 empty elements', `<methodCall>${'<x/>'.repeat(50_000)}</methodCall>`, 'too-large', /more than 40016 XML elements/],
   ];
   for (const [what, body, reason, message] of cases) {
-    it(what, () => throwsCodec(() => decodeXmlRequest(body), reason, message));
+    it(what, () => void throwsCodec(() => decodeXmlRequest(body), reason, message));
   }
 
   it('error messages do not quote the body', () => {
@@ -252,6 +241,6 @@ describe('XML-RPC: the client checks the answer', () => {
     ['a fault with error_data an array', fault('<member><name>faultCode</name><value><int>1</int></value></member><member><name>faultString</name><value>x</value></member><member><name>error_data</name><value><array><data/></array></value></member>'), /error_data must be a struct/],
   ];
   for (const [what, body, message] of cases) {
-    it(what, () => throwsCodec(() => decodeXmlResponse(body), 'envelope', message));
+    it(what, () => void throwsCodec(() => decodeXmlResponse(body), 'envelope', message));
   }
 });

@@ -8,7 +8,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJsonRequest, decodeJsonResponse, encodeJsonRequest, encodeJsonResponse } from '../../src/rpc/codec/json.js';
 import { decodeXmlRequest, decodeXmlResponse, encodeXmlRequest, encodeXmlResponse } from '../../src/rpc/codec/xml.js';
-import { CodecError, defaultLimits, toPlain, type CodecFailure, type CodecLimits, type RpcRequest, type RpcResponse, type WireValue } from '../../src/rpc/codec/types.js';
+import { CodecError, defaultLimits, toPlain, type CodecLimits, type RpcRequest, type RpcResponse, type WireValue } from '../../src/rpc/codec/types.js';
+import { throwsCodec } from '../support/codec-expect.js';
 
 const sample: WireValue[] = [
   'plain',
@@ -56,20 +57,6 @@ const codecs: Record<'json' | 'xml', Codec> = {
   json: { encReq: encodeJsonRequest, decReq: decodeJsonRequest, encRes: encodeJsonResponse, decRes: decodeJsonResponse },
   xml: { encReq: encodeXmlRequest, decReq: decodeXmlRequest, encRes: encodeXmlResponse, decRes: decodeXmlResponse },
 };
-
-/** Asserts that fn throws a CodecError, with the given reason when named. */
-function throwsCodec(fn: () => unknown, reason?: CodecFailure, message?: RegExp): CodecError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof CodecError, `expected a CodecError, got ${caught === undefined ? 'no error' : String(caught)}`);
-  if (reason) assert.equal(caught.reason, reason, caught.message);
-  if (message) assert.match(caught.message, message);
-  return caught;
-}
 
 function nested(levels: number, leaf: WireValue): WireValue {
   let v = leaf;
