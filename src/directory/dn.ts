@@ -68,8 +68,6 @@ export function parseDn(dn: string): Rdn[] {
     i = eq + 1;
     while (dn[i] === ' ') i++;
     // value
-    let value = '';
-    let lastSignificant = 0;
     if (dn[i] === '#') {
       // RFC 4514 §3: '#' and the hex of a BER-encoded string value
       let end = i + 1;
@@ -79,57 +77,50 @@ export function parseDn(dn: string): Rdn[] {
       if (end < dn.length && dn[end] !== ',' && dn[end] !== '+') throw bad(dn, 'invalid hex string value');
       rdn.push({ type, value: berString(dn, hex) });
       i = end;
-      if (i >= dn.length) {
-        rdns.push(rdn);
-        break;
-      }
-      if (dn[i] === ',') {
-        rdns.push(rdn);
-        rdn = [];
-      }
-      i++;
-      if (i >= dn.length) throw bad(dn, 'ends with a separator');
-      continue;
-    }
-    const bytes: number[] = [];
-    const flush = () => {
-      if (bytes.length) {
-        const buf = Buffer.from(bytes);
-        const text = buf.toString('utf8');
-        if (!Buffer.from(text, 'utf8').equals(buf)) throw bad(dn, 'hex escapes are not valid UTF-8');
-        value += text;
-        bytes.length = 0;
-        lastSignificant = value.length;
-      }
-    };
-    for (; i < dn.length; i++) {
-      const c = dn[i]!;
-      if (c === ',' || c === '+') break;
-      if (c === '\\') {
-        const n = dn[i + 1];
-        if (n === undefined) throw bad(dn, 'trailing backslash');
-        if (/[0-9a-fA-F]/.test(n) && /[0-9a-fA-F]/.test(dn[i + 2] ?? '')) {
-          bytes.push(parseInt(dn.slice(i + 1, i + 3), 16));
-          i += 2;
-        } else if (' "#+,;<=>\\'.includes(n)) {
-          flush();
-          value += n;
+    } else {
+      let value = '';
+      let lastSignificant = 0;
+      const bytes: number[] = [];
+      const flush = () => {
+        if (bytes.length) {
+          const buf = Buffer.from(bytes);
+          const text = buf.toString('utf8');
+          if (!Buffer.from(text, 'utf8').equals(buf)) throw bad(dn, 'hex escapes are not valid UTF-8');
+          value += text;
+          bytes.length = 0;
           lastSignificant = value.length;
-          i += 1;
-        } else throw bad(dn, `invalid escape "\\${n}"`);
-        continue;
+        }
+      };
+      for (; i < dn.length; i++) {
+        const c = dn[i]!;
+        if (c === ',' || c === '+') break;
+        if (c === '\\') {
+          const n = dn[i + 1];
+          if (n === undefined) throw bad(dn, 'trailing backslash');
+          if (/[0-9a-fA-F]/.test(n) && /[0-9a-fA-F]/.test(dn[i + 2] ?? '')) {
+            bytes.push(parseInt(dn.slice(i + 1, i + 3), 16));
+            i += 2;
+          } else if (' "#+,;<=>\\'.includes(n)) {
+            flush();
+            value += n;
+            lastSignificant = value.length;
+            i += 1;
+          } else throw bad(dn, `invalid escape "\\${n}"`);
+          continue;
+        }
+        // '=' may stand unescaped in a value (RFC 4514 §3, SUTF1 includes %x3D)
+        if (c === '"' || c === ';' || c === '<' || c === '>') throw bad(dn, `unescaped "${c}"`);
+        if (c === '\u0000') throw bad(dn, 'NUL in value');
+        flush();
+        value += c;
+        if (c !== ' ') lastSignificant = value.length;
       }
-      // '=' may stand unescaped in a value (RFC 4514 §3, SUTF1 includes %x3D)
-      if (c === '"' || c === ';' || c === '<' || c === '>') throw bad(dn, `unescaped "${c}"`);
-      if (c === '\u0000') throw bad(dn, 'NUL in value');
       flush();
-      value += c;
-      if (c !== ' ') lastSignificant = value.length;
+      value = value.slice(0, lastSignificant);
+      if (value === '') throw bad(dn, `empty value for "${type}"`);
+      rdn.push({ type, value });
     }
-    flush();
-    value = value.slice(0, lastSignificant);
-    if (value === '') throw bad(dn, `empty value for "${type}"`);
-    rdn.push({ type, value });
+    // separator: ',' ends the RDN, '+' adds to it
     if (i >= dn.length) {
       rdns.push(rdn);
       break;
