@@ -14,7 +14,7 @@ import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
 import { PaType } from '../kerberos/iana.js';
-import { authorizationServer, pollToken, startDeviceAuthorization } from '../oauth/device-flow.js';
+import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization } from '../oauth/device-flow.js';
 import type { FetchLike } from '../oauth/http.js';
 import { resolveUserIdentifier } from '../oauth/id-token.js';
 import { OAuthError, type IdpConfig } from '../oauth/types.js';
@@ -22,16 +22,11 @@ import { KdcError } from './kdc-error.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './as-exchange.js';
 
-export interface IdpFlowState {
+/** The flow as the sealed PA-FX-COOKIE carries it: the device authorization, whose it is, and when it was last polled. */
+export interface IdpFlowState extends DeviceAuthorization {
   kind: 'idp';
   user: string;
   link: string;
-  deviceCode: string;
-  userCode: string;
-  verificationUri: string;
-  verificationUriComplete?: string;
-  expiresAt: number;
-  interval: number;
   lastPoll: number;
 }
 
