@@ -38,15 +38,12 @@ async function run(name: string, make: () => Buffer): Promise<void> {
   for (let i = 0; i < 2000; i++) await kdc.handle(make(), 'udp'); // warm-up
   const reqs = Array.from({ length: N }, make);
   const t0 = performance.now();
-  const w0 = process.hrtime.bigint();
   let errors = 0;
   for (const r of reqs) {
     const reply = await kdc.handle(r, 'udp');
     if (!reply || reply[0] === 0x7e) errors++;
   }
   const us = ((performance.now() - t0) * 1000) / N;
-  // the measured window on the monotonic clock CPU profiles use (µs), for tools cutting a profile to it
-  if (process.env.KDC_BENCH_WINDOW) console.error(`window ${name} ${w0 / 1000n} ${process.hrtime.bigint() / 1000n}`);
   console.log(`${name.padEnd(4)} ${us.toFixed(1).padStart(7)} µs per request (${(1e6 / us).toFixed(0)} per second of one core), ${errors} errors`);
 }
 

@@ -17,7 +17,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,7 +27,6 @@ import { profile } from '../src/kerberos/crypto/index.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { readFileSync } from 'node:fs';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' } } });
 const ROUNDS = Number(values.rounds);
@@ -89,9 +88,6 @@ interface Result {
 }
 
 /** Requests made ahead of a run: 1.5 times what the best run so far used (more are made on the fly). */
-function pool(make: Maker, n: number): Buffer[] {
-  return Array.from({ length: n }, make);
-}
 let poolSize = 10_000 * SECONDS;
 
 /**
@@ -100,7 +96,7 @@ let poolSize = 10_000 * SECONDS;
  * handles lost replies (2 s), so the generator does little per request.
  */
 async function drive(port: number, make: Maker): Promise<Result> {
-  const reqs = pool(make, poolSize);
+  const reqs = Array.from({ length: poolSize }, make);
   let next = 0;
   const lat: number[] = [];
   let errors = 0;

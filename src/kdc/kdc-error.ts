@@ -15,7 +15,7 @@ export type ErrorName = keyof typeof ErrorCode;
  */
 export type Hints = PaData[] | (() => PaData[]);
 
-export function resolveHints(h: Hints): PaData[] {
+function resolveHints(h: Hints): PaData[] {
   return typeof h === 'function' ? h() : h;
 }
 

@@ -1,6 +1,7 @@
 /**
  * A cache of entries that share one lifetime, bounded by a total cost (the
- * KDC's lookaside cache counts reply bytes, its replay cache entries).
+ * KDC's lookaside cache counts reply bytes, its replay cache entries; the
+ * derived-key cache keeps entries without expiry, bounded by count).
  * Entries sit in a Map for look-up and in an arrival-order queue for
  * eviction: expired entries, and the oldest while over the bound, leave from
  * the front of the queue. (Iterating the Map itself from its start is not

@@ -286,7 +286,7 @@ export class Der {
         for (const p of this.parts!) off = p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
         return off;
       case Body.Latin1:
-        return off + out.write(this.text!, off, len, "latin1");
+        return off + out.write(this.text!, off, len, 'latin1');
       case Body.Time: {
         const d = new Date(this.num);
         off = digits(out, off, d.getUTCFullYear(), 4);

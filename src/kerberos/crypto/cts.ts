@@ -79,37 +79,37 @@ function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer): Buffer {
 
 /** Encrypts and returns the cipher state for a following message (the last full CBC block). */
 export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): { ciphertext: Buffer; nextIv: Buffer } {
-  checkKey(key);
   const n = plaintext.length;
-  checkLength(n);
-  const padded = Buffer.allocUnsafe(Math.ceil(n / BLOCK) * BLOCK);
+  const blocks = Math.ceil(n / BLOCK);
+  const padded = Buffer.allocUnsafe(blocks * BLOCK);
   plaintext.copy(padded);
   padded.fill(0, n);
   const out = Buffer.allocUnsafe(n);
-  const nextIv = ctsEncryptPaddedInto(key, padded, n, out, 0, iv);
-  return { ciphertext: out, nextIv };
+  ctsEncryptPaddedInto(key, padded, n, out, 0, iv);
+  // the last full CBC block went to position m-1 (or is the only block)
+  const last = Math.max(0, blocks - 2) * BLOCK;
+  return { ciphertext: out, nextIv: Buffer.from(out.subarray(last, last + BLOCK)) };
 }
 
 /**
  * CTS over the first `n` bytes of `padded` (zero-filled to whole blocks;
- * overwritten), written to `out` at `off`; returns the next cipher state.
- * Lets a caller build confounder, plaintext and MAC in buffers of its own.
+ * overwritten), written to `out` at `off`. Lets a caller build confounder,
+ * plaintext and MAC in buffers of its own.
  */
-export function ctsEncryptPaddedInto(key: Buffer, padded: Buffer, n: number, out: Buffer, off: number, iv: Buffer = ZERO_IV): Buffer {
+export function ctsEncryptPaddedInto(key: Buffer, padded: Buffer, n: number, out: Buffer, off: number, iv: Buffer = ZERO_IV): void {
   checkKey(key);
   checkLength(n);
   const blocks = padded.length / BLOCK;
   const cbc = cbcEncrypt(key, padded, iv);
   if (blocks === 1) {
     cbc.copy(out, off);
-    return Buffer.from(cbc);
+    return;
   }
   const lastLen = n - (blocks - 1) * BLOCK;
   const head = (blocks - 2) * BLOCK;
   cbc.copy(out, off, 0, head);
   cbc.copy(out, off + head, head + BLOCK, head + 2 * BLOCK);
   cbc.copy(out, off + head + BLOCK, head, head + lastLen);
-  return Buffer.from(cbc.subarray(head + BLOCK));
 }
 
 export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): Buffer {
