@@ -10,7 +10,8 @@ import { tgsExchange, KrbClientError } from '../kerberos/client.js';
 import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc, KdcUnreachableError } from '../kerberos/transport.js';
 import { makeApReq, verifyApRep } from '../kerberos/ap-exchange.js';
-import { decodeNegTokenResp, encodeGssChecksum, encodeNegTokenInit, GssFlag, KRB5_OID, krb5Token, TOK_AP_REQ, unwrapGss } from '../kerberos/gss.js';
+import { decodeKrb5Token, encodeGssChecksum, encodeKrb5Token, GssFlag, Oid, TokId } from '../kerberos/asn1/gss.js';
+import { decodeNegTokenResp, encodeNegTokenInit } from '../kerberos/asn1/spnego.js';
 import { credentialsToCcache } from './kinit.js';
 import { CliError } from './errors.js';
 
@@ -56,10 +57,10 @@ export async function negotiateFor(host: string, realm: string): Promise<Negotia
     sessionKey: svc.sessionKey,
     client: svc.client,
     crealm: svc.crealm,
-    checksum: { type: 0x8003, value: encodeGssChecksum(GssFlag.MUTUAL | GssFlag.INTEG | GssFlag.SEQUENCE) },
+    checksum: { type: 0x8003, value: encodeGssChecksum({ bindings: Buffer.alloc(16), flags: GssFlag.MUTUAL | GssFlag.INTEG | GssFlag.SEQUENCE }) },
     mutual: true,
   });
-  const token = encodeNegTokenInit({ mechTypes: [KRB5_OID], mechToken: krb5Token(TOK_AP_REQ, apReq) }).toString('base64');
+  const token = encodeNegTokenInit({ mechTypes: [Oid.KRB5], mechToken: encodeKrb5Token(TokId.AP_REQ, apReq) }).toString('base64');
   const sessionKey = svc.sessionKey;
   return {
     token,
@@ -69,7 +70,7 @@ export async function negotiateFor(host: string, realm: string): Promise<Negotia
       if (!m) throw new CliError('the server did not authenticate itself (no mutual authentication token)');
       const resp = decodeNegTokenResp(Buffer.from(m[1]!, 'base64'));
       if (!resp.responseToken) throw new CliError('the server did not authenticate itself');
-      verifyApRep(unwrapGss(resp.responseToken).inner.subarray(2), sessionKey, ctime, cusec);
+      verifyApRep(decodeKrb5Token(resp.responseToken).message, sessionKey, ctime, cusec);
     },
   };
 }

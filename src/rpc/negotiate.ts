@@ -9,13 +9,17 @@ import { escapeFilterValue } from '../directory/filter.js';
 import type { Directory } from '../directory/types.js';
 import type { Principal } from '../framework/command.js';
 import { acceptApReq, makeApRep, ReplayCache } from '../kerberos/ap-exchange.js';
-import { decodeGssChecksum, decodeNegTokenInit, encodeNegTokenResp, GssFlag, KRB5_OID, krb5Token, MS_KRB5_OID, NegState, SPNEGO_OID, TOK_AP_REP, TOK_AP_REQ, unwrapGss } from '../kerberos/gss.js';
+import { decodeGssChecksum, decodeInitialContextToken, encodeKrb5Token, GssFlag, Oid, TokId } from '../kerberos/asn1/gss.js';
+import { decodeNegTokenInit, encodeNegTokenResp, NegState } from '../kerberos/asn1/spnego.js';
 import { parseKeys } from '../objects/kerberos-keys.js';
 import type { NegotiateOutcome } from './server.js';
 
 const GSS_CHECKSUM = 0x8003;
 
 export class NegotiateError extends Error {}
+
+/** A krb5 inner token holding an AP-REQ (TOK_ID 01 00, RFC 4121 §4.1). */
+const isApReq = (inner: Buffer) => inner.length >= 2 && inner.readUInt16BE(0) === TokId.AP_REQ;
 
 export function createNegotiator(dir: Directory, realm: string): (token: string) => Promise<NegotiateOutcome> {
   const replay = new ReplayCache();
@@ -33,22 +37,22 @@ export function createNegotiator(dir: Directory, realm: string): (token: string)
 
   return async (b64: string) => {
     const token = Buffer.from(b64, 'base64');
-    const outer = unwrapGss(token);
+    const outer = decodeInitialContextToken(token);
     let apReq: Buffer;
-    let mech: Buffer | undefined;
-    if (outer.oid.equals(SPNEGO_OID)) {
+    let mech: string | undefined;
+    if (outer.mech === Oid.SPNEGO) {
       const init = decodeNegTokenInit(outer.inner);
       const first = init.mechTypes[0];
-      if (!first || !(first.equals(KRB5_OID) || first.equals(MS_KRB5_OID)) || !init.mechToken) {
+      if (!first || !(first === Oid.KRB5 || first === Oid.MS_KRB5) || !init.mechToken) {
         throw new NegotiateError('SPNEGO without an optimistic Kerberos token');
       }
       mech = first;
-      const krb = unwrapGss(init.mechToken);
-      if (!krb.oid.equals(KRB5_OID)) throw new NegotiateError('mechanism token is not Kerberos');
-      if (!krb.inner.subarray(0, 2).equals(TOK_AP_REQ)) throw new NegotiateError('mechanism token is not an AP-REQ');
+      const krb = decodeInitialContextToken(init.mechToken);
+      if (krb.mech !== Oid.KRB5) throw new NegotiateError('mechanism token is not Kerberos');
+      if (!isApReq(krb.inner)) throw new NegotiateError('mechanism token is not an AP-REQ');
       apReq = krb.inner.subarray(2);
-    } else if (outer.oid.equals(KRB5_OID)) {
-      if (!outer.inner.subarray(0, 2).equals(TOK_AP_REQ)) throw new NegotiateError('token is not an AP-REQ');
+    } else if (outer.mech === Oid.KRB5) {
+      if (!isApReq(outer.inner)) throw new NegotiateError('token is not an AP-REQ');
       apReq = outer.inner.subarray(2);
     } else throw new NegotiateError('unsupported GSS mechanism');
     const accepted = await acceptApReq(apReq, keyFor, replay);
@@ -62,10 +66,10 @@ export function createNegotiator(dir: Directory, realm: string): (token: string)
     const principal: Principal = { name: accepted.client, dn: entry.dn, uid };
     const out: NegotiateOutcome = { principal };
     if (gss.flags & GssFlag.MUTUAL || accepted.mutual) {
-      const rep = krb5Token(TOK_AP_REP, makeApRep(accepted));
-      out.responseToken = (mech ? encodeNegTokenResp({ state: NegState.ACCEPT_COMPLETED, mech, responseToken: rep }) : rep).toString('base64');
+      const rep = encodeKrb5Token(TokId.AP_REP, makeApRep(accepted));
+      out.responseToken = (mech ? encodeNegTokenResp({ negState: NegState.ACCEPT_COMPLETED, supportedMech: mech, responseToken: rep }) : rep).toString('base64');
     } else if (mech) {
-      out.responseToken = encodeNegTokenResp({ state: NegState.ACCEPT_COMPLETED, mech }).toString('base64');
+      out.responseToken = encodeNegTokenResp({ negState: NegState.ACCEPT_COMPLETED, supportedMech: mech }).toString('base64');
     }
     return out;
   };

@@ -12,7 +12,8 @@ import { httpsPost, RpcSession } from '../support/rpc-client.js';
 import { asWithPassword, tgsExchange } from '../../src/kerberos/client.js';
 import { sendUdp } from '../../src/kerberos/transport.js';
 import { makeApReq, verifyApRep } from '../../src/kerberos/ap-exchange.js';
-import { decodeNegTokenResp, encodeGssChecksum, encodeNegTokenInit, GssFlag, KRB5_OID, krb5Token, TOK_AP_REQ, unwrapGss } from '../../src/kerberos/gss.js';
+import { decodeKrb5Token, encodeGssChecksum, encodeKrb5Token, GssFlag, Oid, TokId } from '../../src/kerberos/asn1/gss.js';
+import { decodeNegTokenResp, encodeNegTokenInit } from '../../src/kerberos/asn1/spnego.js';
 
 describe('Negotiate (SPNEGO) on the API', () => {
   let realm: TestRealm;
@@ -66,18 +67,19 @@ describe('Negotiate (SPNEGO) on the API', () => {
       sessionKey: svc.sessionKey,
       client: svc.client,
       crealm: svc.crealm,
-      checksum: { type: 0x8003, value: encodeGssChecksum(GssFlag.MUTUAL | GssFlag.INTEG) },
+      checksum: { type: 0x8003, value: encodeGssChecksum({ bindings: Buffer.alloc(16), flags: GssFlag.MUTUAL | GssFlag.INTEG }) },
       mutual: true,
     });
-    const token = encodeNegTokenInit({ mechTypes: [KRB5_OID], mechToken: krb5Token(TOK_AP_REQ, apReq) }).toString('base64');
+    const token = encodeNegTokenInit({ mechTypes: [Oid.KRB5], mechToken: encodeKrb5Token(TokId.AP_REQ, apReq) }).toString('base64');
     const headers = { 'Content-Type': 'application/json', Referer: `${realm.url}/dirid/`, Authorization: `Negotiate ${token}` };
     const first = await httpsPost(`${realm.url}/dirid/json`, realm.ca, body, headers);
     assert.equal(first.status, 200);
     assert.match(first.body, /"principal":"bob@EXAMPLE.TEST"/);
     const resp = decodeNegTokenResp(Buffer.from(String(first.headers['www-authenticate']).slice('Negotiate '.length), 'base64'));
-    assert.equal(resp.state, 0);
-    const rep = unwrapGss(resp.responseToken!);
-    verifyApRep(rep.inner.subarray(2), svc.sessionKey, ctime, cusec);
+    assert.equal(resp.negState, 0);
+    const rep = decodeKrb5Token(resp.responseToken!);
+    assert.equal(rep.tokId, TokId.AP_REP);
+    verifyApRep(rep.message, svc.sessionKey, ctime, cusec);
     const again = await httpsPost(`${realm.url}/dirid/json`, realm.ca, body, headers);
     assert.equal(again.status, 401, 'a replayed token is refused');
     assert.ok(realm.log.some((l) => /login method=negotiate outcome=denied reason=".*replay/.test(l)));
