@@ -12,8 +12,10 @@
  * two KDCs for several rounds and the medians are compared, so a noisy
  * neighbour on the shared machine weighs on both sides alike.
  *   node --import tsx bench/kdc.ts [--seconds N] [--rounds N] [--concurrency N] [--cpu-prof DIR]
+ *                                  [--server-flags "--trace-gc ..."] [--keep]
  * --cpu-prof writes a V8 CPU profile of dirid's server into DIR (MIT is
- * then not run).
+ * then not run); --server-flags passes Node options to dirid's server;
+ * --keep leaves the scratch directory (with dirid's log) in place.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
@@ -28,7 +30,7 @@ import { sendUdp } from '../src/kerberos/transport.js';
 import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false } } });
 const ROUNDS = Number(values.rounds);
 const PROFILE_DIR = values['cpu-prof'];
 const SECONDS = Number(values.seconds);
@@ -48,7 +50,8 @@ spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(tmp, 'realm'), '--r
 const profFlags = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
 // the server's log goes to a file, as MIT's does (kdc.log)
 const logFd = openSync(join(tmp, 'server.log'), 'w');
-const ours = spawn(process.execPath, [...profFlags, BIN, 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0'], { stdio: ['ignore', logFd, 'inherit'] });
+const extraFlags = values['server-flags'].split(' ').filter(Boolean);
+const ours = spawn(process.execPath, [...profFlags, ...extraFlags, BIN, 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0'], { stdio: ['ignore', logFd, 'inherit'] });
 pin(ours.pid!, 0);
 const ports = await (async () => {
   for (let i = 0; i < 600; i++) {
@@ -195,5 +198,6 @@ if (mit) {
 ours.kill('SIGTERM');
 await new Promise((r) => ours.once('exit', r));
 await mit?.stop();
-rmSync(tmp, { recursive: true, force: true });
+if (values.keep) console.log(`kept ${tmp} (dirid's log: server.log)`);
+else rmSync(tmp, { recursive: true, force: true });
 process.exit(0);

@@ -8,7 +8,6 @@
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
-import crypto from 'node:crypto';
 import { Asn1Error, der, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
@@ -17,7 +16,7 @@ import type { Directory } from '../directory/types.js';
 import type { FetchLike } from '../oauth/http.js';
 import { asExchange, type ExchangeContext } from './as-exchange.js';
 import { tgsExchange } from './tgs-exchange.js';
-import { ExpiringCache } from '../kerberos/expiring-cache.js';
+import { Lookaside, requestDigest } from './lookaside.js';
 import { errorName, KdcError } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from './fast.js';
@@ -25,13 +24,6 @@ import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from '.
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
 const MAX_TCP_MESSAGE = 128 * 1024;
-/** MIT clients retransmit for about 10 s (KERBEROS-NOTES.md); replies are kept three times that. */
-const LOOKASIDE_TTL_MS = 30_000;
-/** bytes of replies kept, as MIT's lookaside bounds itself (10 MiB) */
-const LOOKASIDE_MAX_BYTES = 10 * 1024 * 1024;
-/** what an entry costs beyond its reply (key, records, map and queue slots) */
-const LOOKASIDE_ENTRY_OVERHEAD = 200;
-
 export interface KdcOptions {
   dir: Directory;
   realm: string;
@@ -43,27 +35,11 @@ export interface KdcOptions {
   now?: () => number;
 }
 
-/**
- * The lookaside key of a request: its SHA-256, one-shot where Node has
- * crypto.hash (20.12 and later; no Hash object per request).
- */
-const requestKey: (raw: Buffer) => string =
-  typeof crypto.hash === 'function' ? (raw) => crypto.hash('sha256', raw, 'base64') : (raw) => crypto.createHash('sha256').update(raw).digest('base64');
-
-/**
- * A reply in memory of its own: replies are kept in the lookaside cache for
- * seconds, and a small Buffer is a view into a shared pool, so keeping the
- * view would keep the whole pool (and the garbage collector busy with it).
- */
-function standalone(b: Buffer): Buffer {
-  const out = Buffer.allocUnsafeSlow(b.length);
-  b.copy(out);
-  return out;
-}
-
 export class Kdc {
   readonly db: PrincipalDb;
-  private readonly lookaside = new ExpiringCache<Promise<Buffer | null>>(LOOKASIDE_MAX_BYTES);
+  private readonly lookaside = new Lookaside();
+  /** requests being answered, by the first 128 bits of their digest: a retransmission joins the reply in progress */
+  private readonly inflight = new Map<string, Promise<Buffer | null>>();
   private policyCache: { value: RealmPolicy; expires: number } | undefined;
   private udp: UdpSocket | undefined;
   private tcp: TcpServer | undefined;
@@ -85,24 +61,27 @@ export class Kdc {
 
   /** Answers one request; null means "send nothing". */
   handle(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
-    const key = requestKey(raw);
-    const t = this.now();
-    const hit = this.lookaside.get(key, t);
-    if (hit) return hit;
+    const digest = requestDigest(raw);
+    const kept = this.lookaside.get(digest, this.now());
+    if (kept) return Promise.resolve(kept);
+    const id = digest.toString('latin1', 0, 16);
+    const pending = this.inflight.get(id);
+    if (pending) return pending;
     const reply = this.process(raw, transport);
-    const slot = this.lookaside.set(key, reply, t + LOOKASIDE_TTL_MS, LOOKASIDE_ENTRY_OVERHEAD, t);
+    this.inflight.set(id, reply);
     void reply.then(
       (r) => {
-        if (r) this.lookaside.addCost(slot, r.length);
+        this.inflight.delete(id);
+        if (r) this.lookaside.add(digest, r, this.now());
       },
-      () => {},
+      () => this.inflight.delete(id),
     );
     return reply;
   }
 
   /** what the lookaside cache holds now (for tests and monitoring) */
   lookasideStats(): { entries: number; bytes: number } {
-    return { entries: this.lookaside.size, bytes: this.lookaside.cost };
+    return this.lookaside.stats();
   }
 
   private async process(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
@@ -137,7 +116,7 @@ export class Kdc {
       `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
         `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
-    return reply && standalone(reply);
+    return reply;
   }
 
   private errorReply(err: KdcError, req: KdcReq | undefined, fast?: FastState): Buffer {

@@ -12,33 +12,12 @@ import { checksumProfile, profile } from '../kerberos/crypto/index.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { CLOCK_SKEW_SECONDS, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
-import { ExpiringCache } from '../kerberos/expiring-cache.js';
+import { ReplayCache } from '../kerberos/replay-cache.js';
 import { openTgt, unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
-/**
- * Authenticators seen recently (RFC 4120 §3.3.2 replay detection), each
- * kept twice the clock skew; past REPLAY_MAX the oldest go (an
- * authenticator is refused outside the clock skew anyway).
- */
-const REPLAY_MAX = 500_000;
-export class ReplayCache {
-  private readonly seen: ExpiringCache<true>;
-  constructor(max = REPLAY_MAX) {
-    this.seen = new ExpiringCache(max);
-  }
-
-  check(tag: string, now: number): boolean {
-    if (this.seen.get(tag, now)) return false;
-    this.seen.set(tag, true, now + 2 * CLOCK_SKEW_SECONDS * 1000, 1, now);
-    return true;
-  }
-
-  get size(): number {
-    return this.seen.size;
-  }
-}
-const replays = new ReplayCache();
+/** authenticators seen recently: MIT's KDC keeps none for TGS requests, we refuse a replay */
+const replays = new ReplayCache(2 * CLOCK_SKEW_SECONDS * 1000);
 
 export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
   let req = outer;
@@ -71,7 +50,7 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   if (!cp.verifyChecksum({ etype: cp.etype, value: sessKey.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
     throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
   }
-  if (!replays.check(ap.authenticator.cipher.subarray(-16).toString('base64'), now)) throw new KdcError('KRB_AP_ERR_REPEAT', 'request is a replay');
+  if (!replays.check(ap.authenticator.cipher, now)) throw new KdcError('KRB_AP_ERR_REPEAT', 'request is a replay');
   // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
   const unwrapped = unwrapTgsFast(req, auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : undefined, sessKey);
   if (unwrapped) {
@@ -127,7 +106,7 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   if (renewTill) spec.renewTill = renewTill;
   if (etp.caddr) spec.caddr = etp.caddr;
   ctx.note.etype = etype;
-  const replyKey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : sessKey;
+  const replyKey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value, transient: true } : sessKey;
   return makeReply({
     msgType: 13,
     spec,

@@ -9,6 +9,7 @@ import { principalToString, type PrincipalName } from './asn1/primitives.js';
 import { decodeEncTicketPart, type EncTicketPart, type Ticket } from './asn1/ticket.js';
 import { profile, type EncryptionKey } from './crypto/index.js';
 import { flagBit, KeyUsage } from './iana.js';
+import type { ReplayCache } from './replay-cache.js';
 
 export class ApError extends Error {
   constructor(
@@ -21,19 +22,6 @@ export class ApError extends Error {
 }
 
 export const SKEW_MS = 300_000;
-
-/** Authenticators seen within the skew window. */
-export class ReplayCache {
-  private readonly seen = new Map<string, number>();
-  /** false when `tag` was seen before */
-  add(tag: string, now: number): boolean {
-    if (this.seen.size > 100_000) for (const [k, exp] of this.seen) if (exp < now) this.seen.delete(k);
-    const exp = this.seen.get(tag);
-    if (exp !== undefined && exp > now) return false;
-    this.seen.set(tag, now + 2 * SKEW_MS);
-    return true;
-  }
-}
 
 export interface AcceptedAp {
   client: string;
@@ -76,7 +64,7 @@ export async function acceptApReq(
   if (Math.abs(auth.ctime.getTime() - now) > SKEW_MS) throw new ApError('clock skew too great', 37);
   if (etp.endtime.getTime() < now - SKEW_MS) throw new ApError('ticket expired', 32);
   if ((etp.starttime ?? etp.authtime).getTime() > now + SKEW_MS) throw new ApError('ticket not yet valid', 33);
-  if (!replay.add(ap.authenticator.cipher.subarray(-16).toString('base64') + client, now)) throw new ApError('request is a replay', 34);
+  if (!replay.check(ap.authenticator.cipher, now)) throw new ApError('request is a replay', 34);
   return { client, ticket: etp, authenticator: auth, sessionKey, mutual: (ap.apOptions & flagBit(2)) !== 0, server };
 }
 

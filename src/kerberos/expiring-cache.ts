@@ -1,7 +1,8 @@
 /**
  * A cache of entries that share one lifetime, bounded by a total cost (the
- * KDC's lookaside cache counts reply bytes, its replay cache entries; the
- * derived-key cache keeps entries without expiry, bounded by count).
+ * derived-key cache keeps entries without expiry, bounded by count; the
+ * KDC's lookaside and replay caches, which take an entry per request, use
+ * the allocation-free DigestIndex instead).
  * Entries sit in a Map for look-up and in an arrival-order queue for
  * eviction: expired entries, and the oldest while over the bound, leave from
  * the front of the queue. (Iterating the Map itself from its start is not

@@ -8,7 +8,8 @@
 import { escapeFilterValue } from '../directory/filter.js';
 import type { Directory } from '../directory/types.js';
 import type { Principal } from '../framework/command.js';
-import { acceptApReq, makeApRep, ReplayCache } from '../kerberos/ap-exchange.js';
+import { acceptApReq, makeApRep, SKEW_MS } from '../kerberos/ap-exchange.js';
+import { ReplayCache } from '../kerberos/replay-cache.js';
 import { decodeGssChecksum, decodeInitialContextToken, encodeKrb5Token, GssFlag, Oid, TokId } from '../kerberos/asn1/gss.js';
 import { decodeNegTokenInit, encodeNegTokenResp, NegState } from '../kerberos/asn1/spnego.js';
 import { parseKeys } from '../objects/kerberos-keys.js';
@@ -22,7 +23,7 @@ export class NegotiateError extends Error {}
 const isApReq = (inner: Buffer) => inner.length >= 2 && inner.readUInt16BE(0) === TokId.AP_REQ;
 
 export function createNegotiator(dir: Directory, realm: string): (token: string) => Promise<NegotiateOutcome> {
-  const replay = new ReplayCache();
+  const replay = new ReplayCache(2 * SKEW_MS);
   const entryOf = async (principal: string) => {
     const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(principal)})`, sizeLimit: 2 });
     return res.entries.length === 1 ? res.entries[0]! : null;

@@ -7,9 +7,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeKdcReq } from '../../src/kerberos/asn1/kdc-req.js';
-import { asReqBody, randomNonce } from '../../src/kerberos/client.js';
-import { ReplayCache } from '../../src/kdc/tgs-exchange.js';
+import { decodeKdcReq, encodeKdcReq } from '../../src/kerberos/asn1/kdc-req.js';
+import { asReqBody, asWithPassword, randomNonce, tgsRequest } from '../../src/kerberos/client.js';
+import { createHash } from 'node:crypto';
+import { ReplayCache } from '../../src/kerberos/replay-cache.js';
+import { decodeKrbError } from '../../src/kerberos/asn1/krb-error.js';
+import { sendUdp } from '../../src/kerberos/transport.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 
 describe('KDC lookaside cache', () => {
@@ -48,23 +51,50 @@ describe('KDC lookaside cache', () => {
   });
 });
 
-describe('TGS replay cache', () => {
+describe('replay cache', () => {
+  // an authenticator is told apart by the end of its ciphertext (its MAC)
+  const cipher = (name: string) => Buffer.concat([Buffer.from('confounder and encrypted authenticator'), createHash('sha256').update(name).digest().subarray(0, 12)]);
+  const KEEP = 600_000;
+
   it('refuses an authenticator seen before until it expires', () => {
-    const c = new ReplayCache();
+    const c = new ReplayCache(KEEP);
     const t = 1_700_000_000_000;
-    assert.equal(c.check('a', t), true);
-    assert.equal(c.check('a', t + 1000), false, 'second use');
-    assert.equal(c.check('b', t + 1000), true);
-    assert.equal(c.check('a', t + 601_000), true, 'expired after twice the clock skew');
+    assert.equal(c.check(cipher('a'), t), true);
+    assert.equal(c.check(cipher('a'), t + 1000), false, 'second use');
+    assert.equal(c.check(Buffer.from(cipher('a')), t + 1000), false, 'second use, another Buffer of the same bytes');
+    assert.equal(c.check(cipher('b'), t + 1000), true);
+    assert.equal(c.check(cipher('a'), t + 601_000), true, 'expired after twice the clock skew');
+    assert.equal(c.check(cipher('a'), t + 602_000), false, 'and recorded again');
   });
 
   it('drops expired entries as it goes and keeps at most its bound', () => {
-    const c = new ReplayCache(1000);
+    const c = new ReplayCache(KEEP, 1000);
     const t = 1_700_000_000_000;
-    for (let i = 0; i < 5000; i++) c.check(`x${i}`, t);
+    for (let i = 0; i < 5000; i++) assert.equal(c.check(cipher(`x${i}`), t), true);
     assert.equal(c.size, 1000);
-    assert.equal(c.check('x4999', t), false, 'the newest are kept');
-    c.check('late', t + 700_000);
+    for (let i = 4000; i < 5000; i++) assert.equal(c.check(cipher(`x${i}`), t), false, `x${i} is among the newest, kept`);
+    assert.equal(c.check(cipher('x3999'), t), true, 'an evicted entry is forgotten');
+    c.check(cipher('late'), t + 700_000);
     assert.equal(c.size, 1, 'every expired entry went');
+  });
+
+  it('is served by the TGS exchange and refuses a replayed TGS request', async () => {
+    const realm = await startTestRealm();
+    try {
+      const port = realm.server.kdcPort;
+      const send = (m: Buffer) => sendUdp({ host: '127.0.0.1', port }, m);
+      const tgt = await asWithPassword(send, { nameType: 1, nameString: ['admin'] }, 'EXAMPLE.TEST', realm.adminPassword, { etypes: [18] });
+      const { msg } = tgsRequest(tgt, { nameType: 2, nameString: ['HTTP', 'localhost'] }, { etypes: [18] });
+      assert.equal((await send(msg))[0], 0x6d, 'TGS-REP');
+      // the same authenticator and body in a request that differs elsewhere (an extra PA-DATA the KDC ignores), so the lookaside cannot answer it
+      const req = decodeKdcReq(msg);
+      const again = encodeKdcReq({ msgType: 12, padata: [...req.padata, { type: 1000, value: Buffer.alloc(0) }], body: req.body, bodyRaw: req.bodyRaw });
+      assert.ok(again.includes(req.bodyRaw), 'the body is the same bytes');
+      const reply = await send(again);
+      assert.equal(reply[0], 0x7e, 'a KRB-ERROR');
+      assert.equal(decodeKrbError(reply).errorCode, 34, 'KRB_AP_ERR_REPEAT');
+    } finally {
+      await realm.stop();
+    }
   });
 });

@@ -131,12 +131,28 @@ describe('crypto profiles', () => {
   it('keeps the derived-key cache bounded', () => {
     const cache = new DerivedKeyCache(16);
     let derivations = 0;
-    for (let i = 0; i < 100; i++) cache.get(randomBytes(16), i, 0xaa, () => (derivations++, Buffer.alloc(16)));
+    for (let i = 0; i < 100; i++) cache.get({ etype: 17, value: randomBytes(16) }, i, 0xaa, () => (derivations++, Buffer.alloc(16)));
     assert.equal(cache.size, 16);
     assert.equal(derivations, 100);
     const base = randomBytes(16);
-    cache.get(base, 1, 0xaa, () => (derivations++, Buffer.alloc(16)));
-    cache.get(Buffer.from(base), 1, 0xaa, () => (derivations++, Buffer.alloc(16)));
+    cache.get({ etype: 17, value: base }, 1, 0xaa, () => (derivations++, Buffer.alloc(16)));
+    cache.get({ etype: 17, value: Buffer.from(base) }, 1, 0xaa, () => (derivations++, Buffer.alloc(16)));
     assert.equal(derivations, 101, 'the same key bytes in another Buffer hit the cache');
+  });
+
+  it('derives keys of a transient key afresh, without caching them', () => {
+    const cache = new DerivedKeyCache(16);
+    let derivations = 0;
+    const subkey = { etype: 17, value: randomBytes(16), transient: true };
+    for (let i = 0; i < 3; i++) cache.get(subkey, 9, 0xaa, () => (derivations++, Buffer.alloc(16)));
+    assert.equal(derivations, 3);
+    assert.equal(cache.size, 0);
+    // and a transient key encrypts and decrypts like any other
+    for (const etype of [17, 18, 19, 20]) {
+      const p = profile(etype);
+      const k = { ...p.randomKey(), transient: true };
+      const c = p.encrypt(k, 9, Buffer.from('reply'));
+      assert.deepEqual(p.decrypt({ etype, value: k.value }, 9, c), Buffer.from('reply'));
+    }
   });
 });

@@ -25,7 +25,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
   const cache = new DerivedKeyCache();
   const checkKey = keyLengthGuard(name, keyBytes);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
-    cache.get(key.value, usage, purpose, () => deriveKey(key.value, usageConstant(usage, purpose)));
+    cache.get(key, usage, purpose, () => deriveKey(key.value, usageConstant(usage, purpose)));
   const mac = (ki: Buffer, data: Buffer): Buffer => createHmac('sha1', ki).update(data).digest().subarray(0, MAC_BYTES);
 
   const profile: EnctypeProfile = {
@@ -81,7 +81,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
 
     prf(key, data) {
       checkKey(key);
-      const prfKey = cache.get(key.value, PRF_SLOT, 0, () => deriveKey(key.value, PRF_CONSTANT));
+      const prfKey = cache.get(key, PRF_SLOT, 0, () => deriveKey(key.value, PRF_CONSTANT));
       return aesBlock(prfKey, createHash('sha1').update(data).digest().subarray(0, BLOCK));
     },
   };

@@ -40,7 +40,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   const prfBits = hash === 'sha256' ? 256 : 384;
   // Ke has the key's length; Kc and Ki the MAC's (RFC 8009 §5).
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
-    cache.get(key.value, usage, purpose, () =>
+    cache.get(key, usage, purpose, () =>
       kdfHmacSha2(hash, key.value, usageConstant(usage, purpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8),
     );
   const mac = (ki: Buffer, c: Buffer): Buffer => createHmac(hash, ki).update(ZERO_IV).update(c).digest().subarray(0, macBytes);

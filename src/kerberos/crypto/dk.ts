@@ -8,6 +8,7 @@
 import { aesBlock } from './cts.js';
 import { ExpiringCache } from '../expiring-cache.js';
 import { nfold } from './nfold.js';
+import type { EncryptionKey } from './types.js';
 
 const BLOCK = 16;
 
@@ -37,8 +38,7 @@ function foldedConstant(constant: Buffer): Buffer {
 
 /** DR(base, constant): `outBytes` of AES-ECB chained over n-fold(constant). */
 export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length): Buffer {
-  // memory of its own: derived keys are cached, and a view into Node's shared pool would keep the whole pool alive
-  const out = Buffer.allocUnsafeSlow(Math.ceil(outBytes / BLOCK) * BLOCK);
+  const out = Buffer.allocUnsafe(Math.ceil(outBytes / BLOCK) * BLOCK);
   let block = foldedConstant(constant);
   for (let off = 0; off < out.length; off += BLOCK) {
     block = aesBlock(base, block);
@@ -55,8 +55,9 @@ export function deriveKey(base: Buffer, constant: Buffer): Buffer {
 /**
  * Derived keys by (base key bytes, usage, purpose). Keyed by content, not by
  * Buffer identity, because session keys are decoded afresh from every ticket.
- * Bounded: the oldest entry goes when full (in O(1): a TGS request brings a
- * fresh subkey, so a busy KDC misses and evicts on every request).
+ * Bounded: the oldest entry goes when full. A transient key (a TGS
+ * request's subkey, used for one reply) is derived afresh and not kept: it
+ * would only push out keys that are used again.
  */
 export class DerivedKeyCache {
   private readonly cache: ExpiringCache<Buffer>;
@@ -64,11 +65,15 @@ export class DerivedKeyCache {
     this.cache = new ExpiringCache(max);
   }
 
-  get(base: Buffer, usage: number, purpose: number, derive: () => Buffer): Buffer {
-    const id = `${purpose}:${usage}:${base.toString('latin1')}`;
+  get(base: EncryptionKey, usage: number, purpose: number, derive: () => Buffer): Buffer {
+    if (base.transient) return derive();
+    const id = `${purpose}:${usage}:${base.value.toString('latin1')}`;
     let v = this.cache.get(id, 0);
     if (v === undefined) {
-      v = derive();
+      // memory of its own: a view into Node's shared pool would keep the whole pool alive
+      const d = derive();
+      v = Buffer.allocUnsafeSlow(d.length);
+      d.copy(v);
       this.cache.set(id, v, Infinity, 1, 0);
     }
     return v;

@@ -9,6 +9,8 @@ import { randomBytesPooled } from './random.js';
 export interface EncryptionKey {
   etype: number;
   value: Buffer;
+  /** used for one message only (a TGS request's subkey): keys derived from it are not cached */
+  transient?: boolean;
 }
 
 /** Why a crypto operation failed; stable strings so callers can `switch`. */
