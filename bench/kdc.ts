@@ -6,8 +6,9 @@
  * pinned to core 0 and this load generator to core 1; both log every
  * request to a file, and both are warmed up on both exchanges before the
  * measured rounds. Every request is new
- * (fresh nonce, fresh timestamp or authenticator), so neither lookaside
- * cache can answer it. Requests are made before each run, so the generator
+ * (fresh nonce, fresh timestamp or authenticator, fresh subkey), so neither
+ * lookaside cache can answer it; TGS requests come from as many clients as
+ * there are outstanding requests, each presenting a TGT of its own. Requests are made before each run, so the generator
  * only sends and receives while measuring. The runs alternate between the
  * two KDCs for several rounds and the medians are compared, so a noisy
  * neighbour on the shared machine weighs on both sides alike.
@@ -148,9 +149,12 @@ const asMaker: Maker = () => {
   return encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body });
 };
 
+/** TGS requests from CONC clients, each with a TGT of its own (each with a fresh subkey, nonce and authenticator). */
 async function tgsMaker(port: number): Promise<Maker> {
-  const tgt = await asWithPassword((m) => sendUdp({ host: '127.0.0.1', port }, m), cname, REALM, PASSWORD, { etypes: [ETYPE] });
-  return () => tgsRequest(tgt, sname, { etypes: [ETYPE] }).msg;
+  const tgts = [];
+  for (let i = 0; i < CONC; i++) tgts.push(await asWithPassword((m) => sendUdp({ host: '127.0.0.1', port }, m), cname, REALM, PASSWORD, { etypes: [ETYPE] }));
+  let n = 0;
+  return () => tgsRequest(tgts[n++ % tgts.length]!, sname, { etypes: [ETYPE] }).msg;
 }
 
 const targets: Array<[string, number]> = [['dirid', ports.kdc]];

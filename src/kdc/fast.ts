@@ -15,7 +15,8 @@ import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { encodePaDataList, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import type { Ticket } from '../kerberos/asn1/ticket.js';
-import { decodeEncTicketPart } from '../kerberos/asn1/ticket.js';
+import { decodeEncTicketPart, type EncTicketPart } from '../kerberos/asn1/ticket.js';
+import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { KdcError } from './kdc-error.js';
@@ -86,21 +87,63 @@ export function unwrapTgsFast(req: KdcReq, subkey: EncryptionKey | undefined, se
   return { req: { msgType: req.msgType, padata: req.padata, body: inner.body, bodyRaw: req.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce } };
 }
 
+interface OpenedTicket {
+  /** the ciphertext, in memory of its own */
+  cipher: Buffer;
+  /** the krbtgt key Buffer it was decrypted with */
+  key: Buffer;
+  etp: EncTicketPart;
+  session: EncryptionKey;
+}
+
+/** How long an opened TGT is remembered: a client's TGS requests come in bursts (one per service it reaches). */
+const OPENED_TTL_MS = 5 * 60_000;
+const OPENED_MAX = 10_000;
+/** bytes at the end of a ticket's ciphertext used as its cache key: MAC bytes for every AES enctype */
+const MAC_TAIL = 12;
+
+/**
+ * TGTs opened recently, by the MAC that ends their ciphertext. A client
+ * presents its TGT with every TGS request (and as FAST armor), and
+ * decrypting and decoding it is a good part of the exchange. A hit needs the
+ * very same ciphertext under the very same key Buffer: the principal cache
+ * hands out new Buffers whenever it reloads the krbtgt, so a changed key
+ * misses. A hit thus yields exactly what decrypting again would; the
+ * ticket's times are checked on every use. What it returns is shared
+ * between requests and must not be modified.
+ */
+const opened = new ExpiringCache<OpenedTicket>(OPENED_MAX);
+
 /** Decrypts a TGT with the current krbtgt key and checks its times. */
-export async function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number) {
+export async function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Promise<{ etp: EncTicketPart; session: EncryptionKey }> {
   const krbtgt = await db.lookup(`krbtgt/${realm}@${realm}`);
   if (!krbtgt) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no krbtgt');
   const stored = keyFor(krbtgt, ticket.encPart.etype);
   if (!stored) throw new KdcError('KRB_AP_ERR_NOKEY', "no krbtgt key of the ticket's enctype");
   if (ticket.encPart.kvno !== undefined && ticket.encPart.kvno !== stored.kvno) throw new KdcError('KRB_AP_ERR_BADKEYVER', 'ticket key version is not current');
-  let etp;
-  try {
-    etp = decodeEncTicketPart(profile(stored.etype).decrypt({ etype: stored.etype, value: stored.key }, KeyUsage.TICKET, ticket.encPart.cipher));
-  } catch {
-    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
+  const cipher = ticket.encPart.cipher;
+  const id = cipher.length > MAC_TAIL ? cipher.toString('latin1', cipher.length - MAC_TAIL) : undefined;
+  let hit = id === undefined ? undefined : opened.get(id, now);
+  if (hit && (hit.key !== stored.key || !hit.cipher.equals(cipher))) hit = undefined;
+  if (!hit) {
+    // ciphertext and plaintext in memory of their own (the decoded ticket's Buffers are views into it): a view into
+    // Node's shared pool would keep the whole pool alive as long as the entry
+    let own: Buffer;
+    let etp: EncTicketPart;
+    try {
+      const plain = profile(stored.etype).decrypt({ etype: stored.etype, value: stored.key }, KeyUsage.TICKET, cipher);
+      own = Buffer.allocUnsafeSlow(cipher.length + plain.length);
+      cipher.copy(own);
+      plain.copy(own, cipher.length);
+      etp = decodeEncTicketPart(own.subarray(cipher.length));
+    } catch {
+      throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
+    }
+    hit = { cipher: own.subarray(0, cipher.length), key: stored.key, etp, session: { etype: etp.key.etype, value: etp.key.value } };
+    if (id !== undefined) opened.set(id, hit, now + OPENED_TTL_MS, 1, now);
   }
-  if (etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
-  return { etp, session: { etype: etp.key.etype, value: etp.key.value } };
+  if (hit.etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
+  return hit;
 }
 
 /** PA-FX-FAST for a reply: the KrbFastResponse sealed with the armor key. */

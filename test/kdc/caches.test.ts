@@ -1,9 +1,10 @@
 /**
- * The KDC's two request caches under load: the lookaside cache answers a
- * retransmission with the very same reply and stays within its byte bound
- * under a flood of distinct requests; the TGS replay cache refuses a second
- * use of an authenticator, forgets entries when they expire, and stays
- * within its size bound.
+ * The KDC's caches: the lookaside cache answers a retransmission with the
+ * very same reply and stays within its byte bound under a flood of distinct
+ * requests; the replay cache refuses a second use of an authenticator,
+ * forgets entries when they expire, and stays within its size bound; the
+ * opened-TGT cache answers only for the very same ciphertext under the
+ * very same key, and checks times on every use.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,12 @@ import { ReplayCache } from '../../src/kerberos/replay-cache.js';
 import { decodeKrbError } from '../../src/kerberos/asn1/krb-error.js';
 import { sendUdp } from '../../src/kerberos/transport.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { openTgt } from '../../src/kdc/fast.js';
+import { errorName, KdcError } from '../../src/kdc/kdc-error.js';
+import type { PrincipalDb } from '../../src/kdc/principals.js';
+import { encodeEncTicketPart, encodeTicket, type Ticket } from '../../src/kerberos/asn1/ticket.js';
+import { profile } from '../../src/kerberos/crypto/index.js';
+import { KeyUsage } from '../../src/kerberos/iana.js';
 
 describe('KDC lookaside cache', () => {
   let realm: TestRealm;
@@ -96,5 +103,42 @@ describe('replay cache', () => {
     } finally {
       await realm.stop();
     }
+  });
+});
+
+describe('opened-TGT cache', () => {
+  const REALM = 'CACHE.TEST';
+  const now = Date.now();
+  const krbtgtDb = (key: Buffer) =>
+    ({ lookup: async () => ({ dn: 'x', name: `krbtgt/${REALM}@${REALM}`, keys: [{ etype: 18, kvno: 1, key }], disabled: false, authTypes: [], isUser: false }) }) as unknown as PrincipalDb;
+  const tgtUnder = (key: Buffer, endtime: Date): Ticket => {
+    const p = profile(18);
+    const session = p.randomKey();
+    const etp = { flags: 0, key: { etype: 18, value: session.value }, crealm: REALM, cname: { nameType: 1, nameString: ['alice'] }, transited: { type: 1, contents: Buffer.alloc(0) }, authtime: new Date(now - 1000), endtime };
+    const t = { realm: REALM, sname: { nameType: 2, nameString: ['krbtgt', REALM] }, encPart: { etype: 18, kvno: 1, cipher: p.encrypt({ etype: 18, value: key }, KeyUsage.TICKET, encodeEncTicketPart(etp)) } };
+    return { ...t, raw: encodeTicket(t) };
+  };
+  const refusedWith = async (p: Promise<unknown>, code: string) => assert.rejects(p, (e: unknown) => e instanceof KdcError && errorName(e.code) === code);
+
+  it('answers a second use of the same TGT with the same opened ticket, and never a ticket that differs', async () => {
+    const key = profile(18).randomKey().value;
+    const db = krbtgtDb(key);
+    const tgt = tgtUnder(key, new Date(now + 3600_000));
+    const first = await openTgt(db, REALM, tgt, now);
+    assert.equal(first.etp.cname.nameString[0], 'alice');
+    const again = await openTgt(db, REALM, { ...tgt, encPart: { ...tgt.encPart, cipher: Buffer.from(tgt.encPart.cipher) } }, now);
+    assert.equal(again.session.value, first.session.value, 'the same opened ticket, by content of the ciphertext');
+    // the same MAC at the end (the cache key), another byte in the middle: decrypted afresh, and refused
+    const tampered = Buffer.from(tgt.encPart.cipher);
+    tampered[20] ^= 0x01;
+    await refusedWith(openTgt(db, REALM, { ...tgt, encPart: { ...tgt.encPart, cipher: tampered } }, now), 'KRB_AP_ERR_BAD_INTEGRITY');
+  });
+
+  it('misses when the krbtgt key is another, and checks the times on every use', async () => {
+    const key = profile(18).randomKey().value;
+    const tgt = tgtUnder(key, new Date(now + 60_000));
+    await openTgt(krbtgtDb(key), REALM, tgt, now);
+    await refusedWith(openTgt(krbtgtDb(profile(18).randomKey().value), REALM, tgt, now), 'KRB_AP_ERR_BAD_INTEGRITY');
+    await refusedWith(openTgt(krbtgtDb(key), REALM, tgt, now + 120_000), 'KRB_AP_ERR_TKT_EXPIRED');
   });
 });

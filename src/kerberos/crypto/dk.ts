@@ -53,20 +53,30 @@ export function deriveKey(base: Buffer, constant: Buffer): Buffer {
 }
 
 /**
- * Derived keys by (base key bytes, usage, purpose). Keyed by content, not by
- * Buffer identity, because session keys are decoded afresh from every ticket.
- * Bounded: the oldest entry goes when full. A transient key (a TGS
+ * Derived keys by (base key bytes, usage, purpose). Looked up first by the
+ * base key's Buffer object (long-term keys come from the principal cache and
+ * TGT session keys from the opened-ticket cache, so the same Buffer recurs),
+ * then by content, because a key decoded afresh from a message is a new
+ * Buffer with the same bytes. Bounded: the oldest content entry goes when
+ * full; the by-Buffer entries go with their Buffer. A transient key (a TGS
  * request's subkey, used for one reply) is derived afresh and not kept: it
- * would only push out keys that are used again.
+ * would only push out keys that are used again. Key Buffers are never
+ * modified in place in this code base (cts.ts relies on that too).
  */
 export class DerivedKeyCache {
   private readonly cache: ExpiringCache<Buffer>;
+  private byBuffer = new WeakMap<Buffer, Map<number, Buffer>>();
   constructor(max = 4096) {
     this.cache = new ExpiringCache(max);
   }
 
   get(base: EncryptionKey, usage: number, purpose: number, derive: () => Buffer): Buffer {
     if (base.transient) return derive();
+    // usage is a 32-bit number (or -1 for the PRF), purpose a byte
+    const slot = usage * 256 + purpose;
+    let mine = this.byBuffer.get(base.value);
+    const known = mine?.get(slot);
+    if (known !== undefined) return known;
     const id = `${purpose}:${usage}:${base.value.toString('latin1')}`;
     let v = this.cache.get(id, 0);
     if (v === undefined) {
@@ -76,6 +86,8 @@ export class DerivedKeyCache {
       d.copy(v);
       this.cache.set(id, v, Infinity, 1, 0);
     }
+    if (!mine) this.byBuffer.set(base.value, (mine = new Map()));
+    mine.set(slot, v);
     return v;
   }
 
@@ -85,5 +97,6 @@ export class DerivedKeyCache {
 
   clear(): void {
     this.cache.clear();
+    this.byBuffer = new WeakMap();
   }
 }
