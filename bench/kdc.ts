@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { encodeKdcReq } from '../src/kerberos/asn1/kdc-req.js';
-import { asReqBody, asWithPassword, encTimestamp, randomNonce, tgsRequest } from '../src/kerberos/client.js';
+import { asReqBody, asWithPassword, encTimestamp, randomNonce, tgsRequest, type Credentials } from '../src/kerberos/client.js';
 import { profile } from '../src/kerberos/crypto/index.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import { startMitRealm } from '../test/support/mit-realm.js';
@@ -151,7 +151,7 @@ const asMaker: Maker = () => {
 
 /** TGS requests from CONC clients, each with a TGT of its own (each with a fresh subkey, nonce and authenticator). */
 async function tgsMaker(port: number): Promise<Maker> {
-  const tgts = [];
+  const tgts: Credentials[] = [];
   for (let i = 0; i < CONC; i++) tgts.push(await asWithPassword((m) => sendUdp({ host: '127.0.0.1', port }, m), cname, REALM, PASSWORD, { etypes: [ETYPE] }));
   let n = 0;
   return () => tgsRequest(tgts[n++ % tgts.length]!, sname, { etypes: [ETYPE] }).msg;

@@ -11,12 +11,12 @@ import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../ker
 import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
-import { armoredReply, unwrapAsFast, type CookieJar, type FastState } from './fast.js';
+import { armoredReply, isArmored, unwrapAsFast, type CookieJar, type FastState } from './fast.js';
 import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError, lazyHints, type Hints } from './kdc-error.js';
-import { keyFor, type KdcPrincipal, type PrincipalDb, type RealmPolicy } from './principals.js';
+import { keyFor, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
 export const CLOCK_SKEW_SECONDS = 300;
@@ -24,7 +24,8 @@ export const CLOCK_SKEW_SECONDS = 300;
 export interface ExchangeContext {
   db: PrincipalDb;
   realm: string;
-  policy: () => Promise<RealmPolicy>;
+  /** the realm's ticket policy, read before the exchange starts */
+  policy: RealmPolicy;
   now: () => number;
   /** the request exactly as received (RFC 6806 checksums cover it) */
   raw: Buffer;
@@ -120,9 +121,9 @@ export function wantsEncPaRep(outer: KdcReq, inner: KdcReq): boolean {
 }
 
 /** Builds the AS-REP: plain, or armored with strengthened reply key and KrbFastFinished. */
-export async function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, longTerm: { key: EncryptionKey; kvno?: number }, fastPadata: PaData[] = []): Promise<Buffer> {
+export function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, longTerm: { key: EncryptionKey; kvno?: number }, fastPadata: PaData[] = []): Buffer {
   const encPa = wantsEncPaRep(outer, req);
-  const spec = await initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
+  const spec = initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
   const ticket = makeTicket(spec);
   let replyKey = longTerm.key;
   const padata: PaData[] = [];
@@ -160,27 +161,33 @@ export async function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: Kdc
   });
 }
 
-export async function lookupClient(ctx: ExchangeContext, req: KdcReq): Promise<KdcPrincipal> {
+export function lookupClient(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
   const body = req.body;
   if (!body.cname) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'no client name');
   if (body.realm !== ctx.realm) throw new KdcError('KDC_ERR_WRONG_REALM', `realm ${body.realm} is not served here`);
   const name = principalToString(body.cname, ctx.realm);
   ctx.note.client = name;
-  const client = await ctx.db.lookup(name);
-  if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${name} not found`);
-  if (client.disabled) throw new KdcError('KDC_ERR_CLIENT_REVOKED', `client ${name} is disabled`);
-  if (client.expiration && client.expiration.getTime() < ctx.now()) throw new KdcError('KDC_ERR_NAME_EXP', `client ${name} has expired`);
-  return client;
+  const check = (client: KdcPrincipal | null): KdcPrincipal => {
+    if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${name} not found`);
+    if (client.disabled) throw new KdcError('KDC_ERR_CLIENT_REVOKED', `client ${name} is disabled`);
+    if (client.expiration && client.expiration.getTime() < ctx.now()) throw new KdcError('KDC_ERR_NAME_EXP', `client ${name} has expired`);
+    return client;
+  };
+  const found = ctx.db.find(name);
+  return found instanceof Promise ? found.then(check) : check(found);
 }
 
-export async function lookupServer(ctx: ExchangeContext, req: KdcReq): Promise<KdcPrincipal> {
+export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
   if (!req.body.sname) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no server name');
   const name = principalToString(req.body.sname, ctx.realm);
   ctx.note.server = name;
-  const server = await ctx.db.lookup(name);
-  if (!server) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', `server ${name} not found`);
-  if (server.disabled) throw new KdcError('KDC_ERR_SERVICE_REVOKED', `server ${name} is disabled`);
-  return server;
+  const check = (server: KdcPrincipal | null): KdcPrincipal => {
+    if (!server) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', `server ${name} not found`);
+    if (server.disabled) throw new KdcError('KDC_ERR_SERVICE_REVOKED', `server ${name} is disabled`);
+    return server;
+  };
+  const found = ctx.db.find(name);
+  return found instanceof Promise ? found.then(check) : check(found);
 }
 
 /** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */
@@ -209,9 +216,9 @@ function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: Kdc
 }
 
 /** Lifetime, renewal and flags of an initial ticket (RFC 4120 §3.1.3). */
-export async function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, extraFlags = 0): Promise<TicketSpec> {
+export function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, extraFlags = 0): TicketSpec {
   const body = req.body;
-  const policy = await ctx.policy();
+  const policy = ctx.policy;
   const now = wholeSeconds(ctx.now());
   const maxLife = Math.min(policy.maxLife, client.maxLife ?? Infinity, server.maxLife ?? Infinity);
   const maxRenew = Math.min(policy.maxRenew, client.maxRenew ?? Infinity, server.maxRenew ?? Infinity);
@@ -247,11 +254,13 @@ export async function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, clien
 }
 
 export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
-  const unwrapped = await unwrapAsFast(ctx.db, ctx.realm, outer, ctx.now());
+  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.db, ctx.realm, outer, ctx.now()) : null;
   if (unwrapped) ctx.fast = unwrapped.fast;
   const req = unwrapped?.req ?? outer;
-  const client = await lookupClient(ctx, req);
-  const server = await lookupServer(ctx, req);
+  let client = lookupClient(ctx, req);
+  if (client instanceof Promise) client = await client;
+  let server = lookupServer(ctx, req);
+  if (server instanceof Promise) server = await server;
   const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
   const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
   const idp = offersIdp(client);

@@ -20,7 +20,7 @@ import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { KdcError } from './kdc-error.js';
-import { keyFor, type PrincipalDb } from './principals.js';
+import { keyFor, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
 
 export interface FastState {
   armorKey: EncryptionKey;
@@ -49,6 +49,11 @@ function verifyAndDecrypt(fastPa: PaData, checksummed: Buffer, armorKey: Encrypt
     throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'FAST request does not decrypt');
   }
   return { armored, inner };
+}
+
+/** Whether a request carries a FAST armored request (an empty PA-FX-FAST only says the client knows FAST). */
+export function isArmored(req: KdcReq): boolean {
+  return req.padata.some((p) => p.type === PaType.FX_FAST && p.value.length > 0);
 }
 
 /** Unwraps an armored AS-REQ; null when the request is not armored. */
@@ -114,9 +119,13 @@ const MAC_TAIL = 12;
  */
 const opened = new ExpiringCache<OpenedTicket>(OPENED_MAX);
 
-/** Decrypts a TGT with the current krbtgt key and checks its times. */
-export async function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Promise<{ etp: EncTicketPart; session: EncryptionKey }> {
-  const krbtgt = await db.lookup(`krbtgt/${realm}@${realm}`);
+/** Decrypts a TGT with the current krbtgt key and checks its times (at once when the krbtgt is cached). */
+export function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Maybe<{ etp: EncTicketPart; session: EncryptionKey }> {
+  const krbtgt = db.find(`krbtgt/${realm}@${realm}`);
+  return krbtgt instanceof Promise ? krbtgt.then((k) => openTgtWith(k, ticket, now)) : openTgtWith(krbtgt, ticket, now);
+}
+
+function openTgtWith(krbtgt: KdcPrincipal | null, ticket: Ticket, now: number): { etp: EncTicketPart; session: EncryptionKey } {
   if (!krbtgt) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no krbtgt');
   const stored = keyFor(krbtgt, ticket.encPart.etype);
   if (!stored) throw new KdcError('KRB_AP_ERR_NOKEY', "no krbtgt key of the ticket's enctype");

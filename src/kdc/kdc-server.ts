@@ -53,10 +53,14 @@ export class Kdc {
     this.cookies = new CookieJar(o.cookieKey);
   }
 
-  private async policy(): Promise<RealmPolicy> {
+  /** The realm policy, read again every 10 s; at once while it is fresh. */
+  private policy(): RealmPolicy | Promise<RealmPolicy> {
     const t = this.now();
-    if (!this.policyCache || this.policyCache.expires < t) this.policyCache = { value: await this.db.policy(), expires: t + 10_000 };
-    return this.policyCache.value;
+    if (this.policyCache && this.policyCache.expires >= t) return this.policyCache.value;
+    return this.db.policy().then((value) => {
+      this.policyCache = { value, expires: t + 10_000 };
+      return value;
+    });
   }
 
   /** Answers one request; null means "send nothing". */
@@ -98,7 +102,9 @@ export class Kdc {
         if (e instanceof Asn1Error) throw new KdcError('KRB_AP_ERR_MSG_TYPE', `malformed request: ${e.message}`);
         throw e;
       }
-      ctx = { db: this.db, realm: this.o.realm, policy: () => this.policy(), now: this.now, note, raw, cookies: this.cookies, idpFetch: this.o.idpFetch };
+      let policy = this.policy();
+      if (policy instanceof Promise) policy = await policy;
+      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, idpFetch: this.o.idpFetch };
       reply = req.msgType === 10 ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');

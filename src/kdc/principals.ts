@@ -24,6 +24,9 @@ export interface KdcPrincipal {
   maxRenew?: number;
 }
 
+/** A value now, or a promise of it: cached look-ups answer without a turn of the microtask queue. */
+export type Maybe<T> = T | Promise<T>;
+
 export interface RealmPolicy {
   maxLife: number;
   maxRenew: number;
@@ -45,6 +48,16 @@ export class PrincipalDb {
     readonly dir: Directory,
     readonly realm: string,
   ) {}
+
+  /**
+   * The principal when the cache has it, without a promise (a request whose
+   * principals are cached takes no turn of the microtask queue); else the
+   * look-up in progress.
+   */
+  find(name: string): Maybe<KdcPrincipal | null> {
+    const hit = this.cache.get(name);
+    return hit && hit.generation === this.dir.generation && hit.expires > Date.now() ? hit.p : this.lookup(name);
+  }
 
   async lookup(name: string): Promise<KdcPrincipal | null> {
     const now = Date.now();

@@ -29,7 +29,9 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
     throw new KdcError('KDC_ERR_POLICY', 'only tickets for this realm\'s krbtgt are accepted');
   }
   const now = ctx.now();
-  const { etp, session: sessKey } = await openTgt(ctx.db, ctx.realm, ap.ticket, now);
+  let opened = openTgt(ctx.db, ctx.realm, ap.ticket, now);
+  if (opened instanceof Promise) opened = await opened;
+  const { etp, session: sessKey } = opened;
   ctx.note.client = principalToString(etp.cname, etp.crealm);
   let auth;
   try {
@@ -62,8 +64,9 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   if (hasFlag(opts, KdcOption.VALIDATE) || hasFlag(opts, KdcOption.ENC_TKT_IN_SKEY) || hasFlag(opts, KdcOption.POSTDATED)) {
     throw new KdcError('KDC_ERR_BADOPTION', 'option not supported');
   }
-  const server = await lookupServer(ctx, req);
-  const policy = await ctx.policy();
+  let server = lookupServer(ctx, req);
+  if (server instanceof Promise) server = await server;
+  const policy = ctx.policy;
   const nowS = wholeSeconds(now);
   let flags = etp.flags & (flagBit(TicketFlag.PRE_AUTHENT) | flagBit(TicketFlag.HW_AUTHENT));
   let endtime: Date;
