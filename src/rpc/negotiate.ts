@@ -23,7 +23,8 @@ export class NegotiateError extends Error {}
 const isApReq = (inner: Buffer) => inner.length >= 2 && inner.readUInt16BE(0) === TokId.AP_REQ;
 
 export function createNegotiator(dir: Directory, realm: string): (token: string) => Promise<NegotiateOutcome> {
-  const replay = new ReplayCache(2 * SKEW_MS);
+  // a Negotiate login is followed by a session cookie, so the API sees far fewer authenticators than the KDC
+  const replay = new ReplayCache(2 * SKEW_MS, 100_000);
   const entryOf = async (principal: string) => {
     const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(principal)})`, sizeLimit: 2 });
     return res.entries.length === 1 ? res.entries[0]! : null;
