@@ -34,7 +34,7 @@ export class DerNode {
     private readonly contentStart: number,
     /** offset just after the element */
     readonly end: number,
-    readonly children: DerNode[],
+    readonly children: readonly DerNode[],
   ) {}
 
   /** the whole TLV as received */
@@ -49,6 +49,7 @@ export class DerNode {
 }
 
 const CLASSES: readonly TagClass[] = ['universal', 'application', 'context', 'private'];
+const NO_CHILDREN: readonly DerNode[] = Object.freeze([]);
 const MAX_DEPTH = 24;
 const MAX_INPUT = 1 << 20;
 const MAX_NODES = 20_000;
@@ -86,15 +87,20 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
     if (len < 0x80) throw new Asn1Error('non-minimal length');
   }
   if (p + len > end) throw new Asn1Error('truncated ASN.1 element');
-  const children: DerNode[] = [];
+  // Primitive elements share one empty list, and a list starts at its first child's size (most constructed
+  // elements are explicit tags with exactly one child): a list grown by push() from empty reserves 17 slots.
+  let children: DerNode[] | readonly DerNode[] = NO_CHILDREN;
   if (constructed) {
     if (cls === 'universal' && tag !== 16 && tag !== 17) throw new Asn1Error('constructed string encodings are not DER');
     let q = p;
+    let list: DerNode[] | undefined;
     while (q < p + len) {
       const child = parseAt(buf, q, p + len, depth + 1, budget);
-      children.push(child);
+      if (list) list.push(child);
+      else list = [child];
       q = child.end;
     }
+    if (list) children = list;
   }
   return new DerNode(cls, tag, constructed, buf, start, p, p + len, children);
 }
@@ -124,24 +130,37 @@ export function unwrapApp(n: DerNode, tag: number, what: string): DerNode {
 }
 
 /**
- * A SEQUENCE of explicitly context-tagged fields: returns field number ->
- * inner node. Tags must be ascending and unique.
+ * The fields of a SEQUENCE of explicitly context-tagged fields, by field
+ * number (the inner node of each tag). Looked up by scanning the few
+ * children: cheaper than building a Map for every SEQUENCE of a message.
  */
-export function fields(n: DerNode, what: string): Map<number, DerNode> {
+export class Fields {
+  constructor(private readonly seq: DerNode) {}
+
+  get(tag: number): DerNode | undefined {
+    for (const c of this.seq.children) if (c.tag === tag) return c.children[0];
+    return undefined;
+  }
+
+  has(tag: number): boolean {
+    return this.get(tag) !== undefined;
+  }
+}
+
+/** The fields of a SEQUENCE of explicitly context-tagged fields; tags must be ascending and unique. */
+export function fields(n: DerNode, what: string): Fields {
   expect(n, 'universal', 16, what);
   if (!n.constructed) throw new Asn1Error(`${what}: SEQUENCE must be constructed`);
-  const out = new Map<number, DerNode>();
   let last = -1;
   for (const c of n.children) {
     if (c.cls !== 'context' || !c.constructed || c.children.length !== 1) throw new Asn1Error(`${what}: expected an explicitly tagged field`);
     if (c.tag <= last) throw new Asn1Error(`${what}: fields out of order`);
     last = c.tag;
-    out.set(c.tag, c.children[0]!);
   }
-  return out;
+  return new Fields(n);
 }
 
-export function req(f: Map<number, DerNode>, tag: number, what: string): DerNode {
+export function req(f: Fields, tag: number, what: string): DerNode {
   const n = f.get(tag);
   if (!n) throw new Asn1Error(`${what}: missing field [${tag}]`);
   return n;
@@ -217,7 +236,7 @@ export function readFlags(n: DerNode, what: string): number {
   return v >>> 0;
 }
 
-export function seqOf(n: DerNode, what: string): DerNode[] {
+export function seqOf(n: DerNode, what: string): readonly DerNode[] {
   expect(n, 'universal', 16, what);
   if (!n.constructed) throw new Asn1Error(`${what}: SEQUENCE must be constructed`);
   return n.children;
@@ -241,8 +260,10 @@ const CLASS_BITS: Record<TagClass, number> = { universal: 0x00, application: 0x4
 export type DerPart = Buffer | Der;
 
 const enum Body {
-  /** content is the parts, in order */
+  /** content is the parts, in order (undefined ones are absent OPTIONAL fields) */
   Parts,
+  /** content is one part (an explicit tag's inner value, an OCTET STRING's bytes) */
+  One,
   /** content is a latin1 string */
   Latin1,
   /** content is a two's-complement integer of `clen` bytes */
@@ -263,8 +284,8 @@ export class Der {
   constructor(
     readonly id: number,
     private readonly body: Body,
-    private readonly parts: readonly DerPart[] | null,
-    private readonly text: string | null,
+    /** the parts (Parts), the part (One), the text (Latin1), or null */
+    private readonly payload: readonly (DerPart | undefined)[] | DerPart | string | null,
     private readonly num: number,
     readonly clen: number,
   ) {
@@ -283,10 +304,14 @@ export class Der {
     }
     switch (this.body) {
       case Body.Parts:
-        for (const p of this.parts!) off = p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
+        for (const p of this.payload as readonly (DerPart | undefined)[]) if (p !== undefined) off = p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
         return off;
+      case Body.One: {
+        const p = this.payload as DerPart;
+        return p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
+      }
       case Body.Latin1:
-        return off + out.write(this.text!, off, len, 'latin1');
+        return off + out.write(this.payload as string, off, len, 'latin1');
       case Body.Time: {
         const d = new Date(this.num);
         off = digits(out, off, d.getUTCFullYear(), 4);
@@ -340,11 +365,13 @@ function identifier(cls: TagClass, constructed: boolean, tag: number): number {
   return CLASS_BITS[cls] | (constructed ? 0x20 : 0) | tag;
 }
 
-function constructedOf(id: number, parts: readonly DerPart[]): Der {
+function constructedOf(id: number, parts: readonly (DerPart | undefined)[]): Der {
   let clen = 0;
-  for (const p of parts) clen += partSize(p);
-  return new Der(id, Body.Parts, parts, null, 0, clen);
+  for (const p of parts) if (p !== undefined) clen += partSize(p);
+  return new Der(id, Body.Parts, parts, 0, clen);
 }
+
+const wrap = (id: number, inner: DerPart): Der => new Der(id, Body.One, inner, 0, partSize(inner));
 
 /** One TLV around content given as parts (tags below 31 cover every Kerberos type). */
 export function tlv(cls: TagClass, constructed: boolean, tag: number, ...content: DerPart[]): Der {
@@ -352,35 +379,35 @@ export function tlv(cls: TagClass, constructed: boolean, tag: number, ...content
 }
 
 const SEQ = 0x30;
-export const seq = (...items: Array<DerPart | undefined>): Der => constructedOf(SEQ, items.filter((x): x is DerPart => x !== undefined));
+export const seq = (...items: Array<DerPart | undefined>): Der => constructedOf(SEQ, items);
 export const seqOfItems = (items: readonly DerPart[]): Der => constructedOf(SEQ, items);
 /** explicit context tag [n] */
-export const ctx = (n: number, inner: DerPart | undefined): Der | undefined => (inner === undefined ? undefined : constructedOf(identifier('context', true, n), [inner]));
-export const app = (n: number, inner: DerPart): Der => constructedOf(identifier('application', true, n), [inner]);
+export const ctx = (n: number, inner: DerPart | undefined): Der | undefined => (inner === undefined ? undefined : wrap(identifier('context', true, n), inner));
+export const app = (n: number, inner: DerPart): Der => wrap(identifier('application', true, n), inner);
 
 export function int(v: number): Der {
   if (!Number.isSafeInteger(v)) throw new Asn1Error('integer out of range');
   // fewest bytes whose two's complement holds v
   let n = 1;
   for (let lo = -128, hi = 127; v < lo || v > hi; n++, lo *= 256, hi = hi * 256 + 255);
-  return new Der(0x02, Body.Int, null, null, v, n);
+  return new Der(0x02, Body.Int, null, v, n);
 }
 
-const latin1 = (tag: number, s: string): Der => new Der(tag, Body.Latin1, null, s, 0, s.length);
+const latin1 = (tag: number, s: string): Der => new Der(tag, Body.Latin1, s, 0, s.length);
 
 /** KerberosString (GeneralString): one byte per character, as readString reads it back. */
 export const gstr = (s: string): Der => latin1(27, s);
-export const octets = (b: Buffer): Der => new Der(0x04, Body.Parts, [b], null, 0, b.length);
+export const octets = (b: Buffer): Der => wrap(0x04, b);
 
 export function time(d: Date): Der {
   const y = d.getUTCFullYear();
   if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
-  return new Der(24, Body.Time, null, null, d.getTime(), 15);
+  return new Der(24, Body.Time, null, d.getTime(), 15);
 }
 
 /** A 32-bit flags word as BIT STRING (as MIT encodes KDCOptions/TicketFlags). */
 export function flags(v: number): Der {
-  return new Der(0x03, Body.Flags, null, null, v >>> 0, 5);
+  return new Der(0x03, Body.Flags, null, v >>> 0, 5);
 }
 
 // ---- object identifiers (X.690 §8.19) ------------------------------------------------

@@ -21,11 +21,13 @@ const PRF_CONSTANT = Buffer.from('prf');
 /** Cache slot of the PRF key (usage numbers are 32-bit unsigned, so -1 is free). */
 const PRF_SLOT = -1;
 
+const deriveForUsage = (base: Buffer, usage: number, purpose: number): Buffer => deriveKey(base, usageConstant(usage, purpose as KeyPurpose));
+const derivePrfKey = (base: Buffer): Buffer => deriveKey(base, PRF_CONSTANT);
+
 function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, name: string): EnctypeProfile {
   const cache = new DerivedKeyCache();
   const checkKey = keyLengthGuard(name, keyBytes);
-  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
-    cache.get(key, usage, purpose, () => deriveKey(key.value, usageConstant(usage, purpose)));
+  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, deriveForUsage);
   const mac = (ki: Buffer, data: Buffer): Buffer => createHmac('sha1', ki).update(data).digest().subarray(0, MAC_BYTES);
 
   const profile: EnctypeProfile = {
@@ -81,7 +83,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
 
     prf(key, data) {
       checkKey(key);
-      const prfKey = cache.get(key, PRF_SLOT, 0, () => deriveKey(key.value, PRF_CONSTANT));
+      const prfKey = cache.get(key, PRF_SLOT, 0, derivePrfKey);
       return aesBlock(prfKey, createHash('sha1').update(data).digest().subarray(0, BLOCK));
     },
   };

@@ -39,10 +39,9 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   const checkKey = keyLengthGuard(name, keyBytes);
   const prfBits = hash === 'sha256' ? 256 : 384;
   // Ke has the key's length; Kc and Ki the MAC's (RFC 8009 §5).
-  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
-    cache.get(key, usage, purpose, () =>
-      kdfHmacSha2(hash, key.value, usageConstant(usage, purpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8),
-    );
+  const derive = (base: Buffer, usage: number, purpose: number): Buffer =>
+    kdfHmacSha2(hash, base, usageConstant(usage, purpose as KeyPurpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8);
+  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, derive);
   const mac = (ki: Buffer, c: Buffer): Buffer => createHmac(hash, ki).update(ZERO_IV).update(c).digest().subarray(0, macBytes);
 
   const profile: EnctypeProfile = {

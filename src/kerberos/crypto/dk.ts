@@ -70,8 +70,9 @@ export class DerivedKeyCache {
     this.cache = new ExpiringCache(max);
   }
 
-  get(base: EncryptionKey, usage: number, purpose: number, derive: () => Buffer): Buffer {
-    if (base.transient) return derive();
+  /** `derive(base, usage, purpose)` makes the key on a miss (a function of its arguments, so no closure is made per call). */
+  get(base: EncryptionKey, usage: number, purpose: number, derive: (base: Buffer, usage: number, purpose: number) => Buffer): Buffer {
+    if (base.transient) return derive(base.value, usage, purpose);
     // usage is a 32-bit number (or -1 for the PRF), purpose a byte
     const slot = usage * 256 + purpose;
     let mine = this.byBuffer.get(base.value);
@@ -81,7 +82,7 @@ export class DerivedKeyCache {
     let v = this.cache.get(id, 0);
     if (v === undefined) {
       // memory of its own: a view into Node's shared pool would keep the whole pool alive
-      const d = derive();
+      const d = derive(base.value, usage, purpose);
       v = Buffer.allocUnsafeSlow(d.length);
       d.copy(v);
       this.cache.set(id, v, Infinity, 1, 0);
