@@ -61,9 +61,8 @@ export class DigestIndex {
       const r1 = slots[s]!;
       if (r1 === EMPTY) return -1;
       const b = (r1 - 1) * w;
-      if (keys[b] === k0 && keys[b + 1] === k1 && (w === 2 || (keys[b + 2] === k2 && keys[b + 3] === k3))) {
-        return this.expiry![r1 - 1]! > now ? r1 - 1 : -1;
-      }
+      // an expired record may still sit here (records leave from the oldest end): a newer one with the same key may follow
+      if (keys[b] === k0 && keys[b + 1] === k1 && (w === 2 || (keys[b + 2] === k2 && keys[b + 3] === k3)) && this.expiry![r1 - 1]! > now) return r1 - 1;
     }
   }
 

@@ -64,6 +64,16 @@ describe('digest index', () => {
     });
   }
 
+  it('finds a live record behind an expired one with the same key (expiries out of order, as after a clock step back)', () => {
+    const ix = new DigestIndex(8, 2);
+    ix.push(digest('x'), 0, 1000);
+    ix.push(digest('a'), 0, 50);
+    ix.expire(60); // stops at x, the oldest, which has not expired
+    assert.equal(ix.find(digest('a'), 0, 60), -1, 'the old record of a has expired');
+    ix.push(digest('a'), 0, 660);
+    assert.ok(ix.find(digest('a'), 0, 100) >= 0, 'the new record of a is found');
+  });
+
   it('keys on the bytes at the given offset', () => {
     const ix = new DigestIndex(4, 2);
     const a = Buffer.concat([Buffer.from('prefix--'), digest('a')]);
