@@ -50,24 +50,20 @@ export class PrincipalDb {
   ) {}
 
   /**
-   * The principal when the cache has it, without a promise (a request whose
-   * principals are cached takes no turn of the microtask queue); else the
-   * look-up in progress.
+   * A principal by name: from the cache without a promise (a request whose
+   * principals are cached takes no turn of the microtask queue), else loaded
+   * from the directory and cached.
    */
   find(name: string): Maybe<KdcPrincipal | null> {
-    const hit = this.cache.get(name);
-    return hit && hit.generation === this.dir.generation && hit.expires > Date.now() ? hit.p : this.lookup(name);
-  }
-
-  async lookup(name: string): Promise<KdcPrincipal | null> {
     const now = Date.now();
     const hit = this.cache.get(name);
     if (hit && hit.generation === this.dir.generation && hit.expires > now) return hit.p;
     const generation = this.dir.generation;
-    const p = await this.load(name);
-    if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(name, { p, generation, expires: now + CACHE_TTL_MS });
-    return p;
+    return this.load(name).then((p) => {
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      this.cache.set(name, { p, generation, expires: now + CACHE_TTL_MS });
+      return p;
+    });
   }
 
   private async load(name: string): Promise<KdcPrincipal | null> {
