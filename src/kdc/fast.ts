@@ -16,6 +16,7 @@ import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { encodePaDataList, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import type { Ticket } from '../kerberos/asn1/ticket.js';
 import { decodeEncTicketPart, type EncTicketPart } from '../kerberos/asn1/ticket.js';
+import { DigestIndex } from '../kerberos/digest-index.js';
 import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
@@ -116,8 +117,15 @@ const MAC_TAIL = 12;
  * misses. A hit thus yields exactly what decrypting again would; the
  * ticket's times are checked on every use. What it returns is shared
  * between requests and must not be modified.
+ *
+ * A TGT is kept from its second use on: the first use is only noted, in
+ * typed arrays, so that a KDC seeing each TGT once (or a flood of them)
+ * makes no objects to keep.
  */
 const opened = new ExpiringCache<OpenedTicket>(OPENED_MAX);
+const seenOnce = new DigestIndex(4 * OPENED_MAX, 2);
+/** the ciphertext's last 8 bytes (inside its MAC) mark a first use */
+const SEEN_TAIL = 8;
 
 /** Decrypts a TGT with the current krbtgt key and checks its times (at once when the krbtgt is cached). */
 export function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Maybe<{ etp: EncTicketPart; session: EncryptionKey }> {
@@ -132,27 +140,37 @@ function openTgtWith(krbtgt: KdcPrincipal | null, ticket: Ticket, now: number): 
   if (ticket.encPart.kvno !== undefined && ticket.encPart.kvno !== stored.kvno) throw new KdcError('KRB_AP_ERR_BADKEYVER', 'ticket key version is not current');
   const cipher = ticket.encPart.cipher;
   const id = cipher.length > MAC_TAIL ? cipher.toString('latin1', cipher.length - MAC_TAIL) : undefined;
-  let hit = id === undefined ? undefined : opened.get(id, now);
-  if (hit && (hit.key !== stored.key || !hit.cipher.equals(cipher))) hit = undefined;
-  if (!hit) {
-    // ciphertext and plaintext in memory of their own (the decoded ticket's Buffers are views into it): a view into
-    // Node's shared pool would keep the whole pool alive as long as the entry
-    let own: Buffer;
+  const hit = id === undefined ? undefined : opened.get(id, now);
+  let result: { etp: EncTicketPart; session: EncryptionKey };
+  if (hit && hit.key === stored.key && hit.cipher.equals(cipher)) result = hit;
+  else {
+    let keep = false;
+    if (id !== undefined) {
+      seenOnce.expire(now);
+      keep = seenOnce.find(cipher, cipher.length - SEEN_TAIL, now) >= 0;
+      if (!keep) seenOnce.push(cipher, cipher.length - SEEN_TAIL, now + OPENED_TTL_MS);
+    }
     let etp: EncTicketPart;
+    let own: Buffer | undefined;
     try {
       const plain = profile(stored.etype).decrypt({ etype: stored.etype, value: stored.key }, KeyUsage.TICKET, cipher);
-      own = Buffer.allocUnsafeSlow(cipher.length + plain.length);
-      cipher.copy(own);
-      plain.copy(own, cipher.length);
-      etp = decodeEncTicketPart(own.subarray(cipher.length));
+      if (keep) {
+        // ciphertext and plaintext in memory of their own (the decoded ticket's Buffers are views into it): a view
+        // into Node's shared pool would keep the whole pool alive as long as the entry
+        own = Buffer.allocUnsafeSlow(cipher.length + plain.length);
+        cipher.copy(own);
+        plain.copy(own, cipher.length);
+      }
+      etp = decodeEncTicketPart(own ? own.subarray(cipher.length) : plain);
     } catch {
       throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
     }
-    hit = { cipher: own.subarray(0, cipher.length), key: stored.key, etp, session: { etype: etp.key.etype, value: etp.key.value } };
-    if (id !== undefined) opened.set(id, hit, now + OPENED_TTL_MS, 1, now);
+    // the session key of a TGT not kept is met afresh on its next use: keys derived from it would only fill the cache
+    result = { etp, session: { etype: etp.key.etype, value: etp.key.value, ...(own ? {} : { transient: true }) } };
+    if (own && id !== undefined) opened.set(id, { ...result, cipher: own.subarray(0, cipher.length), key: stored.key }, now + OPENED_TTL_MS, 1, now);
   }
-  if (hit.etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
-  return hit;
+  if (result.etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
+  return result;
 }
 
 /** PA-FX-FAST for a reply: the KrbFastResponse sealed with the armor key. */

@@ -120,14 +120,18 @@ describe('opened-TGT cache', () => {
   };
   const refusedWith = (open: () => unknown, code: string) => assert.throws(open, (e: unknown) => e instanceof KdcError && errorName(e.code) === code);
 
-  it('answers a second use of the same TGT with the same opened ticket, and never a ticket that differs', async () => {
+  it('keeps a TGT from its second use on, answers later uses with the same opened ticket, and never a ticket that differs', async () => {
     const key = profile(18).randomKey().value;
     const db = krbtgtDb(key);
     const tgt = tgtUnder(key, new Date(now + 3600_000));
+    const copy = () => ({ ...tgt, encPart: { ...tgt.encPart, cipher: Buffer.from(tgt.encPart.cipher) } });
     const first = await openTgt(db, REALM, tgt, now);
     assert.equal(first.etp.cname.nameString[0], 'alice');
-    const again = await openTgt(db, REALM, { ...tgt, encPart: { ...tgt.encPart, cipher: Buffer.from(tgt.encPart.cipher) } }, now);
-    assert.equal(again.session.value, first.session.value, 'the same opened ticket, by content of the ciphertext');
+    const second = await openTgt(db, REALM, copy(), now);
+    assert.notEqual(second.session.value, first.session.value, 'a first use is only noted, not kept');
+    assert.deepEqual(second.session.value, first.session.value);
+    const third = await openTgt(db, REALM, copy(), now);
+    assert.equal(third.session.value, second.session.value, 'the same opened ticket, by content of the ciphertext');
     // the same MAC at the end (the cache key), another byte in the middle: decrypted afresh, and refused
     const tampered = Buffer.from(tgt.encPart.cipher);
     tampered[20] ^= 0x01;
@@ -138,6 +142,7 @@ describe('opened-TGT cache', () => {
     const key = profile(18).randomKey().value;
     const tgt = tgtUnder(key, new Date(now + 60_000));
     await openTgt(krbtgtDb(key), REALM, tgt, now);
+    await openTgt(krbtgtDb(key), REALM, tgt, now); // kept from here on
     refusedWith(() => openTgt(krbtgtDb(profile(18).randomKey().value), REALM, tgt, now), 'KRB_AP_ERR_BAD_INTEGRITY');
     refusedWith(() => openTgt(krbtgtDb(key), REALM, tgt, now + 120_000), 'KRB_AP_ERR_TKT_EXPIRED');
   });
