@@ -146,7 +146,19 @@ export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV
   return out;
 }
 
-/** AES-ECB over whole blocks: the E of the PRF in RFC 3962 §4 and of DR in RFC 3961 §5.1. */
+/**
+ * E(c), E(E(c)), ... for `blocks` blocks (the chain of DR in RFC 3961 §5.1),
+ * in one CBC pass over c | 0 | 0 ... with a zero IV: each ciphertext block
+ * is the encryption of the one before, XORed with zero.
+ */
+export function aesChain(key: Buffer, first: Buffer, blocks: number): Buffer {
+  checkKey(key);
+  const input = Buffer.alloc(blocks * BLOCK);
+  first.copy(input, 0, 0, BLOCK);
+  return cbcEncrypt(key, input, ZERO_IV);
+}
+
+/** AES-ECB over whole blocks: the E of the PRF in RFC 3962 §4. */
 export function aesBlock(key: Buffer, block: Buffer): Buffer {
   const st = stateOf(key);
   if (!st.ecbEncrypt) {

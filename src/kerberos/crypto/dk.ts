@@ -5,7 +5,7 @@
  * usage constants (usage as 4 bytes big-endian || 0x99/0xAA/0x55) and the
  * bounded cache of derived keys that both AES families use per request.
  */
-import { aesBlock } from './cts.js';
+import { aesChain } from './cts.js';
 import { ExpiringCache } from '../expiring-cache.js';
 import { nfold } from './nfold.js';
 import type { EncryptionKey } from './types.js';
@@ -36,15 +36,9 @@ function foldedConstant(constant: Buffer): Buffer {
   return folded;
 }
 
-/** DR(base, constant): `outBytes` of AES-ECB chained over n-fold(constant). */
+/** DR(base, constant): `outBytes` of AES chained over n-fold(constant), in one call to OpenSSL. */
 export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length): Buffer {
-  const out = Buffer.allocUnsafe(Math.ceil(outBytes / BLOCK) * BLOCK);
-  let block = foldedConstant(constant);
-  for (let off = 0; off < out.length; off += BLOCK) {
-    block = aesBlock(base, block);
-    block.copy(out, off);
-  }
-  return out.subarray(0, outBytes);
+  return aesChain(base, foldedConstant(constant), Math.ceil(outBytes / BLOCK)).subarray(0, outBytes);
 }
 
 /** DK(base, constant) for AES keys. */
