@@ -16,7 +16,7 @@ import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError, lazyHints, type Hints } from './kdc-error.js';
-import { keyFor, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
+import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
 
 export const CLOCK_SKEW_SECONDS = 300;
@@ -173,8 +173,7 @@ export function lookupClient(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrinci
     if (client.expiration && client.expiration.getTime() < ctx.now()) throw new KdcError('KDC_ERR_NAME_EXP', `client ${name} has expired`);
     return client;
   };
-  const found = ctx.db.find(name);
-  return found instanceof Promise ? found.then(check) : check(found);
+  return mapMaybe(ctx.db.find(name), check);
 }
 
 export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
@@ -186,8 +185,7 @@ export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrinci
     if (server.disabled) throw new KdcError('KDC_ERR_SERVICE_REVOKED', `server ${name} is disabled`);
     return server;
   };
-  const found = ctx.db.find(name);
-  return found instanceof Promise ? found.then(check) : check(found);
+  return mapMaybe(ctx.db.find(name), check);
 }
 
 /** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */

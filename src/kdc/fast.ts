@@ -21,7 +21,7 @@ import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { KdcError } from './kdc-error.js';
-import { keyFor, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
+import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
 
 export interface FastState {
   armorKey: EncryptionKey;
@@ -129,8 +129,7 @@ const SEEN_TAIL = 8;
 
 /** Decrypts a TGT with the current krbtgt key and checks its times (at once when the krbtgt is cached). */
 export function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Maybe<{ etp: EncTicketPart; session: EncryptionKey }> {
-  const krbtgt = db.find(`krbtgt/${realm}@${realm}`);
-  return krbtgt instanceof Promise ? krbtgt.then((k) => openTgtWith(k, ticket, now)) : openTgtWith(krbtgt, ticket, now);
+  return mapMaybe(db.find(`krbtgt/${realm}@${realm}`), (krbtgt) => openTgtWith(krbtgt, ticket, now));
 }
 
 function openTgtWith(krbtgt: KdcPrincipal | null, ticket: Ticket, now: number): { etp: EncTicketPart; session: EncryptionKey } {
@@ -167,7 +166,7 @@ function openTgtWith(krbtgt: KdcPrincipal | null, ticket: Ticket, now: number): 
     }
     // the session key of a TGT not kept is met afresh on its next use: keys derived from it would only fill the cache
     result = { etp, session: { etype: etp.key.etype, value: etp.key.value, ...(own ? {} : { transient: true }) } };
-    if (own && id !== undefined) opened.set(id, { ...result, cipher: own.subarray(0, cipher.length), key: stored.key }, now + OPENED_TTL_MS, 1, now);
+    if (own && id !== undefined) opened.set(id, { ...result, cipher: own.subarray(0, cipher.length), key: stored.key }, now + OPENED_TTL_MS, now);
   }
   if (result.etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
   return result;

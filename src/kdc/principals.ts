@@ -27,6 +27,11 @@ export interface KdcPrincipal {
 /** A value now, or a promise of it: cached look-ups answer without a turn of the microtask queue. */
 export type Maybe<T> = T | Promise<T>;
 
+/** `f` applied to a Maybe: at once to a value, after the promise to a promise. */
+export function mapMaybe<T, U>(v: Maybe<T>, f: (t: T) => U): Maybe<U> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
 export interface RealmPolicy {
   maxLife: number;
   maxRenew: number;

@@ -79,7 +79,7 @@ export class DerivedKeyCache {
       const d = derive(base.value, usage, purpose);
       v = Buffer.allocUnsafeSlow(d.length);
       d.copy(v);
-      this.cache.set(id, v, Infinity, 1, 0);
+      this.cache.set(id, v, Infinity, 0);
     }
     if (!mine) this.byBuffer.set(base.value, (mine = new Map()));
     mine.set(slot, v);
