@@ -17,6 +17,7 @@ import { coreSchema, mergeSchemas } from '../src/directory/schema.js';
 import { openSqliteDirectory } from '../src/directory/sqlite.js';
 import type { WriteOp } from '../src/directory/types.js';
 import { diridSchema } from '../src/objects/ldap-schema.js';
+import { prng } from '../test/support/prng.js';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '100000' } } });
 const USERS = Number(values.users);
@@ -28,16 +29,8 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-dir-'));
 const path = join(tmp, 'store.db');
 const dir = await openSqliteDirectory({ path, baseDn: BASE, schema: mergeSchemas(coreSchema, diridSchema), masterKey: randomBytes(32), create: true });
 
-/** xorshift, so that runs are comparable */
-let seed = 12345;
-const rnd = (n: number) => {
-  seed ^= seed << 13;
-  seed >>>= 0;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  seed >>>= 0;
-  return seed % n;
-};
+/** deterministic, so that runs are comparable */
+const rnd = prng(12345);
 const letters = 'abcdefghijklmnopqrstuvwxyz';
 const word = (len: number) => Array.from({ length: len }, () => letters[rnd(26)]).join('');
 const uidOf = (i: number) => `u${i}${word(3)}`;

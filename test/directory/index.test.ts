@@ -13,6 +13,7 @@ import { compileFilter, parseFilter } from '../../src/directory/filter.js';
 import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
 import { openSqliteDirectory, prefixUpperBound } from '../../src/directory/sqlite.js';
 import type { Directory, Entry, SchemaDefinition, WriteOp } from '../../src/directory/types.js';
+import { prng } from '../support/prng.js';
 
 const schemaDef: SchemaDefinition = mergeSchemas(coreSchema, {
   attributeTypes: [
@@ -31,19 +32,6 @@ const schemaDef: SchemaDefinition = mergeSchemas(coreSchema, {
 });
 
 const N = 20_000;
-
-/** A small deterministic generator, so that a failure can be replayed from its seed. */
-function prng(seed: number): (n: number) => number {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s % n;
-  };
-}
 
 function randomFilter(rnd: (n: number) => number, depth = 0): string {
   const leaf = (): string => {

@@ -9,19 +9,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { DigestIndex } from '../../src/kerberos/digest-index.js';
 import { Lookaside } from '../../src/kdc/lookaside.js';
+import { prng } from '../support/prng.js';
 
-/** deterministic pseudo-random numbers (xorshift32) */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 describe('digest index', () => {
@@ -30,19 +19,19 @@ describe('digest index', () => {
       const cap = 500;
       const ix = new DigestIndex(cap, words);
       const model = new Map<string, number>(); // key -> expires, insertion order = age
-      const random = rng(words);
+      const rnd = prng(words);
       let now = 0;
       let next = 0;
       const keyOf = (d: Buffer) => d.toString('hex', 0, words * 4);
       for (let op = 0; op < 200_000; op++) {
-        now += random() < 0.1 ? 1 : 0;
-        const roll = random();
-        if (roll < 0.5) {
+        now += rnd(10) === 0 ? 1 : 0;
+        const roll = rnd(100);
+        if (roll < 50) {
           // a digest seen before (perhaps gone) or a new one
-          const d = digest(`k${Math.floor(random() * (next + 1))}`);
+          const d = digest(`k${rnd(next + 1)}`);
           const want = model.get(keyOf(d));
           assert.equal(ix.find(d, 0, now) >= 0, want !== undefined && want > now, `find at op ${op}`);
-        } else if (roll < 0.95) {
+        } else if (roll < 95) {
           const d = digest(`k${next++}`);
           if (ix.find(d, 0, now) >= 0) continue;
           ix.push(d, 0, now + 20);
@@ -88,10 +77,10 @@ describe('lookaside ring', () => {
   it('returns exactly the reply kept for a request, and keeps the newest replies within its bytes, across many wraps', () => {
     const RING = 64 * 1024;
     const la = new Lookaside(RING, 1_000_000);
-    const random = rng(7);
+    const rnd = prng(7);
     const replies: Array<{ d: Buffer; body: Buffer }> = [];
     for (let i = 0; i < 20_000; i++) {
-      const n = 1 + Math.floor(random() * 4000);
+      const n = 1 + rnd(4000);
       const body = Buffer.alloc(n, i & 0xff);
       if (n >= 4) body.writeUInt32BE(i, 0);
       const d = digest(`req${i}`);
