@@ -24,11 +24,13 @@ const MAX_COMPONENTS = 16;
 const ESCAPE_OUT: Record<string, string> = { '\\': '\\\\', '/': '\\/', '@': '\\@', '\n': '\\n', '\t': '\\t', '\b': '\\b', '\0': '\\0' };
 const ESCAPE_IN: Record<string, string> = { n: '\n', t: '\t', b: '\b', '0': '\0' };
 
-const COMPONENT_SPECIAL = /[\\/@\n\t\b\0]/;
-const REALM_SPECIAL = /[\\@\n\t\b\0]/;
 // names almost never need escaping; testing first spares a replace (the KDC formats several names per request)
-const escapeComponent = (s: string) => (COMPONENT_SPECIAL.test(s) ? s.replace(/[\\/@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!) : s);
-const escapeRealm = (s: string) => (REALM_SPECIAL.test(s) ? s.replace(/[\\@\n\t\b\0]/g, (c) => ESCAPE_OUT[c]!) : s);
+const escaper = (special: RegExp) => {
+  const all = new RegExp(special.source, 'g');
+  return (s: string) => (special.test(s) ? s.replace(all, (c) => ESCAPE_OUT[c]!) : s);
+};
+const escapeComponent = escaper(/[\\/@\n\t\b\0]/);
+const escapeRealm = escaper(/[\\@\n\t\b\0]/);
 
 /** Formats `a/b@REALM`; without a realm, just the escaped components. */
 export function formatPrincipal(p: PrincipalName, realm?: string): string {

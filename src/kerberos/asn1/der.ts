@@ -304,12 +304,10 @@ export class Der {
     }
     switch (this.body) {
       case Body.Parts:
-        for (const p of this.payload as readonly (DerPart | undefined)[]) if (p !== undefined) off = p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
+        for (const p of this.payload as readonly (DerPart | undefined)[]) if (p !== undefined) off = writePart(p, out, off);
         return off;
-      case Body.One: {
-        const p = this.payload as DerPart;
-        return p instanceof Der ? p.write(out, off) : off + p.copy(out, off);
-      }
+      case Body.One:
+        return writePart(this.payload as DerPart, out, off);
       case Body.Latin1:
         return off + out.write(this.payload as string, off, len, 'latin1');
       case Body.Time: {
@@ -350,6 +348,7 @@ function digits(out: Buffer, off: number, n: number, width: number): number {
 }
 
 const partSize = (p: DerPart): number => (p instanceof Der ? p.size : p.length);
+const writePart = (p: DerPart, out: Buffer, off: number): number => (p instanceof Der ? p.write(out, off) : off + p.copy(out, off));
 
 /** The DER bytes of an encoder's result, in one allocation. */
 export function der(v: DerPart): Buffer {
