@@ -5,13 +5,13 @@
  * disable_lockout (dirid writes nothing per login either). Both KDCs are
  * pinned to core 0 and this load generator to core 1; both log every
  * request to a file, and both are warmed up on both exchanges before the
- * measured rounds. Every request is new
- * (fresh nonce, fresh timestamp or authenticator, fresh subkey), so neither
- * lookaside cache can answer it; TGS requests come from as many clients as
- * there are outstanding requests, each presenting a TGT of its own. Requests are made before each run, so the generator
- * only sends and receives while measuring. The runs alternate between the
- * two KDCs for several rounds and the medians are compared, so a noisy
- * neighbour on the shared machine weighs on both sides alike.
+ * measured rounds. Every request is new (fresh nonce, fresh timestamp or
+ * authenticator, fresh subkey), so neither lookaside cache can answer it;
+ * TGS requests come from as many clients as there are outstanding requests,
+ * each presenting a TGT of its own. Requests are made before each run, so
+ * the generator only sends and receives while measuring. The runs alternate
+ * between the two KDCs for several rounds and the medians are compared, so
+ * a noisy neighbour on the shared machine weighs on both sides alike.
  *   node --import tsx bench/kdc.ts [--seconds N] [--rounds N] [--concurrency N] [--cpu-prof DIR]
  *                                  [--server-flags "--trace-gc ..."] [--keep]
  * --cpu-prof writes a V8 CPU profile of dirid's server into DIR (MIT is
