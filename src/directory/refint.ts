@@ -52,9 +52,14 @@ export function planDelete<Id>(schema: Schema, dn: string, self: Id, refs: reado
       throw new DirectoryError('referenced', `${dn} is referenced by ${r.attr}`, { dn, attr: r.attr });
     }
   }
-  const plan = new Map<Id, Set<string>>();
-  for (const r of others) plan.set(r.entry, (plan.get(r.entry) ?? new Set()).add(r.attr));
-  return plan;
+  return byReferrer(others);
+}
+
+/** The attributes of each referring entry. */
+function byReferrer<Id>(refs: readonly Reference<Id>[]): Map<Id, Set<string>> {
+  const out = new Map<Id, Set<string>>();
+  for (const r of refs) out.set(r.entry, (out.get(r.entry) ?? new Set()).add(r.attr));
+  return out;
 }
 
 /** The values of `attr` left when the entry `ndn` is deleted. */
@@ -78,7 +83,5 @@ export function rewriteReferences(attrs: Attributes, attrNames: Iterable<string>
 
 /** Groups the references naming a renamed subtree by referrer. */
 export function referrersWithin<Id>(refs: readonly Reference<Id>[], oldNdn: string): Map<Id, Set<string>> {
-  const byEntry = new Map<Id, Set<string>>();
-  for (const r of refs) if (isWithin(r.target, oldNdn)) byEntry.set(r.entry, (byEntry.get(r.entry) ?? new Set()).add(r.attr));
-  return byEntry;
+  return byReferrer(refs.filter((r) => isWithin(r.target, oldNdn)));
 }
