@@ -267,32 +267,29 @@ function compileItem(schema: Schema, f: Exclude<Filter, { kind: 'and' | 'or' | '
   };
 }
 
+/**
+ * AND and OR in three-valued logic (RFC 4511 §4.5.1.7): `absorbing` (FALSE
+ * for AND, TRUE for OR) decides at once, else any Undefined makes the
+ * result Undefined, else it is `identity` (also for an empty set).
+ */
+function junction(items: readonly Test[], identity: Truth, absorbing: Truth): Test {
+  return (e) => {
+    let out = identity;
+    for (const t of items) {
+      const r = t(e);
+      if (r === absorbing) return absorbing;
+      if (r === UNDEFINED) out = UNDEFINED;
+    }
+    return out;
+  };
+}
+
 function compileNode(schema: Schema, f: Filter): Test {
   switch (f.kind) {
-    case 'and': {
-      const items = f.items.map((i) => compileNode(schema, i));
-      return (e) => {
-        let out: Truth = TRUE;
-        for (const t of items) {
-          const r = t(e);
-          if (r === FALSE) return FALSE;
-          if (r === UNDEFINED) out = UNDEFINED;
-        }
-        return out;
-      };
-    }
-    case 'or': {
-      const items = f.items.map((i) => compileNode(schema, i));
-      return (e) => {
-        let out: Truth = FALSE;
-        for (const t of items) {
-          const r = t(e);
-          if (r === TRUE) return TRUE;
-          if (r === UNDEFINED) out = UNDEFINED;
-        }
-        return out;
-      };
-    }
+    case 'and':
+      return junction(f.items.map((i) => compileNode(schema, i)), TRUE, FALSE);
+    case 'or':
+      return junction(f.items.map((i) => compileNode(schema, i)), FALSE, TRUE);
     case 'not': {
       const item = compileNode(schema, f.item);
       return (e) => {
