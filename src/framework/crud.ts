@@ -5,7 +5,7 @@
  * and the mapping of directory errors to public errors all live here once.
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
-import { escapeRdnValue, parseDn } from '../directory/dn.js';
+import { escapeRdnValue, parseDn, sameDn } from '../directory/dn.js';
 import { canManage } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
@@ -275,6 +275,22 @@ function addCommand(obj: ObjectDef): Command {
   };
 }
 
+/** Deletes the entries named `pkeys` in one transaction, or none of them. */
+async function deleteEntries(ctx: CallContext, obj: ObjectDef, pkeys: readonly string[]): Promise<void> {
+  const entries: Entry[] = [];
+  for (const pkey of pkeys) {
+    const entry = await getEntry(ctx, obj, pkey);
+    await obj.hooks?.preDel?.(ctx, entry);
+    entries.push(entry);
+  }
+  try {
+    await ctx.dir.batch(entries.map((e) => ({ kind: 'delete' as const, dn: e.dn })));
+  } catch (err) {
+    const failing = err instanceof DirectoryError && err.dn ? entries.find((e) => sameDn(e.dn, err.dn!)) : undefined;
+    throw mapDirectoryError(ctx, obj, failing ? pkeyOfDn(failing.dn) : pkeys[0]!, err);
+  }
+}
+
 function delCommand(obj: ObjectDef): Command {
   return {
     name: `${obj.name}_del`,
@@ -285,23 +301,24 @@ function delCommand(obj: ObjectDef): Command {
     access: { manage: obj.name },
     output: 'deleted',
     async run(ctx, args, opts): Promise<CommandResult> {
-      const names = (Array.isArray(args[0]) ? args[0] : [String(args[0])]).map((n) => pkeyOf(ctx, obj, n));
+      const names = [...new Set((Array.isArray(args[0]) ? args[0] : [String(args[0])]).map((n) => pkeyOf(ctx, obj, n)))];
       const deleted: string[] = [];
       const failed: string[] = [];
-      for (const pkey of names) {
-        try {
-          const entry = await getEntry(ctx, obj, pkey);
-          await obj.hooks?.preDel?.(ctx, entry);
+      if (opts.continue === true) {
+        // each name on its own: what can be deleted is, the rest is listed
+        for (const pkey of names) {
           try {
-            await ctx.dir.delete(entry.dn);
+            await deleteEntries(ctx, obj, [pkey]);
+            deleted.push(pkey);
           } catch (err) {
-            throw mapDirectoryError(ctx, obj, pkey, err);
+            if (!(err instanceof PublicError)) throw err;
+            failed.push(pkey);
           }
-          deleted.push(pkey);
-        } catch (err) {
-          if (opts.continue !== true || !(err instanceof PublicError)) throw err;
-          failed.push(pkey);
         }
+      } else {
+        // all or nothing: one transaction, and the first failure says why
+        await deleteEntries(ctx, obj, names);
+        deleted.push(...names);
       }
       return {
         result: { failed },
@@ -353,11 +370,12 @@ function findCommand(obj: ObjectDef): Command {
         filter: `(&${terms.join('')})`,
         sizeLimit,
         timeLimit,
+        // by name: the size limit keeps the first names, and repeated calls agree
+        orderBy: obj.rdnAttr,
       });
       const rdn = obj.rdnAttr;
-      const entries = res.entries.sort((a, b) => (a.attrs[rdn]?.[0] ?? '').localeCompare(b.attrs[rdn]?.[0] ?? ''));
       const result: unknown[] = [];
-      for (const e of entries) {
+      for (const e of res.entries) {
         if (opts.pkey_only === true) result.push({ [rdn.toLowerCase()]: e.attrs[rdn] ?? [] });
         else result.push(await outputEntry(ctx, obj, e, opts));
       }
