@@ -8,9 +8,11 @@
  * and meta. idx and refs are derived: they are rebuilt when the schema's
  * indexing changes. Searches take candidate ids from idx where the filter
  * allows, else scan entries pre-selected in SQL by the attributes the filter
- * needs; the evaluator decides every candidate. Validation, filters, DNs and
- * secrets come from the backend-independent modules; this file holds only
- * storage and query planning.
+ * needs; the evaluator decides every candidate. An ordered search (RFC 2891
+ * sort, one key) reads candidates in the order of the key's index keys when
+ * a size limit makes that cheaper than sorting every match. Validation,
+ * filters, DNs and secrets come from the backend-independent modules; this
+ * file holds only storage and query planning.
  */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,11 @@
  * Derives X-add, X-del, X-find, X-mod and X-show from an object declaration
  * (FreeIPA's crud/baseldap idea, STYLE.md §1). Options, validation, output
  * shaping (labels are applied by clients from the API schema), access rules
- * and the mapping of directory errors to public errors all live here once.
+ * and the mapping of directory errors to public errors all live here once,
+ * and so do the rules every object follows: each add and mod ends in one
+ * check of the complete entry (required params, then the object's
+ * `complete` hook), a delete of several names is one transaction unless
+ * --continue, and find returns entries ordered by their primary key.
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, parseDn, sameDn } from '../directory/dn.js';
