@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
@@ -31,23 +31,20 @@ describe('idp-add with --issuer-url runs OIDC discovery', () => {
   let realm: TestRealm;
   let idp: TestIdp;
   let admin: RpcSession;
+  const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-discovery-ca-${process.pid}.pem`);
 
   before(async () => {
     idp = await startTestIdp();
-    realm = await startTestRealm({ idpCaFile: writeCa(idp.caPem) });
+    writeFileSync(caFile, idp.caPem);
+    realm = await startTestRealm({ idpCaFile: caFile });
     admin = new RpcSession(realm.url, realm.ca);
     assert.equal((await admin.login('admin', realm.adminPassword)).status, 200);
   });
   after(async () => {
     await realm?.stop();
     await idp?.stop();
+    rmSync(caFile, { force: true });
   });
-
-  function writeCa(pem: string): string {
-    const file = join(process.env.TMPDIR ?? '/tmp', `idp-discovery-ca-${process.pid}.pem`);
-    writeFileSync(file, pem);
-    return file;
-  }
 
   const discovered = () => ({
     diridpauthendpoint: [idp.endpoints.auth],
