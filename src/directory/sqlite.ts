@@ -8,9 +8,11 @@
  * and meta. idx and refs are derived: they are rebuilt when the schema's
  * indexing changes. Searches take candidate ids from idx where the filter
  * allows, else scan entries pre-selected in SQL by the attributes the filter
- * needs; the evaluator decides every candidate. Validation, filters, DNs and
- * secrets come from the backend-independent modules; this file holds only
- * storage and query planning.
+ * needs; the evaluator decides every candidate. An ordered search (RFC 2891
+ * sort, one key) reads candidates in the order of the key's index keys when
+ * a size limit makes that cheaper than sorting every match. Validation,
+ * filters, DNs and secrets come from the backend-independent modules; this
+ * file holds only storage and query planning.
  */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -18,10 +20,11 @@ import { formatDn, isWithin, normalizeDn, parseDn, rebaseDn, type Rdn } from './
 import { planDelete, referencesOf, referrersWithin, rewriteReferences, verifyNewReferences, withoutTarget, type Reference } from './refint.js';
 import { addRdnValues, applyModifications, draftFromInput, draftFromStored, removeRdnValues, validateDraft, type Draft } from './entry.js';
 import { compileFilter, filterAttributeType, filterAttributes, hasOrderingRule, hasSubstringRule, parseFilter, requiredAttributes, type Filter } from './filter.js';
-import { compileSchema, generalizedTime, indexKey, normalizeValue } from './schema.js';
+import { compareCodePoints, compileSchema, generalizedTime, indexKey, normalizeValue } from './schema.js';
 import { openSecret, sealSecret } from './secrets.js';
 import {
   DirectoryError,
+  type AttributeType,
   type Attributes,
   type Directory,
   type Entry,
@@ -81,7 +84,7 @@ CREATE INDEX IF NOT EXISTS entries_parent ON entries(parent);
 const INDEX_SQL = `
 CREATE TABLE IF NOT EXISTS idx (attr TEXT NOT NULL, norm TEXT NOT NULL, entry INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm);
-CREATE INDEX IF NOT EXISTS idx_entry ON idx(entry);
+CREATE INDEX IF NOT EXISTS idx_entry ON idx(entry, attr, norm);
 CREATE TABLE IF NOT EXISTS refs (attr TEXT NOT NULL, target TEXT NOT NULL, entry INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target);
 CREATE INDEX IF NOT EXISTS refs_entry ON refs(entry);
@@ -112,12 +115,24 @@ END;
 `;
 }
 
-/** Bumped when the meaning of idx/refs rows changes (3: integer keys keep order; trigrams for user attributes only). */
-const INDEX_FORMAT = 3;
+/**
+ * Bumped when the meaning of idx/refs rows or their indexes change (3: integer
+ * keys keep order; trigrams for user attributes only; 4: idx_entry gives an
+ * entry's keys of one attribute, for ordered searches).
+ */
+const INDEX_FORMAT = 4;
 
 const CHUNK = 500;
 /** most attributes a scan pre-selects rows by */
 const MAX_SCAN_TERMS = 16;
+/** most index keys per candidate for which an ordered search walks the order's index instead of sorting */
+const STREAM_RATIO = 10;
+
+/** Order of two entries' sort keys: code point order, entries without a key last. */
+function compareOrderKeys(a: string | undefined, b: string | undefined): number {
+  if (a === undefined || b === undefined) return a === b ? 0 : a === undefined ? 1 : -1;
+  return compareCodePoints(a, b);
+}
 
 /**
  * The least string above every string that starts with `prefix` (code point
@@ -151,10 +166,13 @@ class SqliteDirectory implements Directory {
   private readonly nBase: string;
   private readonly st: ReturnType<SqliteDirectory['prepare']>;
   private readonly inStatements = new Map<number, Database.Statement>();
+  private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
   private readonly parsed = new Map<number, { json: string; attrs: Attributes }>();
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
+  /** index keys per attribute, as of a generation (ordered searches choose how to order by it) */
+  private readonly keyCounts = new Map<string, { generation: number; count: number }>();
   generation = 0;
 
   constructor(o: SqliteOptions) {
@@ -207,6 +225,9 @@ class SqliteDirectory implements Directory {
       idxRange: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ? AND norm < ?').pluck(),
       idxLike: db.prepare("SELECT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'").pluck(),
       idxPresent: db.prepare('SELECT entry FROM idx WHERE attr = ?').pluck(),
+      idxCount: db.prepare('SELECT count(*) FROM idx WHERE attr = ?').pluck(),
+      // entries in the order of one attribute's keys (an entry with several values comes first at its least)
+      idxInOrder: db.prepare('SELECT entry FROM idx WHERE attr = ? ORDER BY norm, entry').pluck(),
       // substrings through the trigram index (pieces of 3+ characters without LIKE wildcards)
       idxTrigram: db.prepare('SELECT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?').pluck(),
       refInsert: db.prepare('INSERT INTO refs (attr, target, entry) VALUES (?, ?, ?)'),
@@ -403,6 +424,7 @@ class SqliteDirectory implements Directory {
     const test = compileFilter(this.schema, filter);
     const needSecrets = [...filterAttributes(filter)].some((a) => filterAttributeType(this.schema, a)?.syntax === 'secret');
     if (!['base', 'one', 'sub'].includes(req.scope)) throw new DirectoryError('unwillingToPerform', `unknown scope ${String(req.scope)}`);
+    const order = req.orderBy === undefined ? undefined : this.orderAttribute(req.orderBy);
     const baseRow = this.rowByDn(req.base);
     if (!baseRow) throw new DirectoryError('noSuchObject', `no entry ${req.base}`, { dn: req.base });
     const sizeLimit = req.sizeLimit && req.sizeLimit > 0 ? req.sizeLimit : Infinity;
@@ -415,16 +437,22 @@ class SqliteDirectory implements Directory {
     let n = 0;
     const noSecrets: ReadonlySet<string> = new Set();
     let remember = true;
-    /** false when a limit ends the search */
-    const consider = (r: Row): boolean => {
+    /** the row's entry when it is in scope and matches; false when the time limit ends the search */
+    const match = (r: Row): Loaded | null | false => {
       if ((++n & 63) === 0 && performance.now() > deadline) {
         limit = 'time';
         return false;
       }
-      if (!inScope(r)) return true;
+      if (!inScope(r)) return null;
       const l = this.load(r, remember);
       const secrets = needSecrets && r.hasSecrets ? new Set(Object.keys(this.sealedOf(r))) : noSecrets;
-      if (!test({ attrs: l.attrs, secrets })) return true;
+      return test({ attrs: l.attrs, secrets }) ? l : null;
+    };
+    /** takes a match in the order rows come; false when a limit ends the search */
+    const take = (r: Row): boolean => {
+      const l = match(r);
+      if (l === false) return false;
+      if (l === null) return true;
       if (entries.length >= sizeLimit) {
         limit = 'size';
         return false;
@@ -432,34 +460,144 @@ class SqliteDirectory implements Directory {
       entries.push(this.toEntry(l, req.attrs));
       return true;
     };
-    if (req.scope === 'base') consider(baseRow);
+    // An ordered search either visits rows in the order (when the order's
+    // index walks past few non-candidates) or collects every match and sorts.
+    const pool: Array<{ key: string | undefined; id: number; l: Loaded }> = [];
+    const collect = (r: Row): boolean => {
+      const l = match(r);
+      if (l === false) return false;
+      if (l !== null) pool.push({ key: this.orderKey(order!, l.attrs), id: r.id, l });
+      return true;
+    };
+    const sink = order ? collect : take;
+    if (req.scope === 'base') sink(baseRow);
     else {
       const ids = this.candidates(filter);
       if (ids) {
         remember = ids.size <= 256;
-        const list = [...ids].sort((a, b) => a - b);
-        outer: for (let i = 0; i < list.length; i += CHUNK) {
-          if (performance.now() > deadline) {
-            limit = 'time';
-            break;
-          }
-          const chunk = list.slice(i, i + CHUNK);
-          for (const r of this.inStatement(chunk.length).all(...chunk) as Row[]) if (!consider(r)) break outer;
-        }
+        const plan = order ? this.orderPlan(order, ids.size, sizeLimit) : 'collect';
+        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, take);
+        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
+        else if (!this.visitIds(ids, deadline, sink)) limit = 'time';
       } else {
         remember = false;
         const needed = requiredAttributes(this.schema, filter, MAX_SCAN_TERMS);
         if (needed && needed.size === 0) return { entries, truncated: false };
         const it = this.scan(req.scope === 'one' ? baseRow.id : null, needed);
         for (const r of it) {
-          if (!consider(r)) {
+          if (!sink(r)) {
             it.return?.();
             break;
           }
         }
       }
     }
+    if (pool.length > 0) {
+      pool.sort((a, b) => compareOrderKeys(a.key, b.key) || a.id - b.id);
+      for (const p of pool.slice(0, sizeLimit)) entries.push(this.toEntry(p.l, req.attrs));
+      if (pool.length > sizeLimit) limit ??= 'size';
+    }
     return limit ? { entries, truncated: true, limit } : { entries, truncated: false };
+  }
+
+  /** Candidate rows in id order; false when the time limit ended the visit. */
+  private visitIds(ids: ReadonlySet<number>, deadline: number, sink: (r: Row) => boolean): boolean {
+    const list = [...ids].sort((a, b) => a - b);
+    for (let i = 0; i < list.length; i += CHUNK) {
+      if (performance.now() > deadline) return false;
+      const chunk = list.slice(i, i + CHUNK);
+      for (const r of this.inStatement(chunk.length).all(...chunk) as Row[]) if (!sink(r)) return true;
+    }
+    return true;
+  }
+
+  /** The attribute a search orders by; secrets have no order. */
+  private orderAttribute(name: string): AttributeType {
+    const at = this.schema.attribute(name);
+    if (!at) throw new DirectoryError('undefinedAttributeType', `cannot order by ${name}: no such attribute`, { attr: name });
+    if (at.syntax === 'secret') throw new DirectoryError('unwillingToPerform', `cannot order by the secret ${at.name}`, { attr: at.name });
+    return at;
+  }
+
+  /** An entry's place in the order: its least index key of `at` (the idx table's `norm`), undefined without one. */
+  private orderKey(at: AttributeType, attrs: Attributes): string | undefined {
+    let least: string | undefined;
+    for (const v of attrs[at.name] ?? []) {
+      let k: string;
+      try {
+        k = indexKey(at.syntax, normalizeValue(at.syntax, v));
+      } catch {
+        continue;
+      }
+      if (least === undefined || compareCodePoints(k, least) < 0) least = k;
+    }
+    return least;
+  }
+
+  /**
+   * How an ordered search with `candidates` ids and a size limit below them
+   * finds its first entries without reading every candidate: `walk` the
+   * order's index, skipping non-candidates, when it holds at most
+   * STREAM_RATIO keys per candidate (a key is read at a fraction of the cost
+   * of an entry); else sort the candidates by their `keys` read from the
+   * index. Without a limit below the candidates (or an index) every match
+   * is read anyway: `collect` and sort them.
+   */
+  private orderPlan(at: AttributeType, candidates: number, sizeLimit: number): 'walk' | 'keys' | 'collect' {
+    if (!at.indexed || sizeLimit >= candidates) return 'collect';
+    let cached = this.keyCounts.get(at.name);
+    if (!cached || cached.generation !== this.generation) {
+      cached = { generation: this.generation, count: this.st.idxCount.get(at.name) as number };
+      this.keyCounts.set(at.name, cached);
+    }
+    return cached.count <= candidates * STREAM_RATIO ? 'walk' : 'keys';
+  }
+
+  /** The candidates in the order of `at`'s keys, by walking its index; those without a key follow in id order. */
+  private *walkOrder(at: AttributeType, ids: ReadonlySet<number>): Generator<number> {
+    const seen = new Set<number>();
+    for (const id of this.st.idxInOrder.iterate(at.name) as IterableIterator<number>) {
+      if (!ids.has(id) || seen.has(id)) continue;
+      seen.add(id);
+      yield id;
+    }
+    yield* [...ids].filter((id) => !seen.has(id)).sort((a, b) => a - b);
+  }
+
+  /** The candidates sorted by their least key of `at` (the index by entry gives it), those without one last. */
+  private keyOrder(at: AttributeType, ids: ReadonlySet<number>): number[] {
+    const list = [...ids];
+    const keys = new Map<number, string>();
+    for (let i = 0; i < list.length; i += CHUNK) {
+      const chunk = list.slice(i, i + CHUNK);
+      for (const [id, key] of this.keysStatement(chunk.length).raw().all(at.name, ...chunk) as Array<[number, string]>) keys.set(id, key);
+    }
+    return list.sort((a, b) => compareOrderKeys(keys.get(a), keys.get(b)) || a - b);
+  }
+
+  /**
+   * Visits ids in the given order, reading entries a batch at a time (a
+   * little over the limit: most candidates of a find match); `take`
+   * returns false when a limit ends the search.
+   */
+  private visitInOrder(order: Iterable<number>, sizeLimit: number, take: (r: Row) => boolean): void {
+    const batchSize = Math.min(CHUNK, Math.max(16, sizeLimit + 1));
+    let batch: number[] = [];
+    const flush = (): boolean => {
+      const rows = new Map((this.inStatement(batch.length).all(...batch) as Row[]).map((r) => [r.id, r]));
+      const ok = batch.every((id) => take(rows.get(id)!));
+      batch = [];
+      return ok;
+    };
+    const it = order[Symbol.iterator]();
+    for (let next = it.next(); !next.done; next = it.next()) {
+      batch.push(next.value);
+      if (batch.length >= batchSize && !flush()) {
+        it.return?.();
+        return;
+      }
+    }
+    if (batch.length > 0) flush();
   }
 
   /** Rows in id order, all or the children of one, holding at least one of `needed` when given. */
@@ -475,6 +613,16 @@ class SqliteDirectory implements Directory {
     // attribute names are JSON keys: '"name":' appears in the text only as a key
     const params: unknown[] = [...(parent === null ? [] : [parent]), ...terms.map((t) => JSON.stringify(t) + ':')];
     return st.iterate(...params) as IterableIterator<Row>;
+  }
+
+  /** The least key of one attribute of each of n entries. */
+  private keysStatement(n: number): Database.Statement {
+    let st = this.keyStatements.get(n);
+    if (!st) {
+      st = this.db.prepare(`SELECT entry, min(norm) FROM idx WHERE attr = ? AND entry IN (${Array.from({ length: n }, () => '?').join(',')}) GROUP BY entry`);
+      if (this.keyStatements.size < 64) this.keyStatements.set(n, st);
+    }
+    return st;
   }
 
   private inStatement(n: number): Database.Statement {

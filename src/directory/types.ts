@@ -104,6 +104,14 @@ export interface SearchRequest {
   sizeLimit?: number;
   /** seconds; 0 or undefined = unlimited */
   timeLimit?: number;
+  /**
+   * Order of the entries, as RFC 2891's sort control with one ascending key:
+   * by the normalised values of this attribute (the least one when it has
+   * several; integers numerically), entries without it last, ties in the
+   * store's order. The size limit then keeps the first entries of that
+   * order. Default: the store's order.
+   */
+  orderBy?: string;
 }
 
 export interface SearchResult {

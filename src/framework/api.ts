@@ -11,7 +11,7 @@ import type { ArgDef, Command, CommandRegistry, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
 import { cliName } from './params.js';
 
-export const API_VERSION = '1.1';
+export const API_VERSION = '1.2';
 
 export interface ParamSpec {
   name: string;

@@ -29,6 +29,31 @@ export interface ServerInfo {
   searchTimeLimit: number;
 }
 
+/**
+ * An OpenID Provider's metadata (OpenID Connect Discovery 1.0 §3), the
+ * fields IdP references use.
+ */
+export interface OidcProviderMetadata {
+  issuer: string;
+  authorization_endpoint?: string;
+  device_authorization_endpoint?: string;
+  token_endpoint?: string;
+  userinfo_endpoint?: string;
+  jwks_uri?: string;
+}
+
+/**
+ * What commands reach beyond the directory. The server wires these in when
+ * it builds the registry: objects/ may not import the clients themselves.
+ */
+export interface Services {
+  /**
+   * OIDC discovery (OpenID Connect Discovery 1.0 §4) for an issuer URL; its
+   * errors carry messages fit to show the caller.
+   */
+  oidcDiscovery?(issuerUrl: string): Promise<OidcProviderMetadata>;
+}
+
 export interface CallContext {
   dir: Directory;
   principal: Principal | null;
@@ -135,6 +160,8 @@ export function checkInputs(cmd: Command, rawArgs: unknown[], rawOptions: Record
 export class CommandRegistry {
   private readonly commands = new Map<string, Command>();
   readonly objects = new Map<string, import('./object.js').ObjectDef>();
+
+  constructor(readonly services: Services = {}) {}
 
   register(...cmds: Command[]): void {
     for (const c of cmds) {

@@ -2,15 +2,19 @@
  * Derives X-add, X-del, X-find, X-mod and X-show from an object declaration
  * (FreeIPA's crud/baseldap idea, STYLE.md §1). Options, validation, output
  * shaping (labels are applied by clients from the API schema), access rules
- * and the mapping of directory errors to public errors all live here once.
+ * and the mapping of directory errors to public errors all live here once,
+ * and so do the rules every object follows: each add and mod ends in one
+ * check of the complete entry (required params, then the object's
+ * `complete` hook), a delete of several names is one transaction unless
+ * --continue, and find returns entries ordered by their primary key.
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
-import { escapeRdnValue, parseDn } from '../directory/dn.js';
+import { escapeRdnValue, parseDn, sameDn } from '../directory/dn.js';
 import { canManage } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import type { CrudMethod, ObjectDef } from './object.js';
+import type { CrudMethod, ObjectDef, PendingEntry } from './object.js';
 import { convertScalar, type ParamDef, type ParamValue } from './params.js';
 
 const FLAG = (label: string, doc: string): OptionDef => ({ type: 'bool', label, doc, flag: true });
@@ -21,7 +25,13 @@ export const commonOptions = {
   rights: FLAG('Rights', 'Display the access rights of this entry (requires --all).'),
   setattr: { type: 'str', multivalue: true, label: 'Set attribute', doc: 'Set an attribute to a name/value pair. Format is attr=value.', maxLength: 4096 },
   addattr: { type: 'str', multivalue: true, label: 'Add attribute', doc: 'Add an attribute/value pair. Format is attr=value.', maxLength: 4096 },
-  delattr: { type: 'str', multivalue: true, label: 'Delete attribute', doc: 'Delete an attribute/value pair.', maxLength: 4096 },
+  delattr: {
+    type: 'str',
+    multivalue: true,
+    label: 'Delete attribute',
+    doc: 'Delete an attribute/value pair, or every value of an attribute given without one. Format is attr=value or attr.',
+    maxLength: 4096,
+  },
   continue: FLAG('Continue', 'Continuous mode: Don\'t stop on errors.'),
   sizelimit: { type: 'int', label: 'Size Limit', doc: 'Maximum number of entries returned (0 is unlimited)', minValue: 0, maxValue: 1_000_000 },
   timelimit: { type: 'int', label: 'Time Limit', doc: 'Time limit of search in seconds (0 is unlimited)', minValue: 0, maxValue: 86_400 },
@@ -126,23 +136,38 @@ function paramByAttr(obj: ObjectDef, attr: string): [string, ParamDef] | undefin
 }
 
 /**
- * Parses --setattr/--addattr/--delattr values (`attr=value`), checks the
- * attribute against the schema and the object's classes, and validates the
- * value with the param that owns the attribute.
+ * Parses --setattr/--addattr/--delattr values (`attr=value`; --delattr also
+ * takes `attr` alone for all its values), checks the attribute against the
+ * schema, and validates the value with the param that owns the attribute.
  */
+async function attrValueOptions(
+  ctx: CallContext,
+  obj: ObjectDef,
+  option: 'setattr' | 'addattr',
+  raw: ParamValue | undefined,
+): Promise<Array<{ attr: string; value: string }>>;
+async function attrValueOptions(
+  ctx: CallContext,
+  obj: ObjectDef,
+  option: 'delattr',
+  raw: ParamValue | undefined,
+): Promise<Array<{ attr: string; value: string | undefined }>>;
 async function attrValueOptions(
   ctx: CallContext,
   obj: ObjectDef,
   option: 'setattr' | 'addattr' | 'delattr',
   raw: ParamValue | undefined,
-): Promise<Array<{ attr: string; value: string }>> {
+): Promise<Array<{ attr: string; value: string | undefined }>> {
   if (raw === undefined) return [];
-  const out: Array<{ attr: string; value: string }> = [];
+  const out: Array<{ attr: string; value: string | undefined }> = [];
   for (const item of Array.isArray(raw) ? raw : [String(raw)]) {
     const eq = item.indexOf('=');
-    if (eq <= 0) throw publicError('ValidationError', { name: option, error: 'Invalid format. Should be name=value' });
-    const name = item.slice(0, eq).trim();
-    const value = item.slice(eq + 1);
+    const wholeAttribute = option === 'delattr' && eq < 0;
+    if (eq === 0 || (eq < 0 && !wholeAttribute)) {
+      throw publicError('ValidationError', { name: option, error: option === 'delattr' ? 'Invalid format. Should be name=value or name' : 'Invalid format. Should be name=value' });
+    }
+    const name = (wholeAttribute ? item : item.slice(0, eq)).trim();
+    const value = wholeAttribute ? undefined : item.slice(eq + 1);
     // Whether the entry's classes allow the attribute is the directory's call.
     const at = ctx.dir.schema.attribute(name);
     if (!at) throw publicError('ObjectclassViolation', { attr: name });
@@ -150,10 +175,10 @@ async function attrValueOptions(
       throw publicError('ValidationError', { name: option, error: `attribute '${at.name}' cannot be changed this way` });
     }
     const owner = paramByAttr(obj, at.name);
+    if (owner?.[0] === obj.pkey) throw publicError('ValidationError', { name: option, error: `use --rename to change '${obj.pkey}'` });
     let stored = value;
-    if (owner && value !== '') {
+    if (owner && value !== undefined && value !== '') {
       const [key, p] = owner;
-      if (key === obj.pkey) throw publicError('ValidationError', { name: option, error: `use --rename to change '${key}'` });
       if (p.type === 'ref') {
         stored = value.includes('=') ? value : await refToDn(ctx, key, p, value);
       } else if (option !== 'delattr') {
@@ -205,6 +230,77 @@ export async function outputEntry(ctx: CallContext, obj: ObjectDef, entry: Entry
     out.attributelevelrights = rights;
   }
   return out;
+}
+
+/** Attributes after `mods` (the directory decides what it accepts; this is what hooks check). */
+function applyMods(attrs: Attributes, mods: readonly Modification[]): Attributes {
+  const out: Attributes = {};
+  for (const [k, v] of Object.entries(attrs)) out[k] = [...v];
+  for (const m of mods) {
+    const current = out[m.attr] ?? [];
+    let next: string[];
+    if (m.op === 'replace') next = [...m.values];
+    else if (m.op === 'add') next = [...current, ...m.values.filter((v) => !current.includes(v))];
+    else next = m.values ? current.filter((v) => !m.values!.includes(v)) : [];
+    if (next.length > 0) out[m.attr] = next;
+    else delete out[m.attr];
+  }
+  return out;
+}
+
+/**
+ * The entry an add or mod will store. On add it wraps the attributes to be
+ * added; on mod the modifications, and what they leave of the stored entry.
+ */
+class Pending implements PendingEntry {
+  private attrs: Attributes;
+  constructor(
+    private readonly schema: CallContext['dir']['schema'],
+    readonly before: Entry | null,
+    added: Attributes | null,
+    private readonly mods: Modification[] | null,
+  ) {
+    this.attrs = added ?? applyMods(before?.attrs ?? {}, mods ?? []);
+  }
+
+  private name(attr: string): string {
+    return this.schema.attribute(attr)?.name ?? attr;
+  }
+
+  values(attr: string): string[] {
+    return [...(this.attrs[this.name(attr)] ?? [])];
+  }
+
+  changes(attr: string): boolean {
+    const name = this.name(attr);
+    if (this.mods === null) return (this.attrs[name]?.length ?? 0) > 0;
+    return this.mods.some((m) => this.name(m.attr) === name);
+  }
+
+  set(attr: string, values: string[]): void {
+    const name = this.name(attr);
+    if (sameValues(this.values(name), values)) return;
+    if (this.mods !== null) {
+      this.mods.push({ op: 'replace', attr: name, values: [...values] });
+      this.attrs = applyMods(this.attrs, [this.mods[this.mods.length - 1]!]);
+    } else if (values.length > 0) this.attrs[name] = [...values];
+    else delete this.attrs[name];
+  }
+}
+
+/**
+ * The rules every add and mod ends with, whichever options made the entry:
+ * required params are present (a mod may not empty one; secrets cannot be
+ * read back, so only an add checks them), then the object's own checks on
+ * the complete entry.
+ */
+async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, options: Inputs): Promise<void> {
+  for (const [key, p] of Object.entries(obj.params)) {
+    if (!p.required || !p.attr) continue;
+    const checked = entry.before === null || (!p.secret && entry.changes(p.attr));
+    if (checked && entry.values(p.attr).length === 0) throw publicError('RequirementError', { name: key });
+  }
+  await obj.hooks?.complete?.(ctx, entry, options);
 }
 
 function pkeyArg(obj: ObjectDef, multivalue = false): ArgDef {
@@ -260,9 +356,7 @@ function addCommand(obj: ObjectDef): Command {
         attrs[attr] = [...new Set([...(attrs[attr] ?? []), value])];
       }
       await obj.hooks?.preAdd?.(ctx, attrs, opts, pkey);
-      for (const [key, p] of Object.entries(obj.params)) {
-        if (p.required && p.attr && !attrs[p.attr]?.length) throw publicError('RequirementError', { name: key });
-      }
+      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, null, attrs, null), opts);
       const dn = dnOf(obj, ctx.dir.baseDn, pkey);
       try {
         await ctx.dir.add(dn, attrs);
@@ -275,6 +369,22 @@ function addCommand(obj: ObjectDef): Command {
   };
 }
 
+/** Deletes the entries named `pkeys` in one transaction, or none of them. */
+async function deleteEntries(ctx: CallContext, obj: ObjectDef, pkeys: readonly string[]): Promise<void> {
+  const entries: Entry[] = [];
+  for (const pkey of pkeys) {
+    const entry = await getEntry(ctx, obj, pkey);
+    await obj.hooks?.preDel?.(ctx, entry);
+    entries.push(entry);
+  }
+  try {
+    await ctx.dir.batch(entries.map((e) => ({ kind: 'delete' as const, dn: e.dn })));
+  } catch (err) {
+    const failing = err instanceof DirectoryError && err.dn ? entries.find((e) => sameDn(e.dn, err.dn!)) : undefined;
+    throw mapDirectoryError(ctx, obj, failing ? pkeyOfDn(failing.dn) : pkeys[0]!, err);
+  }
+}
+
 function delCommand(obj: ObjectDef): Command {
   return {
     name: `${obj.name}_del`,
@@ -285,23 +395,24 @@ function delCommand(obj: ObjectDef): Command {
     access: { manage: obj.name },
     output: 'deleted',
     async run(ctx, args, opts): Promise<CommandResult> {
-      const names = (Array.isArray(args[0]) ? args[0] : [String(args[0])]).map((n) => pkeyOf(ctx, obj, n));
+      const names = [...new Set((Array.isArray(args[0]) ? args[0] : [String(args[0])]).map((n) => pkeyOf(ctx, obj, n)))];
       const deleted: string[] = [];
       const failed: string[] = [];
-      for (const pkey of names) {
-        try {
-          const entry = await getEntry(ctx, obj, pkey);
-          await obj.hooks?.preDel?.(ctx, entry);
+      if (opts.continue === true) {
+        // each name on its own: what can be deleted is, the rest is listed
+        for (const pkey of names) {
           try {
-            await ctx.dir.delete(entry.dn);
+            await deleteEntries(ctx, obj, [pkey]);
+            deleted.push(pkey);
           } catch (err) {
-            throw mapDirectoryError(ctx, obj, pkey, err);
+            if (!(err instanceof PublicError)) throw err;
+            failed.push(pkey);
           }
-          deleted.push(pkey);
-        } catch (err) {
-          if (opts.continue !== true || !(err instanceof PublicError)) throw err;
-          failed.push(pkey);
         }
+      } else {
+        // all or nothing: one transaction, and the first failure says why
+        await deleteEntries(ctx, obj, names);
+        deleted.push(...names);
       }
       return {
         result: { failed },
@@ -353,11 +464,12 @@ function findCommand(obj: ObjectDef): Command {
         filter: `(&${terms.join('')})`,
         sizeLimit,
         timeLimit,
+        // by name: the size limit keeps the first names, and repeated calls agree
+        orderBy: obj.rdnAttr,
       });
       const rdn = obj.rdnAttr;
-      const entries = res.entries.sort((a, b) => (a.attrs[rdn]?.[0] ?? '').localeCompare(b.attrs[rdn]?.[0] ?? ''));
       const result: unknown[] = [];
-      for (const e of entries) {
+      for (const e of res.entries) {
         if (opts.pkey_only === true) result.push({ [rdn.toLowerCase()]: e.attrs[rdn] ?? [] });
         else result.push(await outputEntry(ctx, obj, e, opts));
       }
@@ -413,12 +525,20 @@ function modCommand(obj: ObjectDef): Command {
       }
       for (const { attr, value } of await attrValueOptions(ctx, obj, 'delattr', opts.delattr)) {
         const current = entry.attrs[attr] ?? [];
+        if (value === undefined) {
+          // the attribute by name alone: all its values, if it has any
+          if (current.length > 0 && !mods.some((m) => m.op === 'delete' && m.attr === attr && !m.values)) mods.push({ op: 'delete', attr });
+          continue;
+        }
         const match = current.find((c) => c.toLowerCase() === value.toLowerCase());
         if (match === undefined) throw publicError('AttrValueNotFound', { attr, value });
         mods.push({ op: 'delete', attr, values: [match] });
       }
       await obj.hooks?.preMod?.(ctx, mods, opts, entry);
-      const effective = mods.filter((m) => !(m.op === 'replace' && sameValues(entry.attrs[m.attr] ?? [], m.values)));
+      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry, null, mods), opts);
+      // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
+      const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
+      const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));
       const newName = typeof opts.rename === 'string' ? opts.rename : undefined;
       if (newName !== undefined && newName === pkey) {
         throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });

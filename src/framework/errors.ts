@@ -40,6 +40,7 @@ export const errorRegistry = {
   AlreadyMember: { code: 4306, template: '{reason}' },
   SchemaUpToDate: { code: 4308, template: 'Schema is up to date (fingerprint \'{fingerprint}\', TTL {ttl} s)' },
   LimitsExceeded: { code: 4310, template: 'limits exceeded for this query' },
+  DiscoveryError: { code: 4330, template: 'OIDC discovery at {url} failed: {reason}' },
 } as const satisfies Record<string, { code: number; template: string }>;
 
 export type ErrorName = keyof typeof errorRegistry;

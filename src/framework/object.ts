@@ -17,11 +17,32 @@ export interface ComputedOutput {
   readonly default?: boolean;
 }
 
+/**
+ * The entry an add or a mod is about to store, complete: hooks check it
+ * and derive attributes from it, whichever options produced it.
+ */
+export interface PendingEntry {
+  /** the stored entry before a mod; null on add */
+  readonly before: Entry | null;
+  /** values of `attr` after the write ([] when none); secrets only when this write sets them */
+  values(attr: string): string[];
+  /** whether this write touches `attr` (on add: whether it stores it) */
+  changes(attr: string): boolean;
+  /** makes the write leave `attr` with `values` ([] removes it) */
+  set(attr: string, values: string[]): void;
+}
+
 export interface Hooks {
   /** adjust attributes before an add; may throw public errors */
   preAdd?(ctx: CallContext, attrs: Attributes, options: Inputs, pkey: string): Promise<void>;
   /** adjust modifications before a mod; `entry` is the current entry */
   preMod?(ctx: CallContext, mods: Modification[], options: Inputs, entry: Entry): Promise<void>;
+  /**
+   * Runs on the complete entry after every add and mod, once the required
+   * params are known to be present: derives what follows from the entry and
+   * throws public errors for entries that would not be usable.
+   */
+  complete?(ctx: CallContext, entry: PendingEntry, options: Inputs): Promise<void>;
   /** checks before a delete */
   preDel?(ctx: CallContext, entry: Entry): Promise<void>;
   /** add computed fields to an output entry */

@@ -58,7 +58,7 @@ export interface ParamDef {
 export type ParamValue = string | number | boolean | string[];
 
 const DEFAULT_MAX_LENGTH = 255;
-const URL_MAX_LENGTH = 2048;
+export const URL_MAX_LENGTH = 2048;
 
 /** Validates that `value` is an https:// URL with a host; returns an error text or null. */
 export function httpsUrlProblem(value: string): string | null {

@@ -1,15 +1,17 @@
 /**
  * IdP references (specification §2.1, §2.2, §4.1–4.5): the OAuth 2.0 / OIDC
  * identity providers users can be linked to. Declared once; idp-add/del/find/
- * mod/show are derived. What is special lives in the preAdd hook: provider
- * templates and the endpoint rules. The client secret is write-only: stored
- * encrypted by the directory and never output.
+ * mod/show are derived. What is special lives in the `complete` hook, which
+ * sees every add and mod whatever options made it: provider templates, the
+ * endpoints a login needs, and OIDC discovery (OpenID Connect Discovery 1.0
+ * §4, through the server's IdP client) for a reference given by its issuer.
+ * The client secret is write-only: stored encrypted by the directory and
+ * never output.
  */
-import type { Attributes } from '../directory/types.js';
-import type { CallContext, Inputs } from '../framework/command.js';
+import type { CallContext, OidcProviderMetadata } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { defineObject } from '../framework/object.js';
-import { httpsUrlProblem } from '../framework/params.js';
+import { defineObject, type PendingEntry } from '../framework/object.js';
+import { cliName, httpsUrlProblem, URL_MAX_LENGTH } from '../framework/params.js';
 
 /** RFC 6749 §3.3 scope-token characters, separated by single spaces. */
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
@@ -42,8 +44,10 @@ interface Template {
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+type TemplateName = Exclude<ProviderName, 'oidc'>;
+
 /** Provider templates: endpoints as the providers document them (PRODUCT-NOTES.md). */
-export const templates: Record<Exclude<ProviderName, 'oidc'>, Template> = {
+export const templates: Record<TemplateName, Template> = {
   keycloak: {
     needs: ['organization', 'base_url'],
     build: ({ org, base }) => {
@@ -120,7 +124,16 @@ export const templates: Record<Exclude<ProviderName, 'oidc'>, Template> = {
   },
 };
 
-const endpointOptions = ['auth_uri', 'dev_auth_uri', 'token_uri', 'userinfo_uri', 'keys_uri'] as const;
+/** The endpoint params: option, attribute, what a template builds and what discovery names. */
+const endpoints = [
+  { option: 'auth_uri', attr: 'dirIdpAuthEndpoint', built: 'auth', discovered: 'authorization_endpoint' },
+  { option: 'dev_auth_uri', attr: 'dirIdpDevAuthEndpoint', built: 'devAuth', discovered: 'device_authorization_endpoint' },
+  { option: 'token_uri', attr: 'dirIdpTokenEndpoint', built: 'token', discovered: 'token_endpoint' },
+  { option: 'userinfo_uri', attr: 'dirIdpUserInfoEndpoint', built: 'userinfo', discovered: 'userinfo_endpoint' },
+  { option: 'keys_uri', attr: 'dirIdpKeysEndpoint', built: 'keys', discovered: 'jwks_uri' },
+] as const satisfies ReadonlyArray<{ option: string; attr: string; built: keyof Endpoints; discovered: keyof OidcProviderMetadata }>;
+
+const templateParams = { organization: 'dirIdpOrg', base_url: 'dirIdpBaseUrl' } as const;
 
 /** --base-url: host[:port][/path], an optional leading https:// stripped. */
 function normalizeBaseUrl(raw: string): string {
@@ -136,53 +149,100 @@ function normalizeBaseUrl(raw: string): string {
   return v;
 }
 
-async function applyTemplate(_ctx: CallContext, attrs: Attributes, options: Inputs): Promise<void> {
-  const provider = options.provider as ProviderName | undefined;
-  const explicit = endpointOptions.filter((k) => options[k] !== undefined);
-  if (provider === undefined || provider === 'oidc') {
-    for (const k of ['organization', 'base_url'] as const) {
-      if (options[k] !== undefined) {
-        throw publicError('ValidationError', { name: k, error: 'is only used with the keycloak, microsoft and okta provider templates' });
-      }
-    }
-    if (options.issuer_url === undefined) {
-      for (const k of ['auth_uri', 'token_uri'] as const) {
-        if (options[k] === undefined) throw publicError('RequirementError', { name: k });
-      }
-    }
-    return;
-  }
-  if (explicit.length > 0) {
-    throw publicError('MutuallyExclusiveError', {
-      reason: `cannot specify both individual endpoints (--${explicit[0]!.replace(/_/g, '-')}) and IdP provider`,
-    });
-  }
+function buildFrom(template: Template, org: string | undefined, base: string | undefined): Endpoints {
+  return template.build({ org: org === undefined ? '' : encodeURIComponent(org), base: base ?? '' });
+}
+
+/**
+ * A template-built reference (specification §2.2): its parameters are the
+ * ones the template needs, and its endpoints are the ones the template
+ * builds from them, on add and after every change of a parameter; an
+ * endpoint given otherwise is refused. The issuer, scope and user id
+ * attribute are the template's unless given.
+ */
+function applyTemplate(entry: PendingEntry, provider: TemplateName): void {
   const template = templates[provider];
-  for (const k of ['organization', 'base_url'] as const) {
+  const rebuilt = entry.before === null || ['dirIdpProvider', ...Object.values(templateParams)].some((a) => entry.changes(a));
+  for (const [k, attr] of Object.entries(templateParams) as Array<[keyof typeof templateParams, string]>) {
+    const given = entry.values(attr).length > 0;
     if (template.needs.includes(k)) {
-      if (options[k] === undefined) throw publicError('RequirementError', { name: k });
-    } else if (options[k] !== undefined) {
-      throw publicError('ValidationError', { name: k, error: `is not used by the ${provider} template` });
-    }
+      if (!given) throw publicError('RequirementError', { name: k });
+    } else if (given) throw publicError('ValidationError', { name: k, error: `is not used by the ${provider} template` });
   }
-  const base = options.base_url === undefined ? '' : normalizeBaseUrl(String(options.base_url));
-  if (base) attrs.dirIdpBaseUrl = [base];
-  const org = options.organization === undefined ? '' : encodeURIComponent(String(options.organization));
-  const e = template.build({ org, base });
-  const set = (attr: string, value: string | undefined, option: string) => {
-    if (value === undefined) return;
-    const problem = httpsUrlProblem(value);
-    if (problem) throw publicError('ValidationError', { name: option, error: `${problem} (built from the ${provider} template)` });
-    attrs[attr] = [value];
-  };
-  set('dirIdpAuthEndpoint', e.auth, 'auth_uri');
-  set('dirIdpDevAuthEndpoint', e.devAuth, 'dev_auth_uri');
-  set('dirIdpTokenEndpoint', e.token, 'token_uri');
-  set('dirIdpUserInfoEndpoint', e.userinfo, 'userinfo_uri');
-  set('dirIdpKeysEndpoint', e.keys, 'keys_uri');
-  if (options.issuer_url === undefined) set('dirIdpIssuerUrl', e.issuer, 'issuer_url');
-  if (options.scope === undefined) attrs.dirIdpScope = [e.scope];
-  if (options.idp_user_id === undefined) attrs.dirIdpUserIdAttribute = [e.userIdAttr];
+  const base = entry.values('dirIdpBaseUrl')[0];
+  if (base !== undefined) entry.set('dirIdpBaseUrl', [normalizeBaseUrl(base)]);
+  const built = buildFrom(template, entry.values('dirIdpOrg')[0], entry.values('dirIdpBaseUrl')[0]);
+  const from = template.needs.length > 0 ? ` and its ${template.needs.map((n) => `--${cliName(n)}`).join(' and ')}` : '';
+  for (const e of endpoints) {
+    const want = built[e.built];
+    if (entry.changes(e.attr) && entry.values(e.attr)[0] !== want) {
+      throw publicError('MutuallyExclusiveError', { reason: `the endpoints of a ${provider} reference come from its template${from}: --${cliName(e.option)} cannot be set` });
+    }
+    const problem = want === undefined ? null : httpsUrlProblem(want);
+    if (problem) throw publicError('ValidationError', { name: e.option, error: `${problem} (built from the ${provider} template)` });
+  }
+  for (const e of endpoints) entry.set(e.attr, built[e.built] === undefined ? [] : [built[e.built]!]);
+  if (rebuilt && !entry.changes('dirIdpIssuerUrl')) {
+    // an issuer the previous parameters built follows the new ones; one given stays
+    const before = entry.before?.attrs;
+    const previous = before?.dirIdpProvider?.[0] === provider ? buildFrom(template, before.dirIdpOrg?.[0], before.dirIdpBaseUrl?.[0]).issuer : undefined;
+    const issuer = entry.values('dirIdpIssuerUrl')[0];
+    if (issuer === undefined || issuer === previous) entry.set('dirIdpIssuerUrl', built.issuer === undefined ? [] : [built.issuer]);
+  }
+  if (entry.before === null) {
+    if (entry.values('dirIdpScope').length === 0) entry.set('dirIdpScope', [built.scope]);
+    if (entry.values('dirIdpUserIdAttribute').length === 0) entry.set('dirIdpUserIdAttribute', [built.userIdAttr]);
+  }
+}
+
+/** `<issuer>/.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4.1). */
+export function discoveryUrl(issuer: string): string {
+  return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+}
+
+async function discoverProvider(ctx: CallContext, issuer: string): Promise<OidcProviderMetadata> {
+  const url = discoveryUrl(issuer);
+  const discover = ctx.registry.services.oidcDiscovery;
+  if (!discover) throw publicError('DiscoveryError', { url, reason: 'this server has no IdP client' });
+  try {
+    return await discover(issuer);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : 'unknown error';
+    throw publicError('DiscoveryError', { url, reason: message.replace(`OIDC discovery at ${issuer}: `, '') });
+  }
+}
+
+/**
+ * A generic reference needs what a login uses: a token endpoint and a
+ * device or authorization endpoint. When this write leaves one to the
+ * issuer, discovery runs now and fills every endpoint not given, so what is
+ * shown is what logins will use; a failed discovery fails the write. A
+ * reference stored with an issuer and no endpoints (before discovery ran
+ * at write time) keeps them to discovery at login.
+ */
+async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<void> {
+  for (const [k, attr] of Object.entries(templateParams)) {
+    if (entry.values(attr).length > 0) throw publicError('ValidationError', { name: k, error: 'is only used with the keycloak, microsoft and okta provider templates' });
+  }
+  const has = (attr: string) => entry.values(attr).length > 0;
+  const canLogIn = () => has('dirIdpTokenEndpoint') && (has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint'));
+  if (canLogIn()) return;
+  const issuer = entry.values('dirIdpIssuerUrl')[0];
+  if (issuer === undefined) {
+    throw publicError('RequirementError', { name: has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint') ? 'token_uri' : 'auth_uri' });
+  }
+  if (!entry.changes('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr))) return;
+  const found = await discoverProvider(ctx, issuer);
+  const url = discoveryUrl(issuer);
+  for (const e of endpoints) {
+    const value = found[e.discovered];
+    if (has(e.attr) || value === undefined) continue;
+    const problem = value.length > URL_MAX_LENGTH ? `is longer than ${URL_MAX_LENGTH} characters` : httpsUrlProblem(value);
+    if (problem) throw publicError('DiscoveryError', { url, reason: `its ${e.discovered} ${problem}` });
+    entry.set(e.attr, [value]);
+  }
+  if (!has('dirIdpTokenEndpoint')) throw publicError('DiscoveryError', { url, reason: 'it names no token_endpoint' });
+  if (!canLogIn()) throw publicError('DiscoveryError', { url, reason: 'it names no device_authorization_endpoint' });
 }
 
 export const idpObject = defineObject({
@@ -294,11 +354,12 @@ export const idpObject = defineObject({
   ],
   searchAttributes: ['name', 'client_id', 'auth_uri', 'token_uri', 'issuer_url', 'scope'],
   hooks: {
-    async preAdd(ctx, attrs, options) {
-      // The template decides base_url/organization storage; drop the raw copies first.
-      delete attrs.dirIdpBaseUrl;
-      if (options.organization === undefined) delete attrs.dirIdpOrg;
-      await applyTemplate(ctx, attrs, options);
+    async complete(ctx, entry) {
+      // the generic provider is the absence of a template (specification §2.2)
+      if (entry.values('dirIdpProvider')[0] === 'oidc') entry.set('dirIdpProvider', []);
+      const provider = entry.values('dirIdpProvider')[0];
+      if (provider !== undefined && Object.hasOwn(templates, provider)) applyTemplate(entry, provider as TemplateName);
+      else await completeGeneric(ctx, entry);
     },
   },
 });

@@ -1,8 +1,10 @@
 /**
  * The command registry of a dirid server: every object and command, in one
- * place. The API contract (api.json) is derived from what is registered here.
+ * place, with the services the server wires in (OIDC discovery for IdP
+ * references). The API contract (api.json) is derived from what is
+ * registered here.
  */
-import { CommandRegistry } from '../framework/command.js';
+import { CommandRegistry, type Services } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
 import { groupCommands, groupObject } from './group.js';
 import { idpObject } from './idp.js';
@@ -12,8 +14,8 @@ import { schemaCommand } from './schema.js';
 import { userObject } from './user.js';
 import { hostObject, principalCommands, serviceObject } from './service.js';
 
-export function buildRegistry(): CommandRegistry {
-  const r = new CommandRegistry();
+export function buildRegistry(services: Services = {}): CommandRegistry {
+  const r = new CommandRegistry(services);
   for (const o of [idpObject, userObject, groupObject, roleObject, privilegeObject, serviceObject, hostObject]) r.objects.set(o.name, o);
   r.register(
     ...crudCommands(idpObject),

@@ -3,7 +3,8 @@
  * §4.6): `--user-auth-type`, `--idp` (stored as the DN of the IdP reference
  * in dirIdpConfigLink) and `--idp-user-id` (dirIdpSub). Both link attributes
  * are single-valued: a linked user cannot be linked to a second reference
- * until the first link is removed.
+ * until the first link is removed. The object class dirIdpUser comes with a
+ * link and leaves with it, whichever options made or removed the link.
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
@@ -17,18 +18,6 @@ export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
 function hasClass(classes: readonly string[] | undefined, name: string): boolean {
   return (classes ?? []).some((c) => c.toLowerCase() === name.toLowerCase());
-}
-
-/** Values of `attr` after applying `mods` to `entry` (enough to check pairing rules). */
-function valuesAfter(entry: Entry, mods: readonly Modification[], attr: string): string[] {
-  let values = [...(entry.attrs[attr] ?? [])];
-  for (const m of mods) {
-    if (m.attr.toLowerCase() !== attr.toLowerCase()) continue;
-    if (m.op === 'replace') values = [...m.values];
-    else if (m.op === 'add') values.push(...m.values);
-    else values = m.values ? values.filter((v) => !m.values!.includes(v)) : [];
-  }
-  return values;
 }
 
 function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
@@ -114,10 +103,6 @@ export const userObject = defineObject({
         attrs.krbLastPwdChange = [generalizedTime()];
         attrs.userPassword = [await hashPassword(password)];
       }
-      const link = attrs.dirIdpConfigLink ?? [];
-      const sub = attrs.dirIdpSub ?? [];
-      checkLinkPair(sub, link);
-      if (link.length > 0 && !hasClass(attrs.objectClass, 'dirIdpUser')) attrs.objectClass = [...(attrs.objectClass ?? []), 'dirIdpUser'];
     },
     async preMod(ctx, mods, _options, entry) {
       for (let i = 0; i < mods.length; i++) {
@@ -131,18 +116,21 @@ export const userObject = defineObject({
           const current = entry.attrs.dirIdpConfigLink ?? [];
           // Re-linking to the same reference changes nothing; linking to a second
           // one is an *add* so the store's single-value rule refuses it.
-          if (current.length > 0) {
+          if (current.length > 0 && m.values.length > 0) {
             const same = current[0]!.toLowerCase() === (m.values[0] ?? '').toLowerCase();
             mods[i] = same ? { op: 'replace', attr: m.attr, values: current } : { op: 'add', attr: m.attr, values: m.values };
           }
         }
       }
-      const link = valuesAfter(entry, mods, 'dirIdpConfigLink');
-      const sub = valuesAfter(entry, mods, 'dirIdpSub');
-      if (mods.some((m) => m.attr === 'dirIdpConfigLink' || m.attr === 'dirIdpSub')) checkLinkPair(sub, link);
-      if (link.length > 0 && !hasClass(entry.attrs.objectClass, 'dirIdpUser')) {
-        mods.unshift({ op: 'add', attr: 'objectClass', values: ['dirIdpUser'] });
-      }
+    },
+    async complete(_ctx, entry) {
+      // a link is both attributes or neither, whichever options made it
+      const link = entry.values('dirIdpConfigLink');
+      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) checkLinkPair(entry.values('dirIdpSub'), link);
+      // dirIdpUser marks a linked user: it comes with a link and leaves with it
+      const classes = entry.values('objectClass');
+      if (link.length > 0 && !hasClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
+      if (link.length === 0 && hasClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
     },
   },
 });

@@ -23,6 +23,7 @@ import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import { httpsFetch } from '../oauth/http.js';
+import { discover } from '../oauth/discovery.js';
 import { writeKrb5Conf } from './kerberos-init.js';
 
 export interface StartOptions {
@@ -99,8 +100,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     searchSizeLimit: config.searchSizeLimit,
     searchTimeLimit: config.searchTimeLimit,
   };
+  // one IdP client (one TLS context, the configured IdP CAs) for logins and for discovery at idp-add
+  const idpFetch = httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined);
   const handler = createRpcHandler({
-    registry: buildRegistry(),
+    registry: buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idpFetch) }),
     dir,
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
@@ -136,8 +139,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
-  const idpCa = config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined;
-  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch: httpsFetch(idpCa), cookieKey: Buffer.from(hkdfSync('sha256', readMasterKey(paths), Buffer.alloc(0), 'dirid kdc cookie v1', 32)) });
+  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, cookieKey: Buffer.from(hkdfSync('sha256', readMasterKey(paths), Buffer.alloc(0), 'dirid kdc cookie v1', 32)) });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
