@@ -18,8 +18,7 @@ import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../ke
 import { KdcError, lazyHints, type Hints } from './kdc-error.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
-
-export const CLOCK_SKEW_SECONDS = 300;
+import { SKEW_MS } from '../kerberos/ap-exchange.js';
 
 export interface ExchangeContext {
   db: PrincipalDb;
@@ -90,7 +89,7 @@ function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, re
     } catch {
       continue;
     }
-    if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+    if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
     ctx.note.preauth = 'encrypted-challenge';
     return { key: longTerm, kvno: k.kvno };
   }
@@ -208,7 +207,7 @@ function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: Kdc
     ctx.note.preauth = 'encrypted-timestamp failed';
     throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', hints);
   }
-  if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+  if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
   ctx.note.preauth = 'encrypted-timestamp';
   return { key, kvno: stored.kvno };
 }
@@ -252,8 +251,12 @@ export function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: Kdc
 }
 
 export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
-  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.db, ctx.realm, outer, ctx.now()) : null;
-  if (unwrapped) ctx.fast = unwrapped.fast;
+  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.db, ctx.realm, ctx.cookies, outer, ctx.now()) : null;
+  if (unwrapped) {
+    ctx.fast = unwrapped.fast;
+    // every cookie of this conversation names its armor, which may then come again
+    ctx.cookies = ctx.cookies.binding({ armor: unwrapped.fast.armor });
+  }
   const req = unwrapped?.req ?? outer;
   let client = lookupClient(ctx, req);
   if (client instanceof Promise) client = await client;

@@ -28,10 +28,11 @@ export function lazyHints(make: () => PaData[]): () => PaData[] {
 export class KdcError extends Error {
   readonly code: number;
   private readonly hintSource: Hints | undefined;
-  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM', eText: string, hints?: Hints) {
+  /** `name` may also be the number of a code (an AP-REQ check's, which uses the same codes) */
+  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM' | number, eText: string, hints?: Hints) {
     super(eText);
     this.name = 'KdcError';
-    this.code = name === 'KDC_ERR_WRONG_REALM' ? 68 : ErrorCode[name];
+    this.code = typeof name === 'number' ? name : name === 'KDC_ERR_WRONG_REALM' ? 68 : ErrorCode[name];
     this.hintSource = hints;
   }
 
@@ -46,3 +47,4 @@ export function errorName(code: number): string {
   for (const [k, v] of Object.entries(ErrorCode)) if (v === code) return k;
   return `ERROR_${code}`;
 }
+
