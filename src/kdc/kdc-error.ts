@@ -2,8 +2,10 @@
  * Errors the KDC answers with: a Kerberos error code (RFC 4120 §7.5.9), an
  * optional e-text for the log and the client, and optional e-data (e.g.
  * METHOD-DATA with pre-authentication hints). The one place that turns them
- * into KRB-ERROR messages is kdc-server.ts.
+ * into KRB-ERROR messages is kdc-server.ts. An account's refusal
+ * (account/state.ts) becomes its KDC error here.
  */
+import { describeRefusal, type Refusal } from '../account/state.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
 import { ErrorCode } from '../kerberos/iana.js';
 
@@ -48,3 +50,20 @@ export function errorName(code: number): string {
   return `ERROR_${code}`;
 }
 
+/**
+ * An account's refusal as the KDC answers it: disabled or locked, revoked;
+ * expired, NAME_EXP for a client and SERVICE_EXP for a service; password
+ * expired, KEY_EXPIRED. The e-text says which.
+ */
+export function refusalError(v: Refusal, role: 'client' | 'server', name: string): KdcError {
+  const text = `${role} ${name}: ${describeRefusal(v)}`;
+  switch (v.state) {
+    case 'disabled':
+    case 'locked':
+      return new KdcError(role === 'client' ? 'KDC_ERR_CLIENT_REVOKED' : 'KDC_ERR_SERVICE_REVOKED', text);
+    case 'expired':
+      return new KdcError(role === 'client' ? 'KDC_ERR_NAME_EXP' : 'KDC_ERR_SERVICE_EXP', text);
+    case 'password-expired':
+      return new KdcError('KDC_ERR_KEY_EXPIRED', text);
+  }
+}

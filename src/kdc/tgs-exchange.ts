@@ -2,9 +2,11 @@
  * The TGS exchange (RFC 4120 §3.3): the AP-REQ in PA-TGS-REQ is checked
  * (TGT decrypted with the krbtgt key, then kerberos/ap-exchange.ts: the
  * authenticator, client names, clock skew, ticket times, replay, with a
- * keyed checksum over the exact KDC-REQ-BODY bytes), then a service
- * ticket or a renewed TGT is issued. The reply is sealed with the
- * authenticator's subkey when there is one.
+ * keyed checksum over the exact KDC-REQ-BODY bytes), the ticket's client
+ * must still be an account that may authenticate (account/state.ts: not
+ * disabled, locked or expired), then a service ticket or a renewed TGT is
+ * issued. The reply is sealed with the authenticator's subkey when there
+ * is one.
  */
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -12,7 +14,7 @@ import { principalToString } from '../kerberos/asn1/primitives.js';
 import { checksumProfile, profile } from '../kerberos/crypto/index.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
-import { lookupServer, type ExchangeContext } from './as-exchange.js';
+import { checkAccount, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
 import { kdcReplays, openTgt, unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
@@ -56,6 +58,11 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
     ctx.fast = unwrapped.fast;
     req = unwrapped.req;
   }
+  // a ticket outlives nothing: its client must still be an account that may authenticate
+  let client = ctx.db.find(clientName);
+  if (client instanceof Promise) client = await client;
+  if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${clientName} not found`);
+  checkAccount(ctx, client, 'client');
   const renew = hasFlag(req.body.kdcOptions, KdcOption.RENEW);
   const opts = req.body.kdcOptions;
   if (hasFlag(opts, KdcOption.VALIDATE) || hasFlag(opts, KdcOption.ENC_TKT_IN_SKEY) || hasFlag(opts, KdcOption.POSTDATED)) {
