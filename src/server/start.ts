@@ -73,7 +73,7 @@ export function passwordLoginFor(accounts: Accounts, realm: string): (user: stri
     await accounts.passwordAccepted(account);
     const after = verdict(account, policy, Date.now(), 'password');
     if (after.state !== 'usable') return accountRefusal(after);
-    return { name: `${uid}@${realm}`, dn: entry.dn, uid };
+    return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
   };
 }
 
