@@ -19,6 +19,11 @@ export const errorRegistry = {
   NotAuthenticated: { code: 1001, template: 'Insufficient access: not authenticated' },
   InvalidCredentials: { code: 1002, template: 'Insufficient access: invalid user name or password' },
   SessionExpired: { code: 1003, template: 'Insufficient access: session expired' },
+  // an account that may not authenticate now (account/state.ts), on every way in
+  AccountDisabled: { code: 1004, template: 'Insufficient access: account disabled' },
+  AccountLocked: { code: 1005, template: 'Insufficient access: account locked after too many failed logins' },
+  AccountExpired: { code: 1006, template: 'Insufficient access: account expired' },
+  PasswordExpired: { code: 1007, template: 'Insufficient access: password expired' },
   // 2000s: authorization
   ACIError: { code: 2100, template: 'Insufficient access: {info}' },
   // 3000s: invocation

@@ -1,9 +1,11 @@
 /**
- * The AS exchange (RFC 4120 §3.1): client and server look-up, enctype
+ * The AS exchange (RFC 4120 §3.1): client and server look-up, whose account
+ * state (account/state.ts) is judged before any pre-authentication, enctype
  * choice, pre-authentication with PA-ENC-TIMESTAMP (§5.2.7.2; required for
  * every client, answered with PREAUTH_REQUIRED and ETYPE-INFO2 otherwise),
- * ticket lifetime and renewal from realm policy, and the AS-REP sealed with
- * the client's long-term key.
+ * where a wrong password counts towards the account's lockout and a right
+ * one with an expired password is refused, ticket lifetime and renewal from
+ * realm policy, and the AS-REP sealed with the client's long-term key.
  */
 import { der, parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -15,11 +17,18 @@ import { armoredReply, isArmored, unwrapAsFast, type CookieJar, type FastState }
 import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
-import { KdcError, lazyHints, type Hints } from './kdc-error.js';
+import { KdcError, lazyHints, refusalError, type Hints } from './kdc-error.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
+import { SKEW_MS } from '../kerberos/ap-exchange.js';
+import { verdict, type Proof } from '../account/state.js';
 
-export const CLOCK_SKEW_SECONDS = 300;
+/** A pre-authentication with a key the client does not hold: a wrong password, which the lockout counts. */
+class WrongKey extends KdcError {
+  constructor(hints: Hints) {
+    super('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', hints);
+  }
+}
 
 export interface ExchangeContext {
   db: PrincipalDb;
@@ -90,12 +99,12 @@ function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, re
     } catch {
       continue;
     }
-    if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+    if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
     ctx.note.preauth = 'encrypted-challenge';
     return { key: longTerm, kvno: k.kvno };
   }
   ctx.note.preauth = 'encrypted-challenge failed';
-  throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', hints);
+  throw new WrongKey(hints);
 }
 
 /** The KDC's half of the encrypted challenge, proving it knows the client key. */
@@ -169,11 +178,37 @@ export function lookupClient(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrinci
   ctx.note.client = name;
   const check = (client: KdcPrincipal | null): KdcPrincipal => {
     if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${name} not found`);
-    if (client.disabled) throw new KdcError('KDC_ERR_CLIENT_REVOKED', `client ${name} is disabled`);
-    if (client.expiration && client.expiration.getTime() < ctx.now()) throw new KdcError('KDC_ERR_NAME_EXP', `client ${name} has expired`);
-    return client;
+    return checkAccount(ctx, client, 'client');
   };
   return mapMaybe(ctx.db.find(name), check);
+}
+
+/** The principal if its account may authenticate now with this proof; its refusal as a KDC error otherwise. */
+export function checkAccount(ctx: ExchangeContext, p: KdcPrincipal, role: 'client' | 'server', proof: Proof = 'other'): KdcPrincipal {
+  const v = verdict(p.account, ctx.policy.lockout, ctx.now(), proof);
+  if (v.state !== 'usable') throw refusalError(v, role, p.name);
+  return p;
+}
+
+/**
+ * Password pre-authentication (`verify` throws WrongKey for a key the client
+ * does not hold) with the account's lockout counter and password expiry; at
+ * once when there is nothing to write.
+ */
+function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrincipal, verify: () => T): Maybe<T> {
+  let result: T;
+  try {
+    result = verify();
+  } catch (e) {
+    if (e instanceof WrongKey) return ctx.db.accounts.failedPassword(client.account, ctx.policy.lockout, ctx.now()).then(() => Promise.reject(e));
+    throw e;
+  }
+  const accepted = (): T => {
+    checkAccount(ctx, client, 'client', 'password');
+    return result;
+  };
+  const reset = ctx.db.accounts.passwordAccepted(client.account);
+  return reset ? reset.then(accepted) : accepted();
 }
 
 export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
@@ -182,8 +217,7 @@ export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrinci
   ctx.note.server = name;
   const check = (server: KdcPrincipal | null): KdcPrincipal => {
     if (!server) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', `server ${name} not found`);
-    if (server.disabled) throw new KdcError('KDC_ERR_SERVICE_REVOKED', `server ${name} is disabled`);
-    return server;
+    return checkAccount(ctx, server, 'server');
   };
   return mapMaybe(ctx.db.find(name), check);
 }
@@ -206,9 +240,9 @@ function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: Kdc
     ts = decodePaEncTsEnc(profile(enc.etype).decrypt(key, KeyUsage.PA_ENC_TIMESTAMP, enc.cipher));
   } catch {
     ctx.note.preauth = 'encrypted-timestamp failed';
-    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'pre-authentication failed', hints);
+    throw new WrongKey(hints);
   }
-  if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+  if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
   ctx.note.preauth = 'encrypted-timestamp';
   return { key, kvno: stored.kvno };
 }
@@ -252,8 +286,12 @@ export function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: Kdc
 }
 
 export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
-  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.db, ctx.realm, outer, ctx.now()) : null;
-  if (unwrapped) ctx.fast = unwrapped.fast;
+  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.db, ctx.realm, ctx.cookies, outer, ctx.now()) : null;
+  if (unwrapped) {
+    ctx.fast = unwrapped.fast;
+    // every cookie of this conversation names its armor, which may then come again
+    ctx.cookies = ctx.cookies.binding({ armor: unwrapped.fast.armor });
+  }
   const req = unwrapped?.req ?? outer;
   let client = lookupClient(ctx, req);
   if (client instanceof Promise) client = await client;
@@ -270,12 +308,15 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
       await idpStep(ctx, req, client, hasKeys ? hints() : [], ctx.idpFetch, ctx.db.dir);
       return issueInitial(ctx, outer, req, client, server, { key: ctx.fast.armorKey });
     }
-    const longTerm = verifyEncryptedChallenge(ctx, client, req, hints);
+    let longTerm = passwordPreauth(ctx, client, () => verifyEncryptedChallenge(ctx, client, req, hints));
+    if (longTerm instanceof Promise) longTerm = await longTerm;
     return issueInitial(ctx, outer, req, client, server, longTerm, [kdcChallenge(ctx, longTerm.key)]);
   }
   if (!hasKeys) {
     // an IdP-only user: the idp mechanism needs FAST (kinit -T ARMOR_CCACHE)
     throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required (use FAST armor for IdP login)', [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' })]);
   }
-  return issueInitial(ctx, outer, req, client, server, verifyEncTimestamp(ctx, client, req, hints));
+  let longTerm = passwordPreauth(ctx, client, () => verifyEncTimestamp(ctx, client, req, hints));
+  if (longTerm instanceof Promise) longTerm = await longTerm;
+  return issueInitial(ctx, outer, req, client, server, longTerm);
 }

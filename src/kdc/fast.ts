@@ -6,10 +6,18 @@
  * request checksum (usage 50), the encrypted inner request (usage 51), armored
  * replies and errors (usage 52), the finished checksum over the ticket
  * (usage 53), and PA-FX-COOKIE sealed with a KDC key.
+ *
+ * The armor is an AP-REQ and is verified as one (kerberos/ap-exchange.ts:
+ * clock skew, ticket times, replay cache), with one difference: MIT clients
+ * send the same armor AP-REQ with every request of one AS conversation (the
+ * answer to PREAUTH_REQUIRED, each step of the idp mechanism). Every cookie
+ * the KDC seals for an armored request names a digest of its armor
+ * authenticator; a request that echoes such a cookie continues that
+ * conversation and may repeat that armor. Any other repeat is a replay.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { der } from '../kerberos/asn1/der.js';
-import { decodeApReq, decodeAuthenticator, type Authenticator } from '../kerberos/asn1/ap-req.js';
+import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
@@ -20,13 +28,23 @@ import { DigestIndex } from '../kerberos/digest-index.js';
 import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
+import { SKEW_MS, verifyApReq } from '../kerberos/ap-exchange.js';
+import { ReplayCache } from '../kerberos/replay-cache.js';
 import { KdcError } from './kdc-error.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
 
 export interface FastState {
   armorKey: EncryptionKey;
   nonce: number;
+  /** digest of the armor authenticator (explicit armor only), named by the cookies of this conversation */
+  armor?: string;
 }
+
+/** authenticators seen recently, TGS requests' and FAST armors' (MIT's KDC keeps none for either; we refuse a replay) */
+export const kdcReplays = new ReplayCache(2 * SKEW_MS);
+
+/** How long a conversation may continue with its first armor: as long as the idp mechanism's device flow may last. */
+const CONVERSATION_MS = 3600_000;
 
 export function armorKeyOf(subkey: EncryptionKey, ticketSessionKey: EncryptionKey): EncryptionKey {
   return cf2(subkey, 'subkeyarmor', ticketSessionKey, 'ticketarmor');
@@ -57,8 +75,17 @@ export function isArmored(req: KdcReq): boolean {
   return req.padata.some((p) => p.type === PaType.FX_FAST && p.value.length > 0);
 }
 
-/** Unwraps an armored AS-REQ; null when the request is not armored. */
-export async function unwrapAsFast(db: PrincipalDb, realm: string, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState } | null> {
+/** The digest of an armor authenticator that cookies carry (they are sealed: it is never seen outside the KDC). */
+function armorDigest(authenticatorCipher: Buffer): string {
+  return createHash('sha256').update(authenticatorCipher).digest('base64url').slice(0, 22);
+}
+
+/**
+ * Unwraps an armored AS-REQ; null when the request is not armored. The
+ * armor is verified as an AP-REQ; a repeated one is accepted only with a
+ * cookie of ours naming it.
+ */
+export async function unwrapAsFast(db: PrincipalDb, realm: string, cookies: CookieJar, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState } | null> {
   const pa = req.padata.find((p) => p.type === PaType.FX_FAST);
   if (!pa || pa.value.length === 0) return null;
   const armored = decodeFastArmoredReq(pa.value);
@@ -66,17 +93,24 @@ export async function unwrapAsFast(db: PrincipalDb, realm: string, req: KdcReq, 
   const ap = decodeApReq(armored.armor.value);
   const tgtName = `krbtgt/${realm}@${realm}`;
   if (principalToString(ap.ticket.sname, ap.ticket.realm) !== tgtName) throw new KdcError('KDC_ERR_POLICY', 'armor ticket must be for the krbtgt');
-  const { session } = await openTgt(db, realm, ap.ticket, now);
-  let auth: Authenticator;
-  try {
-    auth = decodeAuthenticator(profile(session.etype).decrypt(session, KeyUsage.AP_REQ_AUTH, ap.authenticator.cipher));
-  } catch {
-    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'armor authenticator does not decrypt');
-  }
-  if (!auth.subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'armor authenticator has no subkey');
-  const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value }, session);
-  const { inner } = verifyAndDecrypt(pa, req.bodyRaw, armorKey);
-  return { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce } };
+  let opened = openTgt(db, realm, ap.ticket, now);
+  if (opened instanceof Promise) opened = await opened;
+  const { etp, session } = opened;
+  const armor = armorDigest(ap.authenticator.cipher);
+  let unwrapped: { req: KdcReq; fast: FastState } | undefined;
+  verifyApReq(ap, etp, session, {
+    usage: KeyUsage.AP_REQ_AUTH,
+    now,
+    replay: kdcReplays,
+    check(auth) {
+      if (!auth.subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'armor authenticator has no subkey');
+      const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value }, session);
+      const { inner } = verifyAndDecrypt(pa, req.bodyRaw, armorKey);
+      unwrapped = { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce, armor } };
+      return cookies.open<{ armor?: string }>(inner.padata, CONVERSATION_MS)?.armor === armor ? 'continued' : undefined;
+    },
+  });
+  return unwrapped!;
 }
 
 /**
@@ -190,12 +224,20 @@ export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData
 
 /** KDC-sealed cookies (AES-256-GCM); the state they carry is opaque to clients. */
 export class CookieJar {
-  constructor(private readonly key: Buffer) {}
+  constructor(
+    private readonly key: Buffer,
+    private readonly bound: object = {},
+  ) {}
+
+  /** A jar whose cookies also carry `fields` (an armored conversation's armor digest). */
+  binding(fields: object): CookieJar {
+    return new CookieJar(this.key, { ...this.bound, ...fields });
+  }
 
   seal(state: object): PaData {
     const iv = randomBytes(12);
     const c = createCipheriv('aes-256-gcm', this.key, iv);
-    const ct = Buffer.concat([c.update(JSON.stringify({ ...state, t: Date.now() })), c.final()]);
+    const ct = Buffer.concat([c.update(JSON.stringify({ ...state, ...this.bound, t: Date.now() })), c.final()]);
     return { type: PaType.FX_COOKIE, value: Buffer.concat([Buffer.from('DIRID1'), iv, ct, c.getAuthTag()]) };
   }
 

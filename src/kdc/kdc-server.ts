@@ -18,8 +18,9 @@ import { asExchange, type ExchangeContext } from './as-exchange.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { Lookaside, requestDigest } from './lookaside.js';
 import { errorName, KdcError } from './kdc-error.js';
+import { ApError } from '../kerberos/ap-exchange.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
-import { armoredErrorData, CookieJar, encodePaDataList, type FastState } from './fast.js';
+import { armoredErrorData, CookieJar, encodePaDataList } from './fast.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -110,11 +111,12 @@ export class Kdc {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');
       }
     } catch (e) {
-      const err = e instanceof KdcError ? e : new KdcError('KRB_ERR_GENERIC', 'internal error');
-      if (!(e instanceof KdcError) && !(e instanceof Asn1Error)) this.o.log(`${new Date().toISOString()} kdc internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      // an AP-REQ check (TGS request, FAST armor) answers with its own code
+      const err = e instanceof KdcError ? e : e instanceof ApError ? new KdcError(e.code, e.message) : new KdcError('KRB_ERR_GENERIC', 'internal error');
+      if (!(e instanceof KdcError) && !(e instanceof ApError) && !(e instanceof Asn1Error)) this.o.log(`${new Date().toISOString()} kdc internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       outcome = errorName(err.code);
       if (!req && transport === 'udp') reply = null;
-      else reply = this.errorReply(err, req, ctx?.fast);
+      else reply = this.errorReply(err, req, ctx);
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const kind = req ? (req.msgType === 10 ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
@@ -125,7 +127,8 @@ export class Kdc {
     return reply;
   }
 
-  private errorReply(err: KdcError, req: KdcReq | undefined, fast?: FastState): Buffer {
+  private errorReply(err: KdcError, req: KdcReq | undefined, ctx?: ExchangeContext): Buffer {
+    const fast = ctx?.fast;
     const t = this.now();
     const e: KrbError = {
       stime: new Date(Math.floor(t / 1000) * 1000),
@@ -139,7 +142,8 @@ export class Kdc {
       e.cname = req.body.cname;
       e.crealm = req.body.realm;
     }
-    if (fast) e.eData = armoredErrorData(fast, e, err.hints ?? [], this.cookies.seal({ kind: 'fast' }));
+    // the exchange's cookie jar names the armor of an armored conversation
+    if (fast) e.eData = armoredErrorData(fast, e, err.hints ?? [], (ctx?.cookies ?? this.cookies).seal({ kind: 'fast' }));
     else if (err.hints) e.eData = der(encodePaDataList(err.hints));
     return encodeKrbError(e);
   }

@@ -1,9 +1,10 @@
 /**
- * The KDC's view of the directory: principals by name with their decrypted
- * long-term keys, account state, authentication types and IdP link, and the
- * realm's ticket policy.
+ * The KDC's view of the directory: principals by name (found through
+ * account/state.ts, which also judges their account state) with their
+ * decrypted long-term keys, authentication types and IdP link, and the
+ * realm's ticket and lockout policy.
  */
-import { escapeFilterValue } from '../directory/filter.js';
+import { Accounts, accountOf, lockoutPolicyOf, type Account, type LockoutPolicy } from '../account/state.js';
 import type { Directory } from '../directory/types.js';
 import { parseKeys, type StoredKey } from '../objects/kerberos-keys.js';
 import { realmContainerDn, DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../server/kerberos-init.js';
@@ -12,8 +13,8 @@ export interface KdcPrincipal {
   dn: string;
   name: string;
   keys: StoredKey[];
-  disabled: boolean;
-  expiration?: Date;
+  /** the state account/state.ts judges */
+  account: Account;
   /** dirUserAuthType values (users only) */
   authTypes: string[];
   /** DN of the linked IdP reference and the user's id there */
@@ -35,11 +36,7 @@ export function mapMaybe<T, U>(v: Maybe<T>, f: (t: T) => U): Maybe<U> {
 export interface RealmPolicy {
   maxLife: number;
   maxRenew: number;
-}
-
-function parseTime(v: string | undefined): Date | undefined {
-  const m = v ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(v) : null;
-  return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : undefined;
+  lockout: LockoutPolicy;
 }
 
 const CACHE_TTL_MS = 30_000;
@@ -48,11 +45,14 @@ const CACHE_MAX = 50_000;
 export class PrincipalDb {
   /** principals by name, valid while the directory's generation is unchanged */
   private readonly cache = new Map<string, { p: KdcPrincipal | null; generation: number; expires: number }>();
+  readonly accounts: Accounts;
 
   constructor(
     readonly dir: Directory,
     readonly realm: string,
-  ) {}
+  ) {
+    this.accounts = new Accounts(dir, realmContainerDn(dir.baseDn, realm));
+  }
 
   /**
    * A principal by name: from the cache without a promise (a request whose
@@ -72,21 +72,19 @@ export class PrincipalDb {
   }
 
   private async load(name: string): Promise<KdcPrincipal | null> {
-    const res = await this.dir.search({ base: this.dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(name)})`, sizeLimit: 2 });
-    if (res.entries.length !== 1) return null;
-    const e = res.entries[0]!;
+    const e = await this.accounts.find(name);
+    if (!e) return null;
     const keys = parseKeys(await this.dir.readSecret(e.dn, 'krbPrincipalKey'));
     const a = e.attrs;
+    const account = accountOf(e);
     const p: KdcPrincipal = {
       dn: e.dn,
       name,
       keys,
-      disabled: a.nsAccountLock?.[0]?.toUpperCase() === 'TRUE',
+      account,
       authTypes: (a.dirUserAuthType ?? []).map((t) => t.toLowerCase()),
-      isUser: (a.objectClass ?? []).some((c) => c.toLowerCase() === 'diruser'),
+      isUser: account.isUser,
     };
-    const exp = parseTime(a.krbPrincipalExpiration?.[0]);
-    if (exp) p.expiration = exp;
     if (a.dirIdpConfigLink?.[0]) p.idpLink = a.dirIdpConfigLink[0];
     if (a.dirIdpSub?.[0]) p.idpSub = a.dirIdpSub[0];
     if (a.krbMaxTicketLife?.[0]) p.maxLife = Number(a.krbMaxTicketLife[0]);
@@ -99,6 +97,7 @@ export class PrincipalDb {
     return {
       maxLife: Number(e?.attrs.krbMaxTicketLife?.[0] ?? DEFAULT_MAX_LIFE),
       maxRenew: Number(e?.attrs.krbMaxRenewableAge?.[0] ?? DEFAULT_MAX_RENEW),
+      lockout: lockoutPolicyOf(e?.attrs),
     };
   }
 }

@@ -1,23 +1,23 @@
 /**
  * The TGS exchange (RFC 4120 §3.3): the AP-REQ in PA-TGS-REQ is checked
- * (TGT decrypted with the krbtgt key, authenticator with the session key,
- * client names match, clock skew, a keyed checksum over the exact
- * KDC-REQ-BODY bytes), then a service ticket or a renewed TGT is issued.
- * The reply is sealed with the authenticator's subkey when there is one.
+ * (TGT decrypted with the krbtgt key, then kerberos/ap-exchange.ts: the
+ * authenticator, client names, clock skew, ticket times, replay, with a
+ * keyed checksum over the exact KDC-REQ-BODY bytes), the ticket's client
+ * must still be an account that may authenticate (account/state.ts: not
+ * disabled, locked or expired), then a service ticket or a renewed TGT is
+ * issued. The reply is sealed with the authenticator's subkey when there
+ * is one.
  */
-import { decodeApReq, decodeAuthenticator } from '../kerberos/asn1/ap-req.js';
+import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString } from '../kerberos/asn1/primitives.js';
 import { checksumProfile, profile } from '../kerberos/crypto/index.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
-import { CLOCK_SKEW_SECONDS, lookupServer, type ExchangeContext } from './as-exchange.js';
+import { verifyApReq } from '../kerberos/ap-exchange.js';
+import { checkAccount, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
-import { ReplayCache } from '../kerberos/replay-cache.js';
-import { openTgt, unwrapTgsFast } from './fast.js';
+import { kdcReplays, openTgt, unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
-
-/** authenticators seen recently: MIT's KDC keeps none for TGS requests, we refuse a replay */
-const replays = new ReplayCache(2 * CLOCK_SKEW_SECONDS * 1000);
 
 export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
   let req = outer;
@@ -32,33 +32,37 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   let opened = openTgt(ctx.db, ctx.realm, ap.ticket, now);
   if (opened instanceof Promise) opened = await opened;
   const { etp, session: sessKey } = opened;
-  ctx.note.client = principalToString(etp.cname, etp.crealm);
-  let auth;
-  try {
-    auth = decodeAuthenticator(profile(sessKey.etype).decrypt(sessKey, KeyUsage.TGS_REQ_AUTH, ap.authenticator.cipher));
-  } catch {
-    throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the authenticator does not decrypt');
-  }
-  if (auth.crealm !== etp.crealm || principalToString(auth.cname) !== principalToString(etp.cname)) throw new KdcError('KRB_AP_ERR_BADMATCH', 'authenticator and ticket name different clients');
-  if (Math.abs(auth.ctime.getTime() - now) > CLOCK_SKEW_SECONDS * 1000) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
-  if (!auth.cksum) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'the authenticator has no checksum');
-  let cp;
-  try {
-    cp = checksumProfile(auth.cksum.type);
-  } catch {
-    throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', `checksum type ${auth.cksum.type} not supported`);
-  }
-  if (cp.etype !== sessKey.etype && cp.keyBytes !== sessKey.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
-  if (!cp.verifyChecksum({ etype: cp.etype, value: sessKey.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
-    throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
-  }
-  if (!replays.check(ap.authenticator.cipher, now)) throw new KdcError('KRB_AP_ERR_REPEAT', 'request is a replay');
+  const clientName = principalToString(etp.cname, etp.crealm);
+  ctx.note.client = clientName;
+  const auth = verifyApReq(ap, etp, sessKey, {
+    usage: KeyUsage.TGS_REQ_AUTH,
+    now,
+    replay: kdcReplays,
+    check(auth) {
+      if (!auth.cksum) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'the authenticator has no checksum');
+      let cp;
+      try {
+        cp = checksumProfile(auth.cksum.type);
+      } catch {
+        throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', `checksum type ${auth.cksum.type} not supported`);
+      }
+      if (cp.etype !== sessKey.etype && cp.keyBytes !== sessKey.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
+      if (!cp.verifyChecksum({ etype: cp.etype, value: sessKey.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
+        throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
+      }
+    },
+  });
   // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
   const unwrapped = unwrapTgsFast(req, auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : undefined, sessKey);
   if (unwrapped) {
     ctx.fast = unwrapped.fast;
     req = unwrapped.req;
   }
+  // a ticket outlives nothing: its client must still be an account that may authenticate
+  let client = ctx.db.find(clientName);
+  if (client instanceof Promise) client = await client;
+  if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${clientName} not found`);
+  checkAccount(ctx, client, 'client');
   const renew = hasFlag(req.body.kdcOptions, KdcOption.RENEW);
   const opts = req.body.kdcOptions;
   if (hasFlag(opts, KdcOption.VALIDATE) || hasFlag(opts, KdcOption.ENC_TKT_IN_SKEY) || hasFlag(opts, KdcOption.POSTDATED)) {

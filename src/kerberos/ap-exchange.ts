@@ -1,16 +1,21 @@
 /**
- * The AP exchange (RFC 4120 §3.2) for services: verifying an AP-REQ with the
- * service's keys (ticket decryption, authenticator, matching names, clock
- * skew, ticket times, replay cache) and building the AP-REP for mutual
- * authentication; plus the initiator side for clients.
+ * The AP exchange (RFC 4120 §3.2): verifying an AP-REQ (§3.2.3: the
+ * authenticator decrypts with the ticket's session key and names the
+ * ticket's client, its time is within the clock skew, the ticket is within
+ * its times, and the authenticator is not a replay) and building the AP-REP
+ * for mutual authentication; plus the initiator side for clients. The one
+ * AP-REQ verification of the project: HTTP Negotiate, the KDC's TGS exchange
+ * (§3.3.2) and FAST armor (RFC 6113 §5.4.1.1) all use {@link verifyApReq};
+ * they differ only in how they open the ticket.
  */
-import { decodeApReq, decodeAuthenticator, decodeEncApRepPart, encodeApRep, encodeApReq, encodeAuthenticator, encodeEncApRepPart, decodeApRep, type Authenticator } from './asn1/ap-req.js';
+import { decodeApReq, decodeAuthenticator, decodeEncApRepPart, encodeApRep, encodeApReq, encodeAuthenticator, encodeEncApRepPart, decodeApRep, type ApReq, type Authenticator } from './asn1/ap-req.js';
 import { principalToString, type PrincipalName } from './asn1/primitives.js';
 import { decodeEncTicketPart, type EncTicketPart, type Ticket } from './asn1/ticket.js';
 import { profile, type EncryptionKey } from './crypto/index.js';
-import { flagBit, KeyUsage } from './iana.js';
+import { ErrorCode, flagBit, KeyUsage } from './iana.js';
 import type { ReplayCache } from './replay-cache.js';
 
+/** A failed AP-REQ check; `code` is the KRB_AP_ERR code the KDC answers with. */
 export class ApError extends Error {
   constructor(
     message: string,
@@ -21,7 +26,46 @@ export class ApError extends Error {
   }
 }
 
+/** The clock skew allowed between clients and us (RFC 4120 §1.6: 5 minutes), for authenticators and pre-authentication. */
 export const SKEW_MS = 300_000;
+
+export interface ApReqChecks {
+  /** the authenticator's key usage: 11 for an AP-REQ, 7 in a TGS-REQ */
+  usage: number;
+  now: number;
+  replay: ReplayCache;
+  /**
+   * The acceptor's own checks on the decrypted authenticator, made before
+   * its time and novelty. Returning 'continued' says that this AP-REQ is the
+   * one the acceptor accepted when it started the exchange the request
+   * continues (FAST armor: MIT clients send one armor AP-REQ with every
+   * request of an AS conversation), so its time and novelty were checked then.
+   */
+  check?: (auth: Authenticator) => 'continued' | void;
+}
+
+/**
+ * Verifies an AP-REQ whose ticket the caller has opened (decrypted with its
+ * own key, or the krbtgt key) and returns the authenticator.
+ */
+export function verifyApReq(ap: ApReq, ticket: EncTicketPart, sessionKey: EncryptionKey, o: ApReqChecks): Authenticator {
+  let auth: Authenticator;
+  try {
+    auth = decodeAuthenticator(profile(sessionKey.etype).decrypt(sessionKey, o.usage, ap.authenticator.cipher));
+  } catch {
+    throw new ApError('the authenticator does not decrypt', ErrorCode.KRB_AP_ERR_BAD_INTEGRITY);
+  }
+  if (auth.crealm !== ticket.crealm || principalToString(auth.cname) !== principalToString(ticket.cname)) {
+    throw new ApError('authenticator and ticket name different clients', ErrorCode.KRB_AP_ERR_BADMATCH);
+  }
+  if ((ticket.starttime ?? ticket.authtime).getTime() > o.now + SKEW_MS) throw new ApError('ticket not yet valid', ErrorCode.KRB_AP_ERR_TKT_NYV);
+  if (ticket.endtime.getTime() < o.now - SKEW_MS) throw new ApError('ticket expired', ErrorCode.KRB_AP_ERR_TKT_EXPIRED);
+  const continued = o.check?.(auth) === 'continued';
+  if (continued) return auth;
+  if (Math.abs(auth.ctime.getTime() - o.now) > SKEW_MS) throw new ApError('clock skew too great', ErrorCode.KRB_AP_ERR_SKEW);
+  if (!o.replay.check(ap.authenticator.cipher, o.now)) throw new ApError('request is a replay', ErrorCode.KRB_AP_ERR_REPEAT);
+  return auth;
+}
 
 export interface AcceptedAp {
   client: string;
@@ -33,8 +77,8 @@ export interface AcceptedAp {
 }
 
 /**
- * Verifies an AP-REQ. `keyFor(serverName, etype, kvno)` returns the
- * service's key or null when the service is not ours.
+ * Accepts an AP-REQ for one of our services. `keyFor(serverName, etype,
+ * kvno)` returns the service's key or null when the service is not ours.
  */
 export async function acceptApReq(
   apReqBytes: Buffer,
@@ -45,27 +89,16 @@ export async function acceptApReq(
   const ap = decodeApReq(apReqBytes);
   const server = principalToString(ap.ticket.sname, ap.ticket.realm);
   const key = await keyFor(server, ap.ticket.encPart.etype, ap.ticket.encPart.kvno);
-  if (!key) throw new ApError(`no key for ${server}`, 35);
+  if (!key) throw new ApError(`no key for ${server}`, ErrorCode.KRB_AP_ERR_NOT_US);
   let etp: EncTicketPart;
   try {
     etp = decodeEncTicketPart(profile(key.etype).decrypt(key, KeyUsage.TICKET, ap.ticket.encPart.cipher));
   } catch {
-    throw new ApError('the ticket does not decrypt', 31);
+    throw new ApError('the ticket does not decrypt', ErrorCode.KRB_AP_ERR_BAD_INTEGRITY);
   }
   const sessionKey = { etype: etp.key.etype, value: etp.key.value };
-  let auth: Authenticator;
-  try {
-    auth = decodeAuthenticator(profile(sessionKey.etype).decrypt(sessionKey, KeyUsage.AP_REQ_AUTH, ap.authenticator.cipher));
-  } catch {
-    throw new ApError('the authenticator does not decrypt', 31);
-  }
-  const client = principalToString(etp.cname, etp.crealm);
-  if (principalToString(auth.cname, auth.crealm) !== client) throw new ApError('authenticator and ticket name different clients', 36);
-  if (Math.abs(auth.ctime.getTime() - now) > SKEW_MS) throw new ApError('clock skew too great', 37);
-  if (etp.endtime.getTime() < now - SKEW_MS) throw new ApError('ticket expired', 32);
-  if ((etp.starttime ?? etp.authtime).getTime() > now + SKEW_MS) throw new ApError('ticket not yet valid', 33);
-  if (!replay.check(ap.authenticator.cipher, now)) throw new ApError('request is a replay', 34);
-  return { client, ticket: etp, authenticator: auth, sessionKey, mutual: (ap.apOptions & flagBit(2)) !== 0, server };
+  const auth = verifyApReq(ap, etp, sessionKey, { usage: KeyUsage.AP_REQ_AUTH, now, replay });
+  return { client: principalToString(etp.cname, etp.crealm), ticket: etp, authenticator: auth, sessionKey, mutual: (ap.apOptions & flagBit(2)) !== 0, server };
 }
 
 /** AP-REP echoing the authenticator's time (mutual authentication). */

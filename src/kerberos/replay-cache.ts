@@ -1,7 +1,8 @@
 /**
  * Authenticators seen recently (RFC 4120 §3.2.3 and §3.3.2 replay
- * detection), shared by the KDC's TGS exchange and the HTTP Negotiate
- * acceptor. An authenticator is identified by the last 8 bytes of its
+ * detection), for the one AP-REQ verification (ap-exchange.ts) that the
+ * KDC's TGS exchange, its FAST armor and the HTTP Negotiate acceptor use.
+ * An authenticator is identified by the last 8 bytes of its
  * ciphertext, which lie inside its MAC (12 to 24 bytes for every AES
  * enctype): distinct authenticators differ there but for a 2^-64 chance,
  * and nobody can aim for another client's value before that client has

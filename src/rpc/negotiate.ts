@@ -1,19 +1,19 @@
 /**
  * HTTP Negotiate (RFC 4559) acceptor: SPNEGO (RFC 4178) carrying a Kerberos
- * AP-REQ, or a bare Kerberos token. The ticket must be for one of the
- * realm's HTTP/ service principals; the client must be an enabled principal
- * of the directory. Mutual authentication answers with an AP-REP inside a
- * NegTokenResp (accept-completed).
+ * AP-REQ, or a bare Kerberos token, verified by kerberos/ap-exchange.ts. The
+ * ticket must be for one of the realm's HTTP/ service principals; the client
+ * must be a principal of the directory whose account may authenticate now
+ * (account/state.ts, which also finds both principals by name). Mutual
+ * authentication answers with an AP-REP inside a NegTokenResp (accept-completed).
  */
-import { escapeFilterValue } from '../directory/filter.js';
-import type { Directory } from '../directory/types.js';
+import { accountOf, verdict, type Accounts } from '../account/state.js';
 import type { Principal } from '../framework/command.js';
 import { acceptApReq, makeApRep, SKEW_MS } from '../kerberos/ap-exchange.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { decodeGssChecksum, decodeInitialContextToken, encodeKrb5Token, GssFlag, Oid, TokId } from '../kerberos/asn1/gss.js';
 import { decodeNegTokenInit, encodeNegTokenResp, NegState } from '../kerberos/asn1/spnego.js';
 import { parseKeys } from '../objects/kerberos-keys.js';
-import type { NegotiateOutcome } from './server.js';
+import { accountRefusal, type NegotiateOutcome } from './server.js';
 
 const GSS_CHECKSUM = 0x8003;
 
@@ -22,18 +22,14 @@ export class NegotiateError extends Error {}
 /** A krb5 inner token holding an AP-REQ (TOK_ID 01 00, RFC 4121 §4.1). */
 const isApReq = (inner: Buffer) => inner.length >= 2 && inner.readUInt16BE(0) === TokId.AP_REQ;
 
-export function createNegotiator(dir: Directory, realm: string): (token: string) => Promise<NegotiateOutcome> {
+export function createNegotiator(accounts: Accounts, realm: string): (token: string) => Promise<NegotiateOutcome> {
   // a Negotiate login is followed by a session cookie, so the API sees far fewer authenticators than the KDC
   const replay = new ReplayCache(2 * SKEW_MS, 100_000);
-  const entryOf = async (principal: string) => {
-    const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(principal)})`, sizeLimit: 2 });
-    return res.entries.length === 1 ? res.entries[0]! : null;
-  };
   const keyFor = async (server: string, etype: number, kvno: number | undefined) => {
     if (!server.startsWith('HTTP/') || !server.endsWith(`@${realm}`)) return null;
-    const e = await entryOf(server);
+    const e = await accounts.find(server);
     if (!e) return null;
-    const k = parseKeys(await dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
+    const k = parseKeys(await accounts.dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
     return k.length ? { etype, value: k[0]!.key } : null;
   };
 
@@ -61,9 +57,10 @@ export function createNegotiator(dir: Directory, realm: string): (token: string)
     const cksum = accepted.authenticator.cksum;
     if (!cksum || cksum.type !== GSS_CHECKSUM) throw new NegotiateError('the authenticator lacks the GSS checksum');
     const gss = decodeGssChecksum(cksum.value);
-    const entry = await entryOf(accepted.client);
+    const entry = await accounts.find(accepted.client);
     if (!entry) throw new NegotiateError(`${accepted.client} is not a principal of this realm`);
-    if (entry.attrs.nsAccountLock?.[0]?.toUpperCase() === 'TRUE') throw new NegotiateError(`${accepted.client} is disabled`);
+    const v = verdict(accountOf(entry), await accounts.policy(), Date.now());
+    if (v.state !== 'usable') throw accountRefusal(v);
     const uid = entry.attrs.uid?.[0] ?? accepted.client;
     const principal: Principal = { name: accepted.client, dn: entry.dn, uid };
     const out: NegotiateOutcome = { principal };

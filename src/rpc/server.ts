@@ -4,13 +4,17 @@
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
  * and `/dirid/session/login_kerberos`. It authenticates, decodes, dispatches
  * to the framework and encodes; errors reach the wire through rpc/errors.ts.
- * Every call is logged as one line without argument values.
+ * Every call is logged as one line without argument values. Whether an
+ * account may authenticate is account/state.ts's to say, on every way in
+ * (password login, Negotiate, each request on a session cookie); an
+ * account it refuses gets its public error here (accountRefusal).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Directory } from '../directory/types.js';
 import type { CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
 import { dispatch } from '../framework/dispatch.js';
-import { publicError, PublicError } from '../framework/errors.js';
+import { publicError, PublicError, type ErrorName } from '../framework/errors.js';
+import { describeRefusal, type Refusal } from '../account/state.js';
 import { CodecError, type RpcRequest, type RpcResponse, type WireValue } from './codec/types.js';
 import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
@@ -27,17 +31,59 @@ export interface NegotiateOutcome {
   responseToken?: string;
 }
 
+/**
+ * An authentication refused with a public error: bad credentials, or an
+ * account that may not authenticate. The message is the real reason, for
+ * the server log only.
+ */
+export class AuthRefusal extends Error {
+  constructor(
+    readonly publicError: PublicError,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = 'AuthRefusal';
+  }
+}
+
+/**
+ * The public error of each refusal. Like FreeIPA's login, the API names the
+ * state: the KDC already answers anyone asking for such an account with the
+ * state (revoked, expired) before any pre-authentication, so hiding it here
+ * would protect nothing, and the user learns why they cannot log in. A
+ * password's expiry is told only to whoever gave that password.
+ */
+const refusalErrors = {
+  disabled: 'AccountDisabled',
+  locked: 'AccountLocked',
+  expired: 'AccountExpired',
+  'password-expired': 'PasswordExpired',
+} as const satisfies Record<Refusal['state'], ErrorName>;
+
+export function accountRefusal(v: Refusal): AuthRefusal {
+  return new AuthRefusal(publicError(refusalErrors[v.state]), describeRefusal(v));
+}
+
+/** `X-Dirid-Rejection-Reason` of a refused password login, FreeIPA's names where it has one. */
+const rejectionReasons: Partial<Record<ErrorName, string>> = {
+  InvalidCredentials: 'invalid-password',
+  AccountDisabled: 'account-disabled',
+  AccountLocked: 'user-locked',
+  AccountExpired: 'krbprincipal-expired',
+  PasswordExpired: 'password-expired',
+};
+
 export interface RpcServerOptions {
   registry: CommandRegistry;
   dir: Directory;
   server: ServerInfo;
   sessions: SessionCodec;
-  /** checks a user name and password; null when they do not match */
-  passwordLogin(user: string, password: string): Promise<Principal | null>;
-  /** verifies an `Authorization: Negotiate` token; absent until Kerberos is wired */
+  /** checks a user name and password and whether the account may log in */
+  passwordLogin(user: string, password: string): Promise<Principal | AuthRefusal>;
+  /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in); absent until Kerberos is wired */
   negotiate?(token: string): Promise<NegotiateOutcome>;
-  /** whether a principal named by a session cookie may still act (exists, not disabled) */
-  stillValid?(p: Principal): Promise<boolean>;
+  /** whether the principal named by a session cookie may still act: null, or why not */
+  checkSession?(p: Principal): Promise<AuthRefusal | null>;
   log(line: string): void;
 }
 
@@ -169,9 +215,12 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
 
+  function refused(enc: Encoding, res: ServerResponse, err: PublicError, negotiate: boolean): void {
+    send(res, 401, contentType(enc), errorResponse(enc, err, null, null), negotiate ? { 'WWW-Authenticate': 'Negotiate' } : {});
+  }
+
   function unauthenticated(enc: Encoding, res: ServerResponse, negotiate: boolean): void {
-    const body = errorResponse(enc, publicError('NotAuthenticated'), null, null);
-    send(res, 401, contentType(enc), body, negotiate ? { 'WWW-Authenticate': 'Negotiate' } : {});
+    refused(enc, res, publicError('NotAuthenticated'), negotiate);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -188,16 +237,27 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const form = new URLSearchParams(body.toString('utf8'));
         const user = form.get('user') ?? '';
         const password = form.get('password') ?? '';
-        const principal = user && password && user.length <= 256 && password.length <= 1024 ? await opts.passwordLogin(user, password) : null;
-        opts.log(`${new Date().toISOString()} login method=password user=${JSON.stringify(user.slice(0, 64))} outcome=${principal ? 'ok' : 'denied'}`);
-        if (!principal) return send(res, 401, 'text/plain; charset=utf-8', 'Insufficient access: invalid user name or password\n', { 'X-Dirid-Rejection-Reason': 'invalid-password' });
-        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${principal.name}\n`, { 'Set-Cookie': opts.sessions.cookieFor(principal) });
+        const outcome =
+          user && password && user.length <= 256 && password.length <= 1024
+            ? await opts.passwordLogin(user, password)
+            : new AuthRefusal(publicError('InvalidCredentials'), 'user name or password missing or too long');
+        const who = JSON.stringify(user.slice(0, 64));
+        if (outcome instanceof AuthRefusal) {
+          const err = outcome.publicError;
+          opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=denied error=${err.errorName}(${err.code}) reason=${JSON.stringify(outcome.message)}`);
+          return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReasons[err.errorName] ?? 'denied' });
+        }
+        opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
+        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': opts.sessions.cookieFor(outcome) });
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);
         await readBody(req);
         const outcome = await negotiateFrom(req);
-        if (!outcome) return send(res, 401, 'text/plain; charset=utf-8', 'Insufficient access: not authenticated\n', { 'WWW-Authenticate': 'Negotiate' });
+        if (!outcome || outcome instanceof AuthRefusal) {
+          const message = outcome ? outcome.publicError.message : 'Insufficient access: not authenticated';
+          return send(res, 401, 'text/plain; charset=utf-8', `${message}\n`, { 'WWW-Authenticate': 'Negotiate' });
+        }
         const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
@@ -208,10 +268,14 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         checkReferer(req);
         const body = await readBody(req);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-        const sealed = cookie ? opts.sessions.principalFrom(cookie) : null;
-        // a sealed cookie outlives nothing: a deleted or disabled account loses its session at once
-        const principal = sealed && (!opts.stillValid || (await opts.stillValid(sealed))) ? sealed : null;
+        const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
         if (!principal) return unauthenticated(enc, res, false);
+        // a sealed cookie outlives nothing: an account that may no longer authenticate loses its session at once
+        const refusal = opts.checkSession ? await opts.checkSession(principal) : null;
+        if (refusal) {
+          opts.log(`${new Date().toISOString()} session principal=${principal.name} outcome=denied error=${refusal.publicError.errorName}(${refusal.publicError.code}) reason=${JSON.stringify(refusal.message)}`);
+          return refused(enc, res, refusal.publicError, false);
+        }
         await call(enc, body, principal, res);
       };
       routes[`/dirid/${enc}`] = async () => {
@@ -219,6 +283,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const body = await readBody(req);
         const outcome = await negotiateFrom(req);
         if (!outcome) return unauthenticated(enc, res, true);
+        if (outcome instanceof AuthRefusal) return refused(enc, res, outcome.publicError, true);
         const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         await call(enc, body, outcome.principal, res, headers);
@@ -229,7 +294,8 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     await route();
   }
 
-  async function negotiateFrom(req: IncomingMessage): Promise<NegotiateOutcome | null> {
+  /** The Negotiate outcome; an AuthRefusal for an account that may not log in; null for anything else. */
+  async function negotiateFrom(req: IncomingMessage): Promise<NegotiateOutcome | AuthRefusal | null> {
     const auth = req.headers.authorization;
     if (!auth || !opts.negotiate) return null;
     const m = /^Negotiate\s+([A-Za-z0-9+/=]{1,65536})$/.exec(auth.trim());
@@ -237,8 +303,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     try {
       return await opts.negotiate(m[1]!);
     } catch (err) {
-      opts.log(`${new Date().toISOString()} login method=negotiate outcome=denied reason=${JSON.stringify(err instanceof Error ? err.message : 'error')}`);
-      return null;
+      const error = err instanceof AuthRefusal ? ` error=${err.publicError.errorName}(${err.publicError.code})` : '';
+      opts.log(`${new Date().toISOString()} login method=negotiate outcome=denied${error} reason=${JSON.stringify(err instanceof Error ? err.message : 'error')}`);
+      return err instanceof AuthRefusal ? err : null;
     }
   }
 

@@ -11,11 +11,11 @@ import type { AddressInfo } from 'node:net';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
-import { containers } from '../framework/containers.js';
-import { escapeFilterValue as filterEscape } from '../directory/filter.js';
+import { publicError } from '../framework/errors.js';
+import { Accounts, accountOf, verdict } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { verifyPassword } from '../objects/password.js';
-import { createRpcHandler } from '../rpc/server.js';
+import { accountRefusal, AuthRefusal, createRpcHandler } from '../rpc/server.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
@@ -24,7 +24,7 @@ import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import { httpsFetch } from '../oauth/http.js';
 import { discover } from '../oauth/discovery.js';
-import { writeKrb5Conf } from './kerberos-init.js';
+import { realmContainerDn, writeKrb5Conf } from './kerberos-init.js';
 
 export interface StartOptions {
   dataDir: string;
@@ -47,17 +47,44 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Password check for the session login: enabled users with a matching password. */
-export function passwordLoginFor(dir: Directory, realm: string): (user: string, password: string) => Promise<Principal | null> {
+/**
+ * Password check for the session login: a user (found by its principal
+ * name), whose account may authenticate (account/state.ts, asked before the
+ * password is checked, as the KDC does), with a matching password; a wrong
+ * one counts towards the account's lockout, a right one is refused only
+ * when it has expired.
+ */
+export function passwordLoginFor(accounts: Accounts, realm: string): (user: string, password: string) => Promise<Principal | AuthRefusal> {
+  const invalid = (reason: string) => new AuthRefusal(publicError('InvalidCredentials'), reason);
   return async (user, password) => {
     const uid = user.endsWith(`@${realm}`) ? user.slice(0, -realm.length - 1) : user;
-    if (!/^[a-z_][a-z0-9_.-]{0,31}$/.test(uid)) return null;
-    const res = await dir.search({ base: containers(dir.baseDn).users, scope: 'one', filter: `(uid=${filterEscape(uid)})`, attrs: ['uid', 'nsAccountLock'] });
-    const entry = res.entries[0];
-    if (!entry || entry.attrs.nsAccountLock?.[0]?.toUpperCase() === 'TRUE') return null;
-    const [stored] = await dir.readSecret(entry.dn, 'userPassword');
-    if (!stored || !(await verifyPassword(password, stored))) return null;
-    return { name: `${uid}@${realm}`, dn: entry.dn, uid };
+    if (!/^[a-z_][a-z0-9_.-]{0,31}$/.test(uid)) return invalid('not a user name');
+    const entry = await accounts.find(`${uid}@${realm}`);
+    const account = entry ? accountOf(entry) : null;
+    if (!entry || !account?.isUser) return invalid('no such user');
+    const policy = await accounts.policy();
+    const before = verdict(account, policy, Date.now());
+    if (before.state !== 'usable') return accountRefusal(before);
+    const [stored] = await accounts.dir.readSecret(entry.dn, 'userPassword');
+    if (!stored) return invalid('the user has no password');
+    if (!(await verifyPassword(password, stored))) {
+      await accounts.failedPassword(account, policy, Date.now());
+      return invalid('wrong password');
+    }
+    await accounts.passwordAccepted(account);
+    const after = verdict(account, policy, Date.now(), 'password');
+    if (after.state !== 'usable') return accountRefusal(after);
+    return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
+  };
+}
+
+/** Whether the account a session cookie names may still act (account/state.ts); a deleted one may not. */
+export function sessionCheckFor(accounts: Accounts): (p: Principal) => Promise<AuthRefusal | null> {
+  return async (p) => {
+    const account = await accounts.get(p.dn);
+    if (!account) return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
+    const v = verdict(account, await accounts.policy(), Date.now());
+    return v.state === 'usable' ? null : accountRefusal(v);
   };
 }
 
@@ -102,17 +129,15 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   };
   // one IdP client (one TLS context, the configured IdP CAs) for logins and for discovery at idp-add
   const idpFetch = httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined);
+  const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
   const handler = createRpcHandler({
     registry: buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idpFetch) }),
     dir,
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
-    passwordLogin: passwordLoginFor(dir, config.realm),
-    negotiate: createNegotiator(dir, config.realm),
-    async stillValid(p) {
-      const e = await dir.get(p.dn, ['nsAccountLock']);
-      return !!e && e.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
-    },
+    passwordLogin: passwordLoginFor(accounts, config.realm),
+    negotiate: createNegotiator(accounts, config.realm),
+    checkSession: sessionCheckFor(accounts),
     log,
   });
   const https = createServer(

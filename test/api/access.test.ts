@@ -119,7 +119,7 @@ describe('authorization matrix', () => {
     await admin.call('user_mod', ['tess'], { disabled: true });
     const r = await temp.raw('ping');
     assert.equal(r.status, 401);
-    assert.equal(r.response.error?.message, 'Insufficient access: not authenticated');
+    assert.equal(r.response.error?.message, 'Insufficient access: account disabled');
     await admin.call('user_del', ['tess']);
   });
 

@@ -1,0 +1,221 @@
+/**
+ * Whether an account may authenticate now: the one place every way in asks
+ * (the KDC's AS and TGS exchanges, HTTP Negotiate, password login, and each
+ * request on a session cookie), and the one place that looks a principal up
+ * by name for authentication. Callers only translate its verdict into their
+ * wire form (a KRB-ERROR code, a public error).
+ *
+ * The states, after MIT's KDB and FreeIPA's password policy:
+ * - disabled: nsAccountLock is TRUE;
+ * - expired: krbPrincipalExpiration is past;
+ * - locked: password lockout. A failed password (KDC pre-authentication or
+ *   API password login) counts in krbLoginFailedCount and krbLastFailedAuth;
+ *   the count starts again when the previous failure is older than the
+ *   failure interval. Reaching the realm's maximum locks the account until
+ *   the lockout duration has passed since the last failure (duration 0:
+ *   until an administrator resets the count). A correct password resets it.
+ *   The policy sits on the realm container (krbPwdMaxFailure,
+ *   krbPwdFailureCountInterval, krbPwdLockoutDuration; by default 6
+ *   failures within 60 s lock for 600 s; a maximum of 0 turns lockout off).
+ *   Only users are counted: hosts and services have random keys nobody
+ *   guesses, and a lockout would let anyone shut them out.
+ * - password expired: krbPasswordExpiration is past; this refuses only
+ *   authentication by the password itself, not tickets already issued nor
+ *   IdP logins.
+ * Counters are written only on a failure and on the first success after
+ * failures, so a usable account costs no write per login.
+ */
+import { escapeFilterValue } from '../directory/filter.js';
+import { generalizedTime } from '../directory/schema.js';
+import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
+
+export interface Account {
+  dn: string;
+  isUser: boolean;
+  disabled: boolean;
+  principalExpiration?: Date;
+  passwordExpiration?: Date;
+  failedLogins: number;
+  lastFailedLogin?: Date;
+}
+
+export interface LockoutPolicy {
+  /** failures that lock the account; 0 turns lockout off */
+  maxFailures: number;
+  /** seconds after which the next failure counts from one again; 0: never */
+  failureIntervalSec: number;
+  /** seconds the account stays locked after the last failure; 0: until reset */
+  lockoutSec: number;
+}
+
+export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: 6, failureIntervalSec: 60, lockoutSec: 600 };
+
+/** What the caller authenticates with: the account's password (or keys derived from it), or anything else. */
+export type Proof = 'password' | 'other';
+
+export type Refusal =
+  | { state: 'disabled' }
+  | { state: 'expired'; since: Date }
+  /** `until` absent: locked until an administrator resets the count */
+  | { state: 'locked'; until?: Date }
+  | { state: 'password-expired'; since: Date };
+
+export type Verdict = { state: 'usable' } | Refusal;
+
+const USABLE: Verdict = { state: 'usable' };
+
+/** A stored GeneralizedTime (`YYYYMMDDHHMMSSZ`, as the directory keeps it) as a Date. */
+function parseTime(v: string | undefined): Date | undefined {
+  const m = v ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(v) : null;
+  return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : undefined;
+}
+
+function count(v: string | undefined, fallback: number): number {
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : fallback;
+}
+
+/** The account state an entry's attributes describe. */
+export function accountOf(entry: Entry): Account {
+  const a = entry.attrs;
+  const account: Account = {
+    dn: entry.dn,
+    isUser: (a.objectClass ?? []).some((c) => c.toLowerCase() === 'diruser'),
+    disabled: a.nsAccountLock?.[0]?.toUpperCase() === 'TRUE',
+    failedLogins: count(a.krbLoginFailedCount?.[0], 0),
+  };
+  const expires = parseTime(a.krbPrincipalExpiration?.[0]);
+  if (expires) account.principalExpiration = expires;
+  const pwExpires = parseTime(a.krbPasswordExpiration?.[0]);
+  if (pwExpires) account.passwordExpiration = pwExpires;
+  const lastFailed = parseTime(a.krbLastFailedAuth?.[0]);
+  if (lastFailed) account.lastFailedLogin = lastFailed;
+  return account;
+}
+
+/** The lockout policy the realm container's attributes set (defaults for what is absent). */
+export function lockoutPolicyOf(attrs: Attributes | undefined): LockoutPolicy {
+  return {
+    maxFailures: count(attrs?.krbPwdMaxFailure?.[0], DEFAULT_LOCKOUT.maxFailures),
+    failureIntervalSec: count(attrs?.krbPwdFailureCountInterval?.[0], DEFAULT_LOCKOUT.failureIntervalSec),
+    lockoutSec: count(attrs?.krbPwdLockoutDuration?.[0], DEFAULT_LOCKOUT.lockoutSec),
+  };
+}
+
+/** Whether the failures on record lock the account at `now`: false, or until when (undefined: until reset). */
+function lockedUntil(a: Account, policy: LockoutPolicy, now: number): Date | undefined | false {
+  if (policy.maxFailures === 0 || a.failedLogins < policy.maxFailures) return false;
+  if (policy.lockoutSec === 0) return undefined;
+  const until = (a.lastFailedLogin?.getTime() ?? 0) + policy.lockoutSec * 1000;
+  return until > now ? new Date(until) : false;
+}
+
+/** The rule: whether the account may authenticate at `now` with this kind of proof. */
+export function verdict(a: Account, policy: LockoutPolicy, now: number, proof: Proof = 'other'): Verdict {
+  if (a.disabled) return { state: 'disabled' };
+  if (a.principalExpiration && a.principalExpiration.getTime() <= now) return { state: 'expired', since: a.principalExpiration };
+  const locked = lockedUntil(a, policy, now);
+  if (locked !== false) return locked ? { state: 'locked', until: locked } : { state: 'locked' };
+  if (proof === 'password' && a.passwordExpiration && a.passwordExpiration.getTime() <= now) return { state: 'password-expired', since: a.passwordExpiration };
+  return USABLE;
+}
+
+/** The refusal in words, for logs and Kerberos e-text. */
+export function describeRefusal(v: Refusal): string {
+  switch (v.state) {
+    case 'disabled':
+      return 'account disabled';
+    case 'expired':
+      return `account expired at ${v.since.toISOString()}`;
+    case 'locked':
+      return v.until ? `account locked after too many failed logins, until ${v.until.toISOString()}` : 'account locked after too many failed logins, until an administrator unlocks it';
+    case 'password-expired':
+      return `password expired at ${v.since.toISOString()}`;
+  }
+}
+
+/** The failure count after one more failure at `now` (MIT's lockout arithmetic). */
+export function failuresAfter(a: Account, policy: LockoutPolicy, now: number): number {
+  const last = a.lastFailedLogin?.getTime();
+  let n = a.failedLogins;
+  if (last !== undefined && policy.failureIntervalSec > 0 && now > last + policy.failureIntervalSec * 1000) n = 0;
+  if (last !== undefined && policy.lockoutSec > 0 && policy.maxFailures > 0 && n >= policy.maxFailures && now >= last + policy.lockoutSec * 1000) n = 0;
+  return n + 1;
+}
+
+/** Counter writes per account, one after another: concurrent failures each count. */
+const pending = new Map<string, Promise<void>>();
+
+function serialized(dn: string, write: () => Promise<void>): Promise<void> {
+  const next = (pending.get(dn) ?? Promise.resolve()).then(write);
+  const settled = next.catch(() => {});
+  pending.set(dn, settled);
+  void settled.then(() => {
+    if (pending.get(dn) === settled) pending.delete(dn);
+  });
+  return next;
+}
+
+/** A modify that finds the entry gone has nothing left to count. */
+async function modifyIfPresent(dir: Directory, dn: string, mods: Parameters<Directory['modify']>[1]): Promise<void> {
+  try {
+    await dir.modify(dn, mods);
+  } catch (e) {
+    if (!(e instanceof DirectoryError && e.code === 'noSuchObject')) throw e;
+  }
+}
+
+const POLICY_ATTRS = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;
+const COUNTER_ATTRS = ['objectClass', 'krbLoginFailedCount', 'krbLastFailedAuth'] as const;
+
+export class Accounts {
+  private policyCache: { value: LockoutPolicy; generation: number } | undefined;
+
+  /** `policyDn`: the realm container holding the lockout policy */
+  constructor(
+    readonly dir: Directory,
+    readonly policyDn: string,
+  ) {}
+
+  /** The entry of the principal named `principal` (`name@REALM`); null unless exactly one. */
+  async find(principal: string): Promise<Entry | null> {
+    const res = await this.dir.search({ base: this.dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(principal)})`, sizeLimit: 2 });
+    return res.entries.length === 1 ? res.entries[0]! : null;
+  }
+
+  /** The account at `dn`, null when it no longer exists. */
+  async get(dn: string): Promise<Account | null> {
+    const e = await this.dir.get(dn);
+    return e ? accountOf(e) : null;
+  }
+
+  /** The realm's lockout policy, read again after any write to the directory. */
+  async policy(): Promise<LockoutPolicy> {
+    const generation = this.dir.generation;
+    if (this.policyCache?.generation === generation) return this.policyCache.value;
+    const e = await this.dir.get(this.policyDn, POLICY_ATTRS);
+    const value = lockoutPolicyOf(e?.attrs);
+    this.policyCache = { value, generation };
+    return value;
+  }
+
+  /** Counts a wrong password at `now` (users only), from the counters as stored now. */
+  failedPassword(a: Account, policy: LockoutPolicy, now: number): Promise<void> {
+    if (!a.isUser || policy.maxFailures === 0) return Promise.resolve();
+    return serialized(a.dn, async () => {
+      const e = await this.dir.get(a.dn, COUNTER_ATTRS);
+      if (!e) return;
+      const n = failuresAfter(accountOf(e), policy, now);
+      await modifyIfPresent(this.dir, a.dn, [
+        { op: 'replace', attr: 'krbLoginFailedCount', values: [String(n)] },
+        { op: 'replace', attr: 'krbLastFailedAuth', values: [generalizedTime(new Date(now))] },
+      ]);
+    });
+  }
+
+  /** A correct password resets the count; nothing to write (and no promise) when there were no failures. */
+  passwordAccepted(a: Account): Promise<void> | undefined {
+    if (a.failedLogins === 0) return undefined;
+    return serialized(a.dn, () => modifyIfPresent(this.dir, a.dn, [{ op: 'replace', attr: 'krbLoginFailedCount', values: ['0'] }]));
+  }
+}
