@@ -1,5 +1,5 @@
 /**
- * Regenerates api.json, the committed API contract (STYLE.md §2):
+ * Regenerates api.json, the committed API contract (docs/architecture.md, "How the code is built"):
  *   npm run api
  * test/framework/contract.test.ts fails when the code and the file drift.
  */

@@ -1,5 +1,5 @@
 /**
- * Entries on their way into the store (STYLE.md §5): raw input is
+ * Entries on their way into the store (docs/architecture.md, "How the code is built"): raw input is
  * canonicalised (attribute names to schema spelling), modifications are
  * applied to a working copy, and the result is validated against the schema
  * before any backend writes it. Backend-independent.

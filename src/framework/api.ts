@@ -2,7 +2,7 @@
  * The API contract derived from the declarations: every command with its
  * arguments and options, every object with its params and labels. It is
  * served by the `schema` command (clients build their options, help and
- * labels from it) and committed as api.json (STYLE.md §2): a test fails when
+ * labels from it) and committed as api.json (docs/architecture.md, "How the code is built"): a test fails when
  * the code and the file drift. Adding a command or option bumps API_VERSION's
  * minor number.
  */

@@ -1,6 +1,6 @@
 /**
  * Derives X-add, X-del, X-find, X-mod and X-show from an object declaration
- * (FreeIPA's crud/baseldap idea, STYLE.md §1). Options, validation, output
+ * (FreeIPA's crud/baseldap idea, docs/architecture.md, "How the code is built"). Options, validation, output
  * shaping (labels are applied by clients from the API schema), access rules
  * and the mapping of directory errors to public errors all live here once,
  * and so do the rules every object follows: each add and mod ends in one

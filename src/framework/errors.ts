@@ -1,7 +1,7 @@
 /**
  * The public error registry: every error a client can see, with a stable
- * number, a name and a message template. Numbers are grouped as in
- * PRODUCT-NOTES.md: 900s protocol, 1000s authentication, 2000s authorization,
+ * number, a name and a message template, listed in docs/errors.md. Numbers
+ * are grouped: 900s protocol, 1000s authentication, 2000s authorization,
  * 3000s invocation, 4000s execution. Anything not registered reaches the wire
  * as InternalError without detail; the detail goes to the server log.
  *

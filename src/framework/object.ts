@@ -1,5 +1,5 @@
 /**
- * Declaring a directory-backed object once (STYLE.md §1): its container,
+ * Declaring a directory-backed object once (docs/architecture.md, "How the code is built"): its container,
  * object classes, primary key and params. crud.ts derives X-add/del/find/
  * mod/show from it; the API schema, CLI options and output labels come from
  * the same declaration. A command file adds only hooks for what is special.

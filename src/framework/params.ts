@@ -2,7 +2,7 @@
  * Parameters: what an object's attribute or a command's option is, and how a
  * raw wire value becomes a validated value. One declaration drives the RPC
  * validation, the CLI option parser (through the API schema) and the output
- * labels (STYLE.md §1).
+ * labels (docs/architecture.md, "How the code is built").
  */
 import { publicError } from './errors.js';
 

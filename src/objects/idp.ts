@@ -46,7 +46,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type TemplateName = Exclude<ProviderName, 'oidc'>;
 
-/** Provider templates: endpoints as the providers document them (PRODUCT-NOTES.md). */
+/** Provider templates: endpoints as the providers document them (docs/conventions.md). */
 export const templates: Record<TemplateName, Template> = {
   keycloak: {
     needs: ['organization', 'base_url'],

@@ -1,5 +1,5 @@
 /**
- * The HTTPS API (ARCHITECTURE.md "Contracts"): JSON-RPC and XML-RPC on
+ * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
  * and `/dirid/session/login_kerberos`. It authenticates, decodes, dispatches

@@ -62,7 +62,7 @@ export function krb5ConfText(config: ServerConfig, kdcPort: number, extra = ''):
 ${extra}`;
 }
 
-/** SSSD's idp client plugin as Debian installs it (KERBEROS-NOTES.md). */
+/** SSSD's idp client plugin as Debian installs it (docs/kerberos.md). */
 export const SSSD_IDP_PLUGIN = '/usr/lib/x86_64-linux-gnu/sssd/modules/sssd_krb5_idp_plugin.so';
 
 export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, kdcPort: number): void {

@@ -1,6 +1,6 @@
 /**
- * `dirid-server start`: opens the realm and starts its listeners (HTTPS API
- * now; the KDC joins here). Port 0 picks a free port; the chosen ports are
+ * `dirid-server start`: opens the realm and starts its listeners (the HTTPS
+ * API and the KDC on UDP and TCP). Port 0 picks a free port; the chosen ports are
  * written back into the client files and logged. SIGTERM/SIGINT stop it
  * cleanly: listeners close, the store closes, exit code 0.
  */

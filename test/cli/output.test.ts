@@ -1,5 +1,5 @@
 /**
- * The client's printed output (PRODUCT-NOTES.md "Output") on literal
+ * The client's printed output (docs/conventions.md "Output") on literal
  * expected text: summaries, entries in field order, find, --all, --raw,
  * --rights, membership results, ping, and exit codes.
  */

@@ -1,5 +1,5 @@
 /**
- * JSON-RPC codec: the exact ARCHITECTURE.md envelopes, the request shapes the
+ * JSON-RPC codec: the exact docs/architecture.md envelopes, the request shapes the
  * server accepts, and malformed bodies, each refused with a CodecError whose
  * reason and message say what is wrong.
  */

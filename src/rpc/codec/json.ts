@@ -1,5 +1,5 @@
 /**
- * JSON-RPC codec (ARCHITECTURE.md envelopes; JSON text per RFC 8259).
+ * JSON-RPC codec (docs/architecture.md envelopes; JSON text per RFC 8259).
  * Request `{"method":"idp_add","params":[[args...],{options}],"id":N}` (the
  * options object may be left out); response
  * `{"result":...,"error":null|{"code","name","message","data"},"id","principal","version"}`.

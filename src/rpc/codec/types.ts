@@ -1,6 +1,6 @@
 /**
  * The RPC wire model shared by the JSON-RPC and XML-RPC codecs, server and
- * client side (ARCHITECTURE.md, "Contracts"): a request is a method name with
+ * client side (docs/architecture.md, "Contracts"): a request is a method name with
  * two params (positional arguments, named options); a response carries result
  * or error, the id, the authenticated principal and the server version.
  *
