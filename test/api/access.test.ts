@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
 
@@ -19,9 +19,7 @@ describe('authorization matrix', () => {
   const err = rpcError;
 
   before(async () => {
-    realm = await startTestRealm();
-    admin = new RpcSession(realm.url, realm.ca);
-    await admin.login('admin', realm.adminPassword);
+    ({ realm, admin } = await startAdminRealm());
     await admin.call('user_add', ['ursula'], { first: 'Ursula', last: 'User', password: 'Ursula-pass-1' });
     await admin.call('user_add', ['dana'], { first: 'Dana', last: 'Delegate', password: 'Dana-pass-123' });
     await admin.call('group_add', ['idp-admins'], { description: 'people who manage IdPs' });

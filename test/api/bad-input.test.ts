@@ -5,16 +5,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { httpsPost, RpcSession } from '../support/rpc-client.js';
 
 describe('bad input over RPC', () => {
   let realm: TestRealm;
   let admin: RpcSession;
   before(async () => {
-    realm = await startTestRealm();
-    admin = new RpcSession(realm.url, realm.ca);
-    await admin.login('admin', realm.adminPassword);
+    ({ realm, admin } = await startAdminRealm());
   });
   after(async () => realm.stop());
 

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
 
@@ -17,9 +17,7 @@ describe('derived commands: deleting several names, find order and limits', () =
   let admin: RpcSession;
 
   before(async () => {
-    realm = await startTestRealm();
-    admin = new RpcSession(realm.url, realm.ca);
-    assert.equal((await admin.login('admin', realm.adminPassword)).status, 200);
+    ({ realm, admin } = await startAdminRealm());
   });
   after(async () => realm.stop());
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
@@ -36,9 +36,7 @@ describe('idp-add with --issuer-url runs OIDC discovery', () => {
   before(async () => {
     idp = await startTestIdp();
     writeFileSync(caFile, idp.caPem);
-    realm = await startTestRealm({ idpCaFile: caFile });
-    admin = new RpcSession(realm.url, realm.ca);
-    assert.equal((await admin.login('admin', realm.adminPassword)).status, 200);
+    ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
   });
   after(async () => {
     await realm?.stop();

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const SECRET = 'idp-test-secret-Zq81';
@@ -16,9 +16,7 @@ for (const encoding of ['json', 'xml'] as const) {
     let admin: RpcSession;
 
     before(async () => {
-      realm = await startTestRealm();
-      admin = new RpcSession(realm.url, realm.ca, encoding);
-      assert.equal((await admin.login('admin', realm.adminPassword)).status, 200);
+      ({ realm, admin } = await startAdminRealm({}, encoding));
     });
     after(async () => realm.stop());
 

@@ -4,7 +4,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
 
@@ -15,9 +15,7 @@ for (const encoding of ['json', 'xml'] as const) {
     const code = rpcError;
 
     before(async () => {
-      realm = await startTestRealm();
-      admin = new RpcSession(realm.url, realm.ca, encoding);
-      await admin.login('admin', realm.adminPassword);
+      ({ realm, admin } = await startAdminRealm({}, encoding));
       for (const name of ['keycloak', 'other']) {
         await admin.call('idp_add', [name], { provider: 'keycloak', organization: 'main', base_url: `${name}.example.test`, client_id: 'c', secret: 's3cret' });
       }

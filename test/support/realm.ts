@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initRealm } from '../../src/server/init.js';
 import { startServer, type RunningServer } from '../../src/server/start.js';
+import { RpcSession } from './rpc-client.js';
 
 export interface TestRealm {
   dataDir: string;
@@ -46,4 +47,13 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A test realm and an RPC session logged in as its admin (password login, checked). */
+export async function startAdminRealm(opts: Parameters<typeof startTestRealm>[0] = {}, encoding: 'json' | 'xml' = 'json'): Promise<{ realm: TestRealm; admin: RpcSession }> {
+  const realm = await startTestRealm(opts);
+  const admin = new RpcSession(realm.url, realm.ca, encoding);
+  const login = await admin.login('admin', realm.adminPassword);
+  if (login.status !== 200) throw new Error(`admin login failed: HTTP ${login.status}`);
+  return { realm, admin };
 }
