@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { startTestRealm } from '../test/support/realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { containers } from '../src/framework/containers.js';
+import { containers } from '../src/directory/layout.js';
 import type { WriteOp } from '../src/directory/types.js';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '100000' }, idps: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '200' } } });

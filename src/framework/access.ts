@@ -7,7 +7,7 @@
  */
 import { publicError } from './errors.js';
 import type { CallContext, Command, Principal } from './command.js';
-import { containers } from './containers.js';
+import { containers } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 
 /** Group DNs the principal belongs to, nested memberships included. */

@@ -16,6 +16,7 @@ import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import type { CrudMethod, ObjectDef, PendingEntry } from './object.js';
 import { convertScalar, type ParamDef, type ParamValue } from './params.js';
+import { containers } from '../directory/layout.js';
 
 const FLAG = (label: string, doc: string): OptionDef => ({ type: 'bool', label, doc, flag: true });
 
@@ -40,11 +41,11 @@ export const commonOptions = {
 
 /** DN of the entry named `pkey` of object `obj`. */
 export function dnOf(obj: ObjectDef, baseDn: string, pkey: string): string {
-  return `${obj.rdnAttr}=${escapeRdnValue(pkey)},${obj.container},${baseDn}`;
+  return `${obj.rdnAttr}=${escapeRdnValue(pkey)},${containerOf(obj, baseDn)}`;
 }
 
 export function containerOf(obj: ObjectDef, baseDn: string): string {
-  return `${obj.container},${baseDn}`;
+  return containers(baseDn)[obj.container];
 }
 
 /** The value of the first RDN of a DN (the primary key of entries we name). */

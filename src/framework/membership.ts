@@ -4,10 +4,9 @@
  * Members are DNs in a `member` attribute; `direction: 'reverse'` stores the
  * object's DN in the target's `member` instead (a privilege lists its roles).
  */
-import { dnOf, getEntry, outputEntry, pkeyOfDn } from './crud.js';
+import { commonOptions, containerOf, dnOf, getEntry, outputEntry, pkeyOfDn } from './crud.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
-import { commonOptions } from './crud.js';
 import type { Entry } from '../directory/types.js';
 
 export interface MemberKind {
@@ -94,7 +93,7 @@ export function membersByKind(ctx: CallContext, dns: readonly string[], kinds: R
   for (const [outKey, objName] of Object.entries(kinds)) {
     const obj = ctx.registry.objects.get(objName);
     if (!obj) continue;
-    const suffix = `,${obj.container},${ctx.dir.baseDn}`.toLowerCase();
+    const suffix = `,${containerOf(obj, ctx.dir.baseDn)}`.toLowerCase();
     const names = dns.filter((d) => d.toLowerCase().endsWith(suffix)).map(pkeyOfDn).sort();
     if (names.length > 0) out[outKey] = names;
   }

@@ -5,6 +5,7 @@
  * the same declaration. A command file adds only hooks for what is special.
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
+import type { ContainerName } from '../directory/layout.js';
 import type { CallContext, Inputs, OptionDef } from './command.js';
 import type { ParamDef } from './params.js';
 
@@ -56,8 +57,8 @@ export interface ObjectDef {
   readonly label: string;
   /** singular label: `IdP reference` */
   readonly labelSingular: string;
-  /** container relative to the base DN: `cn=idp` */
-  readonly container: string;
+  /** the container its entries live in (directory/layout.ts) */
+  readonly container: ContainerName;
   /** RDN attribute: `cn`, `uid` */
   readonly rdnAttr: string;
   /** object classes of new entries; the first structural one filters find */

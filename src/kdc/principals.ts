@@ -6,8 +6,9 @@
  */
 import { Accounts, accountOf, lockoutPolicyOf, type Account, type LockoutPolicy } from '../account/state.js';
 import type { Directory } from '../directory/types.js';
-import { parseKeys, type StoredKey } from '../objects/kerberos-keys.js';
-import { realmContainerDn, DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../server/kerberos-init.js';
+import { parseKeys, type StoredKey } from '../account/keys.js';
+import { realmContainerDn } from '../directory/layout.js';
+import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 
 export interface KdcPrincipal {
   dn: string;

@@ -14,7 +14,7 @@ export const groupObject = defineObject({
   label: 'groups',
   labelSingular: 'group',
   doc: 'Groups of users.',
-  container: 'cn=groups,cn=accounts',
+  container: 'groups',
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirGroup'],
   pkey: 'name',

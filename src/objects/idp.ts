@@ -250,7 +250,7 @@ export const idpObject = defineObject({
   label: 'IdP references',
   labelSingular: 'IdP reference',
   doc: 'External identity provider (OAuth 2.0 / OpenID Connect) references.',
-  container: 'cn=idp',
+  container: 'idp',
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirIdp'],
   pkey: 'name',

@@ -9,7 +9,7 @@ import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import type { Command } from '../framework/command.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { containers } from '../framework/containers.js';
+import { containers } from '../directory/layout.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
@@ -25,7 +25,7 @@ export const privilegeObject = defineObject({
   label: 'privileges',
   labelSingular: 'privilege',
   doc: 'Privileges: named rights that roles hold.',
-  container: 'cn=privileges,cn=pbac',
+  container: 'privileges',
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirPrivilege'],
   pkey: 'name',
@@ -48,7 +48,7 @@ export const roleObject = defineObject({
   label: 'roles',
   labelSingular: 'role',
   doc: 'Roles: sets of privileges given to users and groups.',
-  container: 'cn=roles,cn=accounts',
+  container: 'roles',
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirRole'],
   pkey: 'name',

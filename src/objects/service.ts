@@ -11,8 +11,7 @@ import type { CallContext, Command } from '../framework/command.js';
 import { crudCommands, getEntry } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
-import { keytabFor } from '../server/kerberos-init.js';
-import { parseKeys, randomKeys, serializeKeys } from './kerberos-keys.js';
+import { keytabFor, parseKeys, randomKeys, serializeKeys } from '../account/keys.js';
 import { hashPassword } from './password.js';
 import { passwordKeyMods, userObject } from './user.js';
 
@@ -28,7 +27,7 @@ export const serviceObject = defineObject({
   label: 'services',
   labelSingular: 'service',
   doc: 'Kerberos service principals.',
-  container: 'cn=services,cn=accounts',
+  container: 'services',
   rdnAttr: 'krbPrincipalName',
   objectClasses: ['top', 'krbPrincipal', 'krbPrincipalAux'],
   pkey: 'principal',
@@ -60,7 +59,7 @@ export const hostObject = defineObject({
   label: 'hosts',
   labelSingular: 'host',
   doc: 'Hosts (computers) and their host/ principals.',
-  container: 'cn=computers,cn=accounts',
+  container: 'hosts',
   rdnAttr: 'fqdn',
   objectClasses: ['top', 'dirHost', 'krbPrincipalAux'],
   pkey: 'fqdn',

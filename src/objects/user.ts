@@ -11,7 +11,7 @@ import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
-import { keysFromPassword, parseKeys, serializeKeys } from './kerberos-keys.js';
+import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
@@ -45,7 +45,7 @@ export const userObject = defineObject({
   label: 'users',
   labelSingular: 'user',
   doc: 'Users.',
-  container: 'cn=users,cn=accounts',
+  container: 'users',
   rdnAttr: 'uid',
   objectClasses: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser'],
   pkey: 'login',

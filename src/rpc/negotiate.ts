@@ -12,7 +12,7 @@ import { acceptApReq, makeApRep, SKEW_MS } from '../kerberos/ap-exchange.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { decodeGssChecksum, decodeInitialContextToken, encodeKrb5Token, GssFlag, Oid, TokId } from '../kerberos/asn1/gss.js';
 import { decodeNegTokenInit, encodeNegTokenResp, NegState } from '../kerberos/asn1/spnego.js';
-import { parseKeys } from '../objects/kerberos-keys.js';
+import { parseKeys } from '../account/keys.js';
 import { accountRefusal, type NegotiateOutcome } from './server.js';
 
 const GSS_CHECKSUM = 0x8003;

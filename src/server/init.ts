@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Directory, WriteOp } from '../directory/types.js';
-import { baseDnFromDomain, containers } from '../framework/containers.js';
+import { baseDnFromDomain, containers } from '../directory/layout.js';
 import { hashPassword } from '../objects/password.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { createCa, issueServerCert } from './pki.js';

@@ -8,35 +8,11 @@ import { existsSync } from 'node:fs';
 import { escapeRdnValue } from '../directory/dn.js';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory } from '../directory/types.js';
-import { containers } from '../framework/containers.js';
-import { writeKeytab } from '../kerberos/keytab.js';
-import { keysFromPassword, randomKeys, serializeKeys, type StoredKey } from '../objects/kerberos-keys.js';
+import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
+import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
+import { keysFromPassword, keytabFor, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init.js';
-
-export const DEFAULT_MAX_LIFE = 24 * 3600;
-export const DEFAULT_MAX_RENEW = 7 * 24 * 3600;
-
-export function realmContainerDn(baseDn: string, realm: string): string {
-  return `cn=${escapeRdnValue(realm)},${containers(baseDn).kerberos}`;
-}
-
-export function krbtgtDn(baseDn: string, realm: string): string {
-  return `krbPrincipalName=${escapeRdnValue(`krbtgt/${realm}@${realm}`)},${realmContainerDn(baseDn, realm)}`;
-}
-
-export function hostDn(baseDn: string, fqdn: string): string {
-  return `fqdn=${escapeRdnValue(fqdn)},${containers(baseDn).hosts}`;
-}
-
-export function serviceDn(baseDn: string, principal: string): string {
-  return `krbPrincipalName=${escapeRdnValue(principal)},${containers(baseDn).services}`;
-}
-
-export function keytabFor(realm: string, components: string[], keys: StoredKey[]): Buffer {
-  const now = Math.floor(Date.now() / 1000);
-  return writeKeytab(keys.map((k) => ({ realm, components, nameType: components.length > 1 ? 3 : 1, timestamp: now, kvno: k.kvno, etype: k.etype, key: k.key })));
-}
 
 export function krb5ConfText(config: ServerConfig, kdcPort: number, extra = ''): string {
   const kdc = kdcPort === 88 ? config.hostname : `${config.hostname}:${kdcPort}`;

@@ -24,7 +24,8 @@ import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import { httpsFetch } from '../oauth/http.js';
 import { discover } from '../oauth/discovery.js';
-import { realmContainerDn, writeKrb5Conf } from './kerberos-init.js';
+import { realmContainerDn } from '../directory/layout.js';
+import { writeKrb5Conf } from './kerberos-init.js';
 
 export interface StartOptions {
   dataDir: string;

@@ -3,9 +3,10 @@
  * attribute krbPrincipalKey (encrypted at rest by the directory), one value
  * per enctype: JSON {etype, kvno, key (base64), salt?}. Passwords give keys
  * for every supported enctype with the default salt (realm + name
- * components); services and krbtgt get random keys.
+ * components); services and krbtgt get random keys. Keytabs export them.
  */
 import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
+import { writeKeytab } from '../kerberos/keytab.js';
 
 export interface StoredKey {
   etype: number;
@@ -47,7 +48,8 @@ export function parseKeys(values: readonly string[]): StoredKey[] {
   return out;
 }
 
-/** Escapes a principal name for use as a DN value and splits user names. */
-export function userPrincipal(uid: string, realm: string): string {
-  return `${uid}@${realm}`;
+/** A keytab (MIT format) holding `keys` for the principal `components@realm`. */
+export function keytabFor(realm: string, components: string[], keys: StoredKey[]): Buffer {
+  const now = Math.floor(Date.now() / 1000);
+  return writeKeytab(keys.map((k) => ({ realm, components, nameType: components.length > 1 ? 3 : 1, timestamp: now, kvno: k.kvno, etype: k.etype, key: k.key })));
 }

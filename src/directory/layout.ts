@@ -1,0 +1,71 @@
+/**
+ * Where things live in the directory tree: the containers of accounts,
+ * groups, services, hosts, IdP references and the Kerberos realm. Every DN
+ * the server builds starts here, so the layout is defined once.
+ */
+import { escapeRdnValue } from './dn.js';
+
+export interface Containers {
+  base: string;
+  accounts: string;
+  users: string;
+  groups: string;
+  roles: string;
+  services: string;
+  hosts: string;
+  idp: string;
+  pbac: string;
+  privileges: string;
+  adminsGroup: string;
+  kerberos: string;
+}
+
+/** The containers objects are declared in. */
+export type ContainerName = Exclude<keyof Containers, 'base' | 'adminsGroup'>;
+
+export function containers(baseDn: string): Containers {
+  const accounts = `cn=accounts,${baseDn}`;
+  const pbac = `cn=pbac,${baseDn}`;
+  const groups = `cn=groups,${accounts}`;
+  return {
+    base: baseDn,
+    accounts,
+    users: `cn=users,${accounts}`,
+    groups,
+    roles: `cn=roles,${accounts}`,
+    services: `cn=services,${accounts}`,
+    hosts: `cn=computers,${accounts}`,
+    idp: `cn=idp,${baseDn}`,
+    pbac,
+    privileges: `cn=privileges,${pbac}`,
+    adminsGroup: `cn=admins,${groups}`,
+    kerberos: `cn=kerberos,${baseDn}`,
+  };
+}
+
+/** Turns a DNS domain into a base DN: example.test → dc=example,dc=test. */
+export function baseDnFromDomain(domain: string): string {
+  return domain
+    .toLowerCase()
+    .split('.')
+    .filter((p) => p.length > 0)
+    .map((p) => `dc=${p}`)
+    .join(',');
+}
+
+/** The realm's container: its ticket and lockout policy, and krbtgt. */
+export function realmContainerDn(baseDn: string, realm: string): string {
+  return `cn=${escapeRdnValue(realm)},${containers(baseDn).kerberos}`;
+}
+
+export function krbtgtDn(baseDn: string, realm: string): string {
+  return `krbPrincipalName=${escapeRdnValue(`krbtgt/${realm}@${realm}`)},${realmContainerDn(baseDn, realm)}`;
+}
+
+export function hostDn(baseDn: string, fqdn: string): string {
+  return `fqdn=${escapeRdnValue(fqdn)},${containers(baseDn).hosts}`;
+}
+
+export function serviceDn(baseDn: string, principal: string): string {
+  return `krbPrincipalName=${escapeRdnValue(principal)},${containers(baseDn).services}`;
+}
