@@ -15,28 +15,10 @@ import { createCa, issueServerCert } from './pki.js';
 import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
 import { kerberosInitSteps } from './kerberos-init.js';
+import type { InitContext, InitOptions, InitStep } from './init-step.js';
 
-export interface InitOptions {
-  dataDir: string;
-  realm: string;
-  domain: string;
-  hostname: string;
-  adminPassword: string;
-  httpsPort?: number;
-  kdcPort?: number;
-}
+export type { InitOptions } from './init-step.js';
 
-export interface InitStep {
-  name: string;
-  run(ctx: InitContext): Promise<void>;
-}
-
-export interface InitContext {
-  paths: DataPaths;
-  config: ServerConfig;
-  options: InitOptions;
-  dir: Directory;
-}
 
 const REALM = /^[A-Z0-9][A-Z0-9.-]{0,253}$/;
 const DOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;

@@ -12,7 +12,7 @@ import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../di
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { keysFromPassword, keytabFor, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
-import type { InitStep } from './init.js';
+import type { InitStep } from './init-step.js';
 
 export function krb5ConfText(config: ServerConfig, kdcPort: number, extra = ''): string {
   const kdc = kdcPort === 88 ? config.hostname : `${config.hostname}:${kdcPort}`;

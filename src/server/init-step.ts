@@ -1,0 +1,29 @@
+/**
+ * What an init step is: a named part of \`dirid-server init\` that creates
+ * its own files and entries, given the options and the new store. init.ts
+ * runs the list; kerberos-init.ts contributes its steps.
+ */
+import type { Directory } from '../directory/types.js';
+import type { DataPaths, ServerConfig } from './config.js';
+
+export interface InitOptions {
+  dataDir: string;
+  realm: string;
+  domain: string;
+  hostname: string;
+  adminPassword: string;
+  httpsPort?: number;
+  kdcPort?: number;
+}
+
+export interface InitStep {
+  name: string;
+  run(ctx: InitContext): Promise<void>;
+}
+
+export interface InitContext {
+  paths: DataPaths;
+  config: ServerConfig;
+  options: InitOptions;
+  dir: Directory;
+}
