@@ -10,8 +10,7 @@
  * account it refuses gets its public error here (accountRefusal).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Directory } from '../directory/types.js';
-import type { CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
+import type { CallContext, CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
 import { dispatch } from '../framework/dispatch.js';
 import { publicError, PublicError, type ErrorName } from '../framework/errors.js';
 import { describeRefusal, type Refusal } from '../account/state.js';
@@ -75,7 +74,8 @@ const rejectionReasons: Partial<Record<ErrorName, string>> = {
 
 export interface RpcServerOptions {
   registry: CommandRegistry;
-  dir: Directory;
+  /** the store commands run against, handed to them untouched */
+  dir: CallContext['dir'];
   server: ServerInfo;
   sessions: SessionCodec;
   /** checks a user name and password and whether the account may log in */
@@ -321,4 +321,3 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   };
 }
 
-export type { Directory };
