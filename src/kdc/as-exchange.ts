@@ -19,7 +19,8 @@ import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError, lazyHints, refusalError, type Hints } from './kdc-error.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
-import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
+import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
+import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
 import { verdict, type Proof } from '../account/state.js';
 
@@ -111,7 +112,7 @@ function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, re
 function kdcChallenge(ctx: ExchangeContext, longTerm: EncryptionKey): PaData {
   const ck = challengeKey(ctx.fast!.armorKey, longTerm, 'kdcchallengearmor');
   const now = ctx.now();
-  const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
+  const ts = encodePaEncTsEnc({ patimestamp: wholeSeconds(now), pausec: microseconds(now) });
   return { type: PaType.ENCRYPTED_CHALLENGE, value: der(encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_KDC, ts) })) };
 }
 
@@ -146,8 +147,8 @@ export function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, c
         padata: fastPadata,
         strengthenKey: { etype: strengthen.etype, value: strengthen.value },
         finished: {
-          timestamp: new Date(Math.floor(now / 1000) * 1000),
-          usec: (now % 1000) * 1000,
+          timestamp: wholeSeconds(now),
+          usec: microseconds(now),
           crealm: spec.crealm,
           cname: spec.cname,
           ticketChecksum: { type: profile(a.etype).checksumType, value: profile(a.etype).checksum(a, KeyUsage.FAST_FINISHED, ticket.raw) },

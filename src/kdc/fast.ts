@@ -32,6 +32,7 @@ import { SKEW_MS, verifyApReq } from '../kerberos/ap-exchange.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { KdcError } from './kdc-error.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
+import { tgsPrincipal } from '../kerberos/principal.js';
 
 export interface FastState {
   armorKey: EncryptionKey;
@@ -91,7 +92,7 @@ export async function unwrapAsFast(db: PrincipalDb, realm: string, cookies: Cook
   const armored = decodeFastArmoredReq(pa.value);
   if (!armored.armor || armored.armor.type !== ArmorType.AP_REQUEST) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'AS requests need AP-REQ armor');
   const ap = decodeApReq(armored.armor.value);
-  const tgtName = `krbtgt/${realm}@${realm}`;
+  const tgtName = tgsPrincipal(realm);
   if (principalToString(ap.ticket.sname, ap.ticket.realm) !== tgtName) throw new KdcError('KDC_ERR_POLICY', 'armor ticket must be for the krbtgt');
   let opened = openTgt(db, realm, ap.ticket, now);
   if (opened instanceof Promise) opened = await opened;
@@ -163,7 +164,7 @@ const SEEN_TAIL = 8;
 
 /** Decrypts a TGT with the current krbtgt key and checks its times (at once when the krbtgt is cached). */
 export function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Maybe<{ etp: EncTicketPart; session: EncryptionKey }> {
-  return mapMaybe(db.find(`krbtgt/${realm}@${realm}`), (krbtgt) => openTgtWith(krbtgt, ticket, now));
+  return mapMaybe(db.find(tgsPrincipal(realm)), (krbtgt) => openTgtWith(krbtgt, ticket, now));
 }
 
 function openTgtWith(krbtgt: KdcPrincipal | null, ticket: Ticket, now: number): { etp: EncTicketPart; session: EncryptionKey } {

@@ -17,14 +17,16 @@ import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { checkAccount, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
 import { kdcReplays, openTgt, unwrapTgsFast } from './fast.js';
-import { effectiveTill, makeReply, makeTicket, sessionEtype, wholeSeconds, type TicketSpec } from './tickets.js';
+import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
+import { wholeSeconds } from '../kerberos/time.js';
+import { tgsPrincipal } from '../kerberos/principal.js';
 
 export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
   let req = outer;
   const pa = req.padata.find((p) => p.type === PaType.TGS_REQ);
   if (!pa) throw new KdcError('KDC_ERR_PADATA_TYPE_NOSUPP', 'TGS-REQ without PA-TGS-REQ');
   const ap = decodeApReq(pa.value);
-  const tgtName = `krbtgt/${ctx.realm}@${ctx.realm}`;
+  const tgtName = tgsPrincipal(ctx.realm);
   if (ap.ticket.realm !== ctx.realm || principalToString(ap.ticket.sname, ctx.realm) !== tgtName) {
     throw new KdcError('KDC_ERR_POLICY', 'only tickets for this realm\'s krbtgt are accepted');
   }

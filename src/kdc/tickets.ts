@@ -102,11 +102,6 @@ export function makeReply(r: ReplySpec): Buffer {
   });
 }
 
-/** Seconds-precision time (KerberosTime has no fractions). */
-export function wholeSeconds(ms: number): Date {
-  return new Date(Math.floor(ms / 1000) * 1000);
-}
-
 /** `till` of 19700101000000Z means "as long as allowed" (RFC 4120 §5.4.1). */
 export function effectiveTill(till: Date, max: Date): Date {
   if (till.getTime() === 0 || till.getTime() > max.getTime()) return max;

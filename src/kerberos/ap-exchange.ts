@@ -14,6 +14,7 @@ import { decodeEncTicketPart, type EncTicketPart, type Ticket } from './asn1/tic
 import { profile, type EncryptionKey } from './crypto/index.js';
 import { ErrorCode, flagBit, KeyUsage } from './iana.js';
 import type { ReplayCache } from './replay-cache.js';
+import { microseconds, wholeSeconds } from './time.js';
 
 /** A failed AP-REQ check; `code` is the KRB_AP_ERR code the KDC answers with. */
 export class ApError extends Error {
@@ -110,8 +111,8 @@ export function makeApRep(a: AcceptedAp, seqNumber?: number): Buffer {
 /** Builds an AP-REQ for a service ticket (client side). */
 export function makeApReq(o: { ticket: Ticket; sessionKey: EncryptionKey; client: PrincipalName; crealm: string; checksum?: { type: number; value: Buffer }; mutual?: boolean; subkey?: EncryptionKey }): { apReq: Buffer; ctime: Date; cusec: number } {
   const now = Date.now();
-  const ctime = new Date(Math.floor(now / 1000) * 1000);
-  const cusec = (now % 1000) * 1000;
+  const ctime = wholeSeconds(now);
+  const cusec = microseconds(now);
   const auth = encodeAuthenticator({
     crealm: o.crealm,
     cname: o.client,

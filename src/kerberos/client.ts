@@ -15,6 +15,7 @@ import type { Ticket } from './asn1/ticket.js';
 import { encodeApReq, encodeAuthenticator } from './asn1/ap-req.js';
 import { profile, supportedEtypes, type EncryptionKey } from './crypto/index.js';
 import { ErrorCode, flagBit, KdcOption, KeyUsage, NameType, PaType } from './iana.js';
+import { microseconds, wholeSeconds } from './time.js';
 
 export class KrbClientError extends Error {
   constructor(
@@ -71,7 +72,7 @@ export function decodeReplyOrError(raw: Buffer): { kind: 'rep'; node: ReturnType
 /** PA-ENC-TIMESTAMP under a long-term key. */
 export function encTimestamp(key: EncryptionKey, kvno?: number): PaData {
   const now = Date.now();
-  const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
+  const ts = encodePaEncTsEnc({ patimestamp: wholeSeconds(now), pausec: microseconds(now) });
   const cipher = profile(key.etype).encrypt(key, KeyUsage.PA_ENC_TIMESTAMP, ts);
   return { type: PaType.ENC_TIMESTAMP, value: der(encodeEncryptedData({ etype: key.etype, ...(kvno !== undefined ? { kvno } : {}), cipher })) };
 }
@@ -150,8 +151,8 @@ export function tgsRequest(tgt: Credentials, sname: PrincipalName, o: { etypes?:
     crealm: tgt.crealm,
     cname: tgt.client,
     cksum: { type: p.checksumType, value: p.checksum(sk, KeyUsage.TGS_REQ_AUTH_CKSUM, bodyRaw) },
-    cusec: (now % 1000) * 1000,
-    ctime: new Date(Math.floor(now / 1000) * 1000),
+    cusec: microseconds(now),
+    ctime: wholeSeconds(now),
     subkey: { etype: subkey.etype, value: subkey.value },
     seqNumber: randomNonce(),
   });

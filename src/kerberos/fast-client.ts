@@ -16,6 +16,7 @@ import { decodePaDataList, encodeEncryptedData, type PaData } from './asn1/primi
 import { KrbClientError, type Credentials } from './client.js';
 import { cf2, profile, type EncryptionKey } from './crypto/index.js';
 import { KeyUsage, PaType } from './iana.js';
+import { microseconds, wholeSeconds } from './time.js';
 
 export interface ArmoredRequest {
   msg: Buffer;
@@ -86,7 +87,7 @@ export function processArmored(raw: Buffer, req: ArmoredRequest, body: KdcReqBod
 export function encryptedChallenge(armorKey: EncryptionKey, longTerm: EncryptionKey): PaData {
   const ck = cf2(armorKey, 'clientchallengearmor', longTerm, 'challengelongterm');
   const now = Date.now();
-  const ts = encodePaEncTsEnc({ patimestamp: new Date(Math.floor(now / 1000) * 1000), pausec: (now % 1000) * 1000 });
+  const ts = encodePaEncTsEnc({ patimestamp: wholeSeconds(now), pausec: microseconds(now) });
   return { type: PaType.ENCRYPTED_CHALLENGE, value: der(encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_CLIENT, ts) })) };
 }
 

@@ -77,3 +77,8 @@ export function parsePrincipalName(text: string, defaultRealm: string, nameType?
 export function samePrincipalName(a: PrincipalName, b: PrincipalName): boolean {
   return a.nameString.length === b.nameString.length && a.nameString.every((s, i) => s === b.nameString[i]);
 }
+
+/** The ticket-granting service of a realm, `krbtgt/REALM@REALM` (RFC 4120 §7.3). */
+export function tgsPrincipal(realm: string): string {
+  return `krbtgt/${realm}@${realm}`;
+}
