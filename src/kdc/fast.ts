@@ -15,7 +15,8 @@
  * authenticator; a request that echoes such a cookie continues that
  * conversation and may repeat that armor. Any other repeat is a replay.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { BOX_OVERHEAD, open, seal } from '../crypto/sealed-box.js';
 import { der } from '../kerberos/asn1/der.js';
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
@@ -223,7 +224,9 @@ export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData
   return der(encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]));
 }
 
-/** KDC-sealed cookies (AES-256-GCM); the state they carry is opaque to clients. */
+const COOKIE_MAGIC = Buffer.from('DIRID1');
+
+/** KDC-sealed cookies (sealed boxes, crypto/sealed-box.ts); the state they carry is opaque to clients. */
 export class CookieJar {
   constructor(
     private readonly key: Buffer,
@@ -236,20 +239,17 @@ export class CookieJar {
   }
 
   seal(state: object): PaData {
-    const iv = randomBytes(12);
-    const c = createCipheriv('aes-256-gcm', this.key, iv);
-    const ct = Buffer.concat([c.update(JSON.stringify({ ...state, ...this.bound, t: Date.now() })), c.final()]);
-    return { type: PaType.FX_COOKIE, value: Buffer.concat([Buffer.from('DIRID1'), iv, ct, c.getAuthTag()]) };
+    const box = seal(this.key, JSON.stringify({ ...state, ...this.bound, t: Date.now() }));
+    return { type: PaType.FX_COOKIE, value: Buffer.concat([COOKIE_MAGIC, box]) };
   }
 
   open<T extends object>(padata: readonly PaData[], maxAgeMs: number): (T & { t: number }) | null {
     const pa = padata.find((p) => p.type === PaType.FX_COOKIE);
-    if (!pa || pa.value.length < 6 + 12 + 16 || !pa.value.subarray(0, 6).equals(Buffer.from('DIRID1'))) return null;
+    if (!pa || pa.value.length < COOKIE_MAGIC.length + BOX_OVERHEAD || !pa.value.subarray(0, COOKIE_MAGIC.length).equals(COOKIE_MAGIC)) return null;
+    const plain = open(this.key, pa.value.subarray(COOKIE_MAGIC.length));
+    if (!plain) return null;
     try {
-      const v = pa.value;
-      const d = createDecipheriv('aes-256-gcm', this.key, v.subarray(6, 18));
-      d.setAuthTag(v.subarray(v.length - 16));
-      const s = JSON.parse(Buffer.concat([d.update(v.subarray(18, v.length - 16)), d.final()]).toString('utf8')) as T & { t: number };
+      const s = JSON.parse(plain.toString('utf8')) as T & { t: number };
       if (typeof s.t !== 'number' || Date.now() - s.t > maxAgeMs) return null;
       return s;
     } catch {

@@ -6,7 +6,6 @@
  */
 import { createServer, type Server } from 'node:https';
 import { readFileSync } from 'node:fs';
-import { hkdfSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
@@ -23,6 +22,7 @@ import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import { httpsFetch } from '../oauth/http.js';
+import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './kerberos-init.js';
@@ -165,7 +165,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
-  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, cookieKey: Buffer.from(hkdfSync('sha256', readMasterKey(paths), Buffer.alloc(0), 'dirid kdc cookie v1', 32)) });
+  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
