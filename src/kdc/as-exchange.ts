@@ -16,7 +16,7 @@ import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
 import { armoredReply, isArmored, unwrapAsFast, type CookieJar, type FastState } from './fast.js';
 import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
-import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
+import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError, lazyHints, refusalError, type Hints } from './kdc-error.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
@@ -159,7 +159,7 @@ export function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, c
   }
   ctx.note.etype = replyKey.etype;
   return makeReply({
-    msgType: 11,
+    msgType: MsgType.AS_REP,
     spec,
     ticket,
     nonce: req.body.nonce,

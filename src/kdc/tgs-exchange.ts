@@ -12,7 +12,7 @@ import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString } from '../kerberos/asn1/primitives.js';
 import { checksumProfile, profile } from '../kerberos/crypto/index.js';
-import { flagBit, hasFlag, KdcOption, KeyUsage, PaType, TicketFlag } from '../kerberos/iana.js';
+import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { checkAccount, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
@@ -117,7 +117,7 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   ctx.note.etype = etype;
   const replyKey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value, transient: true } : sessKey;
   return makeReply({
-    msgType: 13,
+    msgType: MsgType.TGS_REP,
     spec,
     ticket: makeTicket(spec),
     nonce: req.body.nonce,

@@ -7,7 +7,8 @@ import { encodeEncKdcRepPart, encodeKdcRep, type EncKdcRepPart } from '../kerber
 import type { HostAddress, KeyBlock, PaData, PrincipalName } from '../kerberos/asn1/primitives.js';
 import { encodeEncTicketPart, encodeTicket, type EncTicketPart, type Ticket } from '../kerberos/asn1/ticket.js';
 import { profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
-import { KeyUsage } from '../kerberos/iana.js';
+import { KeyUsage, MsgType } from '../kerberos/iana.js';
+import { EncPartTag } from '../kerberos/asn1/kdc-rep.js';
 import { keyFor, type KdcPrincipal } from './principals.js';
 import { KdcError } from './kdc-error.js';
 
@@ -62,7 +63,7 @@ export function makeTicket(spec: TicketSpec): Ticket {
 }
 
 export interface ReplySpec {
-  msgType: 11 | 13;
+  msgType: typeof MsgType.AS_REP | typeof MsgType.TGS_REP;
   spec: TicketSpec;
   ticket: Ticket;
   nonce: number;
@@ -91,7 +92,7 @@ export function makeReply(r: ReplySpec): Buffer {
   if (s.caddr && s.caddr.length) part.caddr = s.caddr;
   if (r.keyExpiration) part.keyExpiration = r.keyExpiration;
   if (r.encryptedPaData && r.encryptedPaData.length) part.encryptedPaData = r.encryptedPaData;
-  const cipher = profile(r.replyKey.etype).encrypt(r.replyKey, r.usage, encodeEncKdcRepPart(part, r.msgType === 11 ? 25 : 26));
+  const cipher = profile(r.replyKey.etype).encrypt(r.replyKey, r.usage, encodeEncKdcRepPart(part, r.msgType === MsgType.AS_REP ? EncPartTag.AS : EncPartTag.TGS));
   return encodeKdcRep({
     msgType: r.msgType,
     padata: r.padata ?? [],

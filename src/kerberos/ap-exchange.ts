@@ -133,7 +133,7 @@ export function verifyApRep(apRep: Buffer, sessionKey: EncryptionKey, ctime: Dat
   try {
     part = decodeEncApRepPart(profile(sessionKey.etype).decrypt(sessionKey, KeyUsage.AP_REP_ENC_PART, enc.cipher));
   } catch {
-    throw new ApError('mutual authentication failed: the AP-REP does not decrypt', 46);
+    throw new ApError('mutual authentication failed: the AP-REP does not decrypt', ErrorCode.KRB_AP_ERR_MUT_FAIL);
   }
-  if (part.ctime.getTime() !== ctime.getTime() || part.cusec !== cusec) throw new ApError('mutual authentication failed', 46);
+  if (part.ctime.getTime() !== ctime.getTime() || part.cusec !== cusec) throw new ApError('mutual authentication failed', ErrorCode.KRB_AP_ERR_MUT_FAIL);
 }

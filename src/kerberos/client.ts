@@ -14,7 +14,7 @@ import { decodePaDataList, encodeEncryptedData, principalToString, type PaData, 
 import type { Ticket } from './asn1/ticket.js';
 import { encodeApReq, encodeAuthenticator } from './asn1/ap-req.js';
 import { profile, supportedEtypes, type EncryptionKey } from './crypto/index.js';
-import { ErrorCode, flagBit, KdcOption, KeyUsage, NameType, PaType } from './iana.js';
+import { ErrorCode, flagBit, KdcOption, KeyUsage, MsgType, NameType, PaType } from './iana.js';
 import { microseconds, wholeSeconds } from './time.js';
 
 export class KrbClientError extends Error {
@@ -100,7 +100,7 @@ export function processKdcRep(raw: Buffer, body: KdcReqBody, replyKey: Encryptio
 /** Keytab login: PA-ENC-TIMESTAMP with the key of the enctype the KDC prefers. */
 export async function asWithKeys(send: Send, cname: PrincipalName, realm: string, keys: EncryptionKey[]): Promise<Credentials> {
   let body = asReqBody(cname, realm, { etypes: keys.map((k) => k.etype) });
-  const first = decodeReplyOrError(await send(encodeKdcReq({ msgType: 10, padata: [], body })));
+  const first = decodeReplyOrError(await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [], body })));
   if (first.kind === 'rep') throw new KrbClientError('the KDC issued a ticket without pre-authentication');
   if (first.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw new KrbClientError(first.error.eText ?? `KDC error ${first.error.errorCode}`, first.error.errorCode, first.error);
   const hints = first.error.eData ? decodePaDataList(parseDer(first.error.eData)) : [];
@@ -109,13 +109,13 @@ export async function asWithKeys(send: Send, cname: PrincipalName, realm: string
   const key = keys.find((k) => offered.includes(k.etype));
   if (!key) throw new KrbClientError('no key of an offered enctype in the keytab');
   body = { ...body, nonce: randomNonce() };
-  return processKdcRep(await send(encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body })), body, key, KeyUsage.AS_REP_ENC_PART);
+  return processKdcRep(await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [encTimestamp(key)], body })), body, key, KeyUsage.AS_REP_ENC_PART);
 }
 
 /** Password login: AS-REQ, PREAUTH_REQUIRED with ETYPE-INFO2, AS-REQ with PA-ENC-TIMESTAMP. */
 export async function asWithPassword(send: Send, cname: PrincipalName, realm: string, password: string, o: Parameters<typeof asReqBody>[2] = {}): Promise<Credentials> {
   let body = asReqBody(cname, realm, o);
-  const first = await send(encodeKdcReq({ msgType: 10, padata: [], body }));
+  const first = await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [], body }));
   const r = decodeReplyOrError(first);
   if (r.kind === 'rep') throw new KrbClientError('the KDC issued a ticket without pre-authentication');
   if (r.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw new KrbClientError(r.error.eText ?? `KDC error ${r.error.errorCode}`, r.error.errorCode, r.error);
@@ -126,7 +126,7 @@ export async function asWithPassword(send: Send, cname: PrincipalName, realm: st
   if (!entry) throw new KrbClientError('no supported enctype offered');
   const key = profile(entry.etype).stringToKey(password, entry.salt ?? realm + cname.nameString.join(''), entry.s2kparams);
   body = { ...body, nonce: randomNonce() };
-  const reply = await send(encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body }));
+  const reply = await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [encTimestamp(key)], body }));
   return processKdcRep(reply, body, key, KeyUsage.AS_REP_ENC_PART);
 }
 
@@ -157,7 +157,7 @@ export function tgsRequest(tgt: Credentials, sname: PrincipalName, o: { etypes?:
     seqNumber: randomNonce(),
   });
   const apReq = encodeApReq({ apOptions: 0, ticket: tgt.ticket, authenticator: { etype: sk.etype, cipher: p.encrypt(sk, KeyUsage.TGS_REQ_AUTH, auth) } });
-  return { msg: encodeKdcReq({ msgType: 12, padata: [{ type: PaType.TGS_REQ, value: apReq }], body, bodyRaw }), body, subkey };
+  return { msg: encodeKdcReq({ msgType: MsgType.TGS_REQ, padata: [{ type: PaType.TGS_REQ, value: apReq }], body, bodyRaw }), body, subkey };
 }
 
 export async function tgsExchange(send: Send, tgt: Credentials, sname: PrincipalName): Promise<Credentials> {

@@ -15,7 +15,7 @@ import { encodePaEncTsEnc } from './asn1/padata.js';
 import { decodePaDataList, encodeEncryptedData, type PaData } from './asn1/primitives.js';
 import { KrbClientError, type Credentials } from './client.js';
 import { cf2, profile, type EncryptionKey } from './crypto/index.js';
-import { KeyUsage, PaType } from './iana.js';
+import { KeyUsage, MsgType, PaType } from './iana.js';
 import { microseconds, wholeSeconds } from './time.js';
 
 export interface ArmoredRequest {
@@ -36,7 +36,7 @@ export function armoredAsReq(armor: Credentials, body: KdcReqBody, innerPadata: 
     reqChecksum: { type: p.checksumType, value: p.checksum(armorKey, KeyUsage.FAST_REQ_CHKSUM, bodyRaw) },
     encFastReq: { etype: armorKey.etype, cipher: p.encrypt(armorKey, KeyUsage.FAST_ENC, encodeFastReq({ fastOptions: 0, padata, bodyRaw })) },
   });
-  return { msg: encodeKdcReq({ msgType: 10, padata: [{ type: PaType.FX_FAST, value: fast }], body, bodyRaw }), armorKey };
+  return { msg: encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [{ type: PaType.FX_FAST, value: fast }], body, bodyRaw }), armorKey };
 }
 
 function openFastResponse(padata: PaData[], armorKey: EncryptionKey): KrbFastResponse {

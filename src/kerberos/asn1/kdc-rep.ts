@@ -25,9 +25,10 @@ import {
   type PrincipalName,
 } from './primitives.js';
 import { decodeTicketNode, type Ticket } from './ticket.js';
+import type { MsgType } from '../iana.js';
 
 export interface KdcRep {
-  msgType: 11 | 13;
+  msgType: typeof MsgType.AS_REP | typeof MsgType.TGS_REP;
   padata: PaData[];
   crealm: string;
   cname: PrincipalName;
@@ -42,7 +43,7 @@ export function decodeKdcRepNode(n: DerNode): KdcRep {
   const msgType = readInt(req(f, 1, 'KDC-REP'), 'msg-type');
   if (msgType !== n.tag) throw new Asn1Error('KDC-REP: msg-type does not match the tag');
   return {
-    msgType: msgType as 11 | 13,
+    msgType: msgType as KdcRep['msgType'],
     padata: f.has(2) ? decodePaDataList(f.get(2)!) : [],
     crealm: readString(req(f, 3, 'KDC-REP'), 'crealm'),
     cname: decodePrincipalName(req(f, 4, 'KDC-REP')),
@@ -105,8 +106,11 @@ export function decodeEncKdcRepPart(b: Uint8Array | DerNode): EncKdcRepPart {
   return e;
 }
 
+/** APPLICATION tags of EncASRepPart and EncTGSRepPart (RFC 4120 §5.4.2). */
+export const EncPartTag = { AS: 25, TGS: 26 } as const;
+
 /** Encodes with APPLICATION 26 by default, as MIT does for AS and TGS replies. */
-export function encodeEncKdcRepPart(e: EncKdcRepPart, tag: 25 | 26 = 26): Buffer {
+export function encodeEncKdcRepPart(e: EncKdcRepPart, tag: (typeof EncPartTag)[keyof typeof EncPartTag] = EncPartTag.TGS): Buffer {
   return der(app(
     tag,
     seq(

@@ -20,6 +20,7 @@ import {
   type PrincipalName,
 } from './primitives.js';
 import { decodeTicketNode, type Ticket } from './ticket.js';
+import type { MsgType } from '../iana.js';
 
 export interface KdcReqBody {
   kdcOptions: number;
@@ -37,7 +38,7 @@ export interface KdcReqBody {
 }
 
 export interface KdcReq {
-  msgType: 10 | 12;
+  msgType: typeof MsgType.AS_REQ | typeof MsgType.TGS_REQ;
   padata: PaData[];
   body: KdcReqBody;
   /** DER of KDC-REQ-BODY as received */
@@ -91,7 +92,7 @@ export function decodeKdcReqNode(n: DerNode): KdcReq {
   if (msgType !== n.tag) throw new Asn1Error('KDC-REQ: msg-type does not match the tag');
   const bodyNode = req(f, 4, 'KDC-REQ');
   return {
-    msgType: msgType as 10 | 12,
+    msgType: msgType as KdcReq['msgType'],
     padata: f.has(3) ? decodePaDataList(f.get(3)!) : [],
     body: decodeKdcReqBody(bodyNode),
     bodyRaw: bodyNode.raw,
@@ -100,6 +101,6 @@ export function decodeKdcReqNode(n: DerNode): KdcReq {
 
 export const decodeKdcReq = (b: Uint8Array | DerNode): KdcReq => decodeKdcReqNode(asNode(b));
 
-export function encodeKdcReq(r: { msgType: 10 | 12; padata: PaData[]; body: KdcReqBody; bodyRaw?: Buffer }): Buffer {
+export function encodeKdcReq(r: { msgType: typeof MsgType.AS_REQ | typeof MsgType.TGS_REQ; padata: PaData[]; body: KdcReqBody; bodyRaw?: Buffer }): Buffer {
   return der(app(r.msgType, seq(ctx(1, int(5)), ctx(2, int(r.msgType)), r.padata.length ? ctx(3, encodePaDataList(r.padata)) : undefined, ctx(4, r.bodyRaw ?? encodeKdcReqBody(r.body)))));
 }
