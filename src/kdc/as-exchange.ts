@@ -13,7 +13,9 @@ import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../ker
 import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
-import { armoredReply, isArmored, unwrapAsFast, type CookieJar, type FastState } from './fast.js';
+import { armoredReply, isArmored, unwrapAsFast, type FastState } from './fast.js';
+import type { CookieJar } from './cookie-jar.js';
+import type { KdcCaches } from './tgt-cache.js';
 import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
@@ -40,6 +42,8 @@ export interface ExchangeContext {
   /** the request exactly as received (RFC 6806 checksums cover it) */
   raw: Buffer;
   cookies: CookieJar;
+  /** what this KDC remembers between requests (opened TGTs, the replay cache) */
+  caches: KdcCaches;
   /** HTTP client for IdP endpoints (trusts the configured IdP CA bundle) */
   idpFetch: FetchLike;
   /** set once an armored request has been unwrapped; errors are then armored too */
@@ -287,7 +291,7 @@ export function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: Kdc
 }
 
 export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
-  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.db, ctx.realm, ctx.cookies, outer, ctx.now()) : null;
+  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.caches, ctx.db, ctx.realm, ctx.cookies, outer, ctx.now()) : null;
   if (unwrapped) {
     ctx.fast = unwrapped.fast;
     // every cookie of this conversation names its armor, which may then come again

@@ -5,7 +5,7 @@
  * KRB-FX-CF2(subkey, "subkeyarmor", ticket session key, "ticketarmor"), the
  * request checksum (usage 50), the encrypted inner request (usage 51), armored
  * replies and errors (usage 52), the finished checksum over the ticket
- * (usage 53), and PA-FX-COOKIE sealed with a KDC key.
+ * (usage 53). Cookies are in cookie-jar.ts, opened TGTs in tgt-cache.ts.
  *
  * The armor is an AP-REQ and is verified as one (kerberos/ap-exchange.ts:
  * clock skew, ticket times, replay cache), with one difference: MIT clients
@@ -16,23 +16,19 @@
  * conversation and may repeat that armor. Any other repeat is a replay.
  */
 import { createHash } from 'node:crypto';
-import { BOX_OVERHEAD, open, seal } from '../crypto/sealed-box.js';
 import { der } from '../kerberos/asn1/der.js';
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { encodePaDataList, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
-import type { Ticket } from '../kerberos/asn1/ticket.js';
-import { decodeEncTicketPart, type EncTicketPart } from '../kerberos/asn1/ticket.js';
-import { DigestIndex } from '../kerberos/digest-index.js';
-import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
-import { SKEW_MS, verifyApReq } from '../kerberos/ap-exchange.js';
-import { ReplayCache } from '../kerberos/replay-cache.js';
+import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { KdcError } from './kdc-error.js';
-import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
+import type { CookieJar } from './cookie-jar.js';
+import type { KdcCaches } from './tgt-cache.js';
+import type { PrincipalDb } from './principals.js';
 import { tgsPrincipal } from '../kerberos/principal.js';
 
 export interface FastState {
@@ -41,9 +37,6 @@ export interface FastState {
   /** digest of the armor authenticator (explicit armor only), named by the cookies of this conversation */
   armor?: string;
 }
-
-/** authenticators seen recently, TGS requests' and FAST armors' (MIT's KDC keeps none for either; we refuse a replay) */
-export const kdcReplays = new ReplayCache(2 * SKEW_MS);
 
 /** How long a conversation may continue with its first armor: as long as the idp mechanism's device flow may last. */
 const CONVERSATION_MS = 3600_000;
@@ -87,7 +80,7 @@ function armorDigest(authenticatorCipher: Buffer): string {
  * armor is verified as an AP-REQ; a repeated one is accepted only with a
  * cookie of ours naming it.
  */
-export async function unwrapAsFast(db: PrincipalDb, realm: string, cookies: CookieJar, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState } | null> {
+export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: string, cookies: CookieJar, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState } | null> {
   const pa = req.padata.find((p) => p.type === PaType.FX_FAST);
   if (!pa || pa.value.length === 0) return null;
   const armored = decodeFastArmoredReq(pa.value);
@@ -95,7 +88,7 @@ export async function unwrapAsFast(db: PrincipalDb, realm: string, cookies: Cook
   const ap = decodeApReq(armored.armor.value);
   const tgtName = tgsPrincipal(realm);
   if (principalToString(ap.ticket.sname, ap.ticket.realm) !== tgtName) throw new KdcError('KDC_ERR_POLICY', 'armor ticket must be for the krbtgt');
-  let opened = openTgt(db, realm, ap.ticket, now);
+  let opened = caches.tgts.open(db, realm, ap.ticket, now);
   if (opened instanceof Promise) opened = await opened;
   const { etp, session } = opened;
   const armor = armorDigest(ap.authenticator.cipher);
@@ -103,7 +96,7 @@ export async function unwrapAsFast(db: PrincipalDb, realm: string, cookies: Cook
   verifyApReq(ap, etp, session, {
     usage: KeyUsage.AP_REQ_AUTH,
     now,
-    replay: kdcReplays,
+    replay: caches.replays,
     check(auth) {
       if (!auth.subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'armor authenticator has no subkey');
       const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value }, session);
@@ -129,85 +122,6 @@ export function unwrapTgsFast(req: KdcReq, subkey: EncryptionKey | undefined, se
   return { req: { msgType: req.msgType, padata: req.padata, body: inner.body, bodyRaw: req.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce } };
 }
 
-interface OpenedTicket {
-  /** the ciphertext, in memory of its own */
-  cipher: Buffer;
-  /** the krbtgt key Buffer it was decrypted with */
-  key: Buffer;
-  etp: EncTicketPart;
-  session: EncryptionKey;
-}
-
-/** How long an opened TGT is remembered: a client's TGS requests come in bursts (one per service it reaches). */
-const OPENED_TTL_MS = 5 * 60_000;
-const OPENED_MAX = 10_000;
-/** bytes at the end of a ticket's ciphertext used as its cache key: MAC bytes for every AES enctype */
-const MAC_TAIL = 12;
-
-/**
- * TGTs opened recently, by the MAC that ends their ciphertext. A client
- * presents its TGT with every TGS request (and as FAST armor), and
- * decrypting and decoding it is a good part of the exchange. A hit needs the
- * very same ciphertext under the very same key Buffer: the principal cache
- * hands out new Buffers whenever it reloads the krbtgt, so a changed key
- * misses. A hit thus yields exactly what decrypting again would; the
- * ticket's times are checked on every use. What it returns is shared
- * between requests and must not be modified.
- *
- * A TGT is kept from its second use on: the first use is only noted, in
- * typed arrays, so that a KDC seeing each TGT once (or a flood of them)
- * makes no objects to keep.
- */
-const opened = new ExpiringCache<OpenedTicket>(OPENED_MAX);
-const seenOnce = new DigestIndex(4 * OPENED_MAX, 2);
-/** the ciphertext's last 8 bytes (inside its MAC) mark a first use */
-const SEEN_TAIL = 8;
-
-/** Decrypts a TGT with the current krbtgt key and checks its times (at once when the krbtgt is cached). */
-export function openTgt(db: PrincipalDb, realm: string, ticket: Ticket, now: number): Maybe<{ etp: EncTicketPart; session: EncryptionKey }> {
-  return mapMaybe(db.find(tgsPrincipal(realm)), (krbtgt) => openTgtWith(krbtgt, ticket, now));
-}
-
-function openTgtWith(krbtgt: KdcPrincipal | null, ticket: Ticket, now: number): { etp: EncTicketPart; session: EncryptionKey } {
-  if (!krbtgt) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no krbtgt');
-  const stored = keyFor(krbtgt, ticket.encPart.etype);
-  if (!stored) throw new KdcError('KRB_AP_ERR_NOKEY', "no krbtgt key of the ticket's enctype");
-  if (ticket.encPart.kvno !== undefined && ticket.encPart.kvno !== stored.kvno) throw new KdcError('KRB_AP_ERR_BADKEYVER', 'ticket key version is not current');
-  const cipher = ticket.encPart.cipher;
-  const id = cipher.length > MAC_TAIL ? cipher.toString('latin1', cipher.length - MAC_TAIL) : undefined;
-  const hit = id === undefined ? undefined : opened.get(id, now);
-  let result: { etp: EncTicketPart; session: EncryptionKey };
-  if (hit && hit.key === stored.key && hit.cipher.equals(cipher)) result = hit;
-  else {
-    let keep = false;
-    if (id !== undefined) {
-      seenOnce.expire(now);
-      keep = seenOnce.find(cipher, cipher.length - SEEN_TAIL, now) >= 0;
-      if (!keep) seenOnce.push(cipher, cipher.length - SEEN_TAIL, now + OPENED_TTL_MS);
-    }
-    let etp: EncTicketPart;
-    let own: Buffer | undefined;
-    try {
-      const plain = profile(stored.etype).decrypt({ etype: stored.etype, value: stored.key }, KeyUsage.TICKET, cipher);
-      if (keep) {
-        // ciphertext and plaintext in memory of their own (the decoded ticket's Buffers are views into it): a view
-        // into Node's shared pool would keep the whole pool alive as long as the entry
-        own = Buffer.allocUnsafeSlow(cipher.length + plain.length);
-        cipher.copy(own);
-        plain.copy(own, cipher.length);
-      }
-      etp = decodeEncTicketPart(own ? own.subarray(cipher.length) : plain);
-    } catch {
-      throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
-    }
-    // the session key of a TGT not kept is met afresh on its next use: keys derived from it would only fill the cache
-    result = { etp, session: { etype: etp.key.etype, value: etp.key.value, ...(own ? {} : { transient: true }) } };
-    if (own && id !== undefined) opened.set(id, { ...result, cipher: own.subarray(0, cipher.length), key: stored.key }, now + OPENED_TTL_MS, now);
-  }
-  if (result.etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');
-  return result;
-}
-
 /** PA-FX-FAST for a reply: the KrbFastResponse sealed with the armor key. */
 export function armoredReply(fast: FastState, response: KrbFastResponse): PaData {
   const cipher = profile(fast.armorKey.etype).encrypt(fast.armorKey, KeyUsage.FAST_REP, encodeFastResponse(response));
@@ -222,40 +136,6 @@ export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData
   const ownCookie = hints.find((h) => h.type === PaType.FX_COOKIE);
   const padata: PaData[] = [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE), ownCookie ?? cookie, { type: PaType.FX_ERROR, value: encodeKrbError(plain) }];
   return der(encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]));
-}
-
-const COOKIE_MAGIC = Buffer.from('DIRID1');
-
-/** KDC-sealed cookies (sealed boxes, crypto/sealed-box.ts); the state they carry is opaque to clients. */
-export class CookieJar {
-  constructor(
-    private readonly key: Buffer,
-    private readonly bound: object = {},
-  ) {}
-
-  /** A jar whose cookies also carry `fields` (an armored conversation's armor digest). */
-  binding(fields: object): CookieJar {
-    return new CookieJar(this.key, { ...this.bound, ...fields });
-  }
-
-  seal(state: object): PaData {
-    const box = seal(this.key, JSON.stringify({ ...state, ...this.bound, t: Date.now() }));
-    return { type: PaType.FX_COOKIE, value: Buffer.concat([COOKIE_MAGIC, box]) };
-  }
-
-  open<T extends object>(padata: readonly PaData[], maxAgeMs: number): (T & { t: number }) | null {
-    const pa = padata.find((p) => p.type === PaType.FX_COOKIE);
-    if (!pa || pa.value.length < COOKIE_MAGIC.length + BOX_OVERHEAD || !pa.value.subarray(0, COOKIE_MAGIC.length).equals(COOKIE_MAGIC)) return null;
-    const plain = open(this.key, pa.value.subarray(COOKIE_MAGIC.length));
-    if (!plain) return null;
-    try {
-      const s = JSON.parse(plain.toString('utf8')) as T & { t: number };
-      if (typeof s.t !== 'number' || Date.now() - s.t > maxAgeMs) return null;
-      return s;
-    } catch {
-      return null;
-    }
-  }
 }
 
 export { encodePaDataList };

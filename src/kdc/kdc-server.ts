@@ -20,7 +20,9 @@ import { Lookaside, requestDigest } from './lookaside.js';
 import { errorName, KdcError } from './kdc-error.js';
 import { ApError } from '../kerberos/ap-exchange.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
-import { armoredErrorData, CookieJar, encodePaDataList } from './fast.js';
+import { armoredErrorData, encodePaDataList } from './fast.js';
+import { CookieJar } from './cookie-jar.js';
+import { kdcCaches } from './tgt-cache.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -39,6 +41,7 @@ export interface KdcOptions {
 export class Kdc {
   readonly db: PrincipalDb;
   private readonly lookaside = new Lookaside();
+  private readonly caches = kdcCaches();
   /** requests being answered, by the first 128 bits of their digest: a retransmission joins the reply in progress */
   private readonly inflight = new Map<string, Promise<Buffer | null>>();
   private policyCache: { value: RealmPolicy; expires: number } | undefined;
@@ -105,7 +108,7 @@ export class Kdc {
       }
       let policy = this.policy();
       if (policy instanceof Promise) policy = await policy;
-      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, idpFetch: this.o.idpFetch };
+      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idpFetch: this.o.idpFetch };
       reply = req.msgType === 10 ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');

@@ -16,7 +16,7 @@ import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } fr
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { checkAccount, lookupServer, type ExchangeContext } from './as-exchange.js';
 import { KdcError } from './kdc-error.js';
-import { kdcReplays, openTgt, unwrapTgsFast } from './fast.js';
+import { unwrapTgsFast } from './fast.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 import { wholeSeconds } from '../kerberos/time.js';
 import { tgsPrincipal } from '../kerberos/principal.js';
@@ -31,7 +31,7 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
     throw new KdcError('KDC_ERR_POLICY', 'only tickets for this realm\'s krbtgt are accepted');
   }
   const now = ctx.now();
-  let opened = openTgt(ctx.db, ctx.realm, ap.ticket, now);
+  let opened = ctx.caches.tgts.open(ctx.db, ctx.realm, ap.ticket, now);
   if (opened instanceof Promise) opened = await opened;
   const { etp, session: sessKey } = opened;
   const clientName = principalToString(etp.cname, etp.crealm);
@@ -39,7 +39,7 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   const auth = verifyApReq(ap, etp, sessKey, {
     usage: KeyUsage.TGS_REQ_AUTH,
     now,
-    replay: kdcReplays,
+    replay: ctx.caches.replays,
     check(auth) {
       if (!auth.cksum) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'the authenticator has no checksum');
       let cp;

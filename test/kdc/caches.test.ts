@@ -15,7 +15,7 @@ import { ReplayCache } from '../../src/kerberos/replay-cache.js';
 import { decodeKrbError } from '../../src/kerberos/asn1/krb-error.js';
 import { sendUdp } from '../../src/kerberos/transport.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { openTgt } from '../../src/kdc/fast.js';
+import { TgtCache } from '../../src/kdc/tgt-cache.js';
 import { errorName, KdcError } from '../../src/kdc/kdc-error.js';
 import type { PrincipalDb } from '../../src/kdc/principals.js';
 import { encodeEncTicketPart, encodeTicket, type Ticket } from '../../src/kerberos/asn1/ticket.js';
@@ -125,6 +125,8 @@ describe('opened-TGT cache', () => {
     const db = krbtgtDb(key);
     const tgt = tgtUnder(key, new Date(now + 3600_000));
     const copy = () => ({ ...tgt, encPart: { ...tgt.encPart, cipher: Buffer.from(tgt.encPart.cipher) } });
+    const tgts = new TgtCache();
+    const openTgt = tgts.open.bind(tgts);
     const first = await openTgt(db, REALM, tgt, now);
     assert.equal(first.etp.cname.nameString[0], 'alice');
     const second = await openTgt(db, REALM, copy(), now);
@@ -141,9 +143,23 @@ describe('opened-TGT cache', () => {
   it('misses when the krbtgt key is another, and checks the times on every use', async () => {
     const key = profile(18).randomKey().value;
     const tgt = tgtUnder(key, new Date(now + 60_000));
+    const tgts = new TgtCache();
+    const openTgt = tgts.open.bind(tgts);
     await openTgt(krbtgtDb(key), REALM, tgt, now);
     await openTgt(krbtgtDb(key), REALM, tgt, now); // kept from here on
     refusedWith(() => openTgt(krbtgtDb(profile(18).randomKey().value), REALM, tgt, now), 'KRB_AP_ERR_BAD_INTEGRITY');
     refusedWith(() => openTgt(krbtgtDb(key), REALM, tgt, now + 120_000), 'KRB_AP_ERR_TKT_EXPIRED');
+  });
+
+  it('belongs to one KDC: another cache has not seen the ticket', async () => {
+    const key = profile(18).randomKey().value;
+    const db = krbtgtDb(key);
+    const tgt = tgtUnder(key, new Date(now + 3600_000));
+    const one = new TgtCache();
+    await one.open(db, REALM, tgt, now);
+    const kept = await one.open(db, REALM, tgt, now);
+    assert.equal((await one.open(db, REALM, tgt, now)).session.value, kept.session.value);
+    const other = new TgtCache();
+    assert.notEqual((await other.open(db, REALM, tgt, now)).session.value, kept.session.value, 'a second KDC decrypts afresh');
   });
 });
