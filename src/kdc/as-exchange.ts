@@ -13,9 +13,10 @@ import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../ker
 import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
-import { armoredReply, isArmored, unwrapAsFast, type FastState } from './fast.js';
+import { armoredReply, isArmored, unwrapAsFast } from './fast.js';
+import type { ExchangeContext } from './exchange-context.js';
 import type { CookieJar } from './cookie-jar.js';
-import type { KdcCaches } from './tgt-cache.js';
+import type { KdcCaches } from './state.js';
 import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
@@ -33,24 +34,6 @@ class WrongKey extends KdcError {
   }
 }
 
-export interface ExchangeContext {
-  db: PrincipalDb;
-  realm: string;
-  /** the realm's ticket policy, read before the exchange starts */
-  policy: RealmPolicy;
-  now: () => number;
-  /** the request exactly as received (RFC 6806 checksums cover it) */
-  raw: Buffer;
-  cookies: CookieJar;
-  /** what this KDC remembers between requests (opened TGTs, the replay cache) */
-  caches: KdcCaches;
-  /** HTTP client for IdP endpoints (trusts the configured IdP CA bundle) */
-  idpFetch: FetchLike;
-  /** set once an armored request has been unwrapped; errors are then armored too */
-  fast?: FastState;
-  /** what the log line should say about the request */
-  note: { client?: string; server?: string; etype?: number; preauth?: string };
-}
 
 /** ETYPE-INFO2 for the client's keys, in the order the client asked. */
 function etypeInfo(client: KdcPrincipal, requested: readonly number[]): EtypeInfo2Entry[] {

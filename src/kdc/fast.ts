@@ -5,7 +5,7 @@
  * KRB-FX-CF2(subkey, "subkeyarmor", ticket session key, "ticketarmor"), the
  * request checksum (usage 50), the encrypted inner request (usage 51), armored
  * replies and errors (usage 52), the finished checksum over the ticket
- * (usage 53). Cookies are in cookie-jar.ts, opened TGTs in tgt-cache.ts.
+ * (usage 53). Cookies are in cookie-jar.ts, opened TGTs in state.ts.
  *
  * The armor is an AP-REQ and is verified as one (kerberos/ap-exchange.ts:
  * clock skew, ticket times, replay cache), with one difference: MIT clients
@@ -27,7 +27,7 @@ import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { KdcError } from './kdc-error.js';
 import type { CookieJar } from './cookie-jar.js';
-import type { KdcCaches } from './tgt-cache.js';
+import type { KdcCaches } from './state.js';
 import type { PrincipalDb } from './principals.js';
 import { tgsPrincipal } from '../kerberos/principal.js';
 

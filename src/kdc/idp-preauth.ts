@@ -14,13 +14,14 @@ import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
 import { PaType } from '../kerberos/iana.js';
-import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization } from '../oauth/device-flow.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import type { FetchLike } from '../oauth/http.js';
-import { resolveUserIdentifier } from '../oauth/id-token.js';
+import { resolveUserIdentifier } from '../oauth/identity.js';
 import { OAuthError, type IdpConfig } from '../oauth/types.js';
 import { KdcError } from './kdc-error.js';
 import type { KdcPrincipal } from './principals.js';
-import type { ExchangeContext } from './as-exchange.js';
+import type { ExchangeContext } from './exchange-context.js';
 
 /** The flow as the sealed PA-FX-COOKIE carries it: the device authorization, whose it is, and when it was last polled. */
 export interface IdpFlowState extends DeviceAuthorization {
@@ -28,6 +29,41 @@ export interface IdpFlowState extends DeviceAuthorization {
   user: string;
   link: string;
   lastPoll: number;
+  /** token requests made for this flow so far */
+  polls?: number;
+}
+
+/**
+ * RFC 8628 §3.5 from the KDC's side of an answer: the request is never
+ * answered without a token request to the IdP. It waits out what remains of
+ * the poll interval, polls, and while the IdP says authorization_pending
+ * (or slow_down, which lengthens the interval) polls again at the interval
+ * as long as the next poll fits in the hold; then the caller answers
+ * "pending" with a fresh cookie. MIT retransmissions of a held request
+ * join it through the KDC's in-flight map. Past the limit of held answers
+ * the first poll is not delayed (the IdP may then say slow_down).
+ */
+async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, fetch: FetchLike, update: (s: IdpFlowState) => void): Promise<PollResult> {
+  const waits = ctx.caches.idpWaits;
+  const start = ctx.now();
+  const deadline = start + waits.holdMs;
+  const held = waits.active < waits.limit;
+  if (held) waits.active++;
+  try {
+    let s = first;
+    for (;;) {
+      const due = s.lastPoll + s.interval * 1000;
+      const wait = held ? Math.min(due - ctx.now(), deadline - ctx.now()) : 0;
+      if (wait > 0) await sleep(wait);
+      const r = await pollToken(cfg, s.deviceCode, fetch, { interval: s.interval });
+      s = { ...s, lastPoll: ctx.now(), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? r.interval : s.interval };
+      update(s);
+      if (r.status === 'done' || !held) return r;
+      if (s.lastPoll + s.interval * 1000 > deadline || ctx.now() > s.expiresAt) return r;
+    }
+  } finally {
+    if (held) waits.active--;
+  }
 }
 
 /** Whether the user is offered the idp mechanism (spec §1.5: only linked users of auth type idp). */
@@ -120,21 +156,17 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     ctx.note.preauth = 'idp: device code expired';
     throw new KdcError('KDC_ERR_PREAUTH_EXPIRED', 'the device code has expired; run kinit again');
   }
-  if (now < state.lastPoll + state.interval * 1000) {
-    ctx.note.preauth = 'idp: authorization pending (poll interval not reached)';
-    throw again(state, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
-  }
   let cfg: IdpConfig;
+  let s: IdpFlowState = state;
   try {
     cfg = await idpConfigOf(dir, state.link);
-    const r = await pollToken(cfg, state.deviceCode, fetch);
+    const r = await pollUntilAnswered(ctx, cfg, s, fetch, (next) => (s = next));
     if (r.status !== 'done') {
-      const next = { ...state, lastPoll: now, interval: r.status === 'slow_down' ? state.interval + 5 : state.interval };
-      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'}`;
-      throw again(next, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'} after ${s.polls} poll(s) held ${ctx.now() - now} ms`;
+      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     const as = await authorizationServer(cfg, fetch);
-    const who = await resolveUserIdentifier(cfg, as, r.tokens, fetch);
+    const who = await resolveUserIdentifier(cfg, r.tokens, fetch, { endpoints: as });
     if (who !== client.idpSub) {
       ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))})`;
       // no user has this identity at this IdP reference: kinit says the client was not found
@@ -146,7 +178,7 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     if (e instanceof OAuthError && (e.code === 'expired_token' || e.code === 'invalid_grant')) {
       // expired or unknown device code: keep reporting pending until our own expiry (spec §7)
       ctx.note.preauth = `idp: ${e.code}, pending until the device code expires`;
-      throw again({ ...state, lastPoll: now }, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
     throw kdcErrorOf(e);

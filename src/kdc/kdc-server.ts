@@ -14,7 +14,8 @@ import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { ErrorCode, NameType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
 import type { FetchLike } from '../oauth/http.js';
-import { asExchange, type ExchangeContext } from './as-exchange.js';
+import { asExchange } from './as-exchange.js';
+import type { ExchangeContext } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { Lookaside, requestDigest } from './lookaside.js';
 import { errorName, KdcError } from './kdc-error.js';
@@ -22,7 +23,7 @@ import { ApError } from '../kerberos/ap-exchange.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { armoredErrorData, encodePaDataList } from './fast.js';
 import { CookieJar } from './cookie-jar.js';
-import { kdcCaches } from './tgt-cache.js';
+import { kdcCaches, type KdcCaches } from './state.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -36,12 +37,14 @@ export interface KdcOptions {
   idpFetch: FetchLike;
   log: (line: string) => void;
   now?: () => number;
+  /** how long a device-flow answer may be held while the IdP says "pending" (default 10 s) */
+  idpHoldMs?: number;
 }
 
 export class Kdc {
   readonly db: PrincipalDb;
   private readonly lookaside = new Lookaside();
-  private readonly caches = kdcCaches();
+  private readonly caches: KdcCaches;
   /** requests being answered, by the first 128 bits of their digest: a retransmission joins the reply in progress */
   private readonly inflight = new Map<string, Promise<Buffer | null>>();
   private policyCache: { value: RealmPolicy; expires: number } | undefined;
@@ -55,6 +58,7 @@ export class Kdc {
     this.db = new PrincipalDb(o.dir, o.realm);
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
+    this.caches = kdcCaches(o.idpHoldMs === undefined ? {} : { idpHoldMs: o.idpHoldMs });
   }
 
   /** The realm policy, read again every 10 s; at once while it is fresh. */

@@ -50,6 +50,8 @@ export interface ServerConfig {
   searchTimeLimit: number;
   /** PEM bundle of extra CAs trusted for IdP endpoints */
   idpCaFile?: string;
+  /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
+  idpHoldSeconds: number;
 }
 
 function int(v: string | undefined, name: string, dflt: number): number {
@@ -74,6 +76,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
+    idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
   };
 }
 
@@ -88,6 +91,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     kdc_port: String(c.kdcPort),
     search_size_limit: String(c.searchSizeLimit),
     search_time_limit: String(c.searchTimeLimit),
+    idp_hold_seconds: String(c.idpHoldSeconds),
   };
   if (c.idpCaFile) server.idp_ca_file = c.idpCaFile;
   writeFileAtomic(paths.serverConf, formatIni({ server }));

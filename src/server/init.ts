@@ -115,6 +115,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     kdcPort: o.kdcPort ?? 88,
     searchSizeLimit: 100,
     searchTimeLimit: 2,
+    idpHoldSeconds: 10,
   };
   writeFileAtomic(paths.masterKey, randomBytes(32), 0o600);
   const dir = await openRealmStore(paths, config.baseDn, true);

@@ -165,7 +165,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
-  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
+  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);

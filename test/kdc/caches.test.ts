@@ -15,7 +15,7 @@ import { ReplayCache } from '../../src/kerberos/replay-cache.js';
 import { decodeKrbError } from '../../src/kerberos/asn1/krb-error.js';
 import { sendUdp } from '../../src/kerberos/transport.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { TgtCache } from '../../src/kdc/tgt-cache.js';
+import { TgtCache } from '../../src/kdc/state.js';
 import { errorName, KdcError } from '../../src/kdc/kdc-error.js';
 import type { PrincipalDb } from '../../src/kdc/principals.js';
 import { encodeEncTicketPart, encodeTicket, type Ticket } from '../../src/kerberos/asn1/ticket.js';

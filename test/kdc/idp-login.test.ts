@@ -8,36 +8,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
+import { pty, type PtyRun } from '../support/pty.js';
+import { spawn } from 'node:child_process';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
-
-interface PtyRun {
-  code: number | null;
-  out: string;
-}
-
-/** Runs a command on a pseudo-terminal; `onPrompt` sees the output so far and may answer. */
-function pty(cmd: string, env: NodeJS.ProcessEnv, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs = 60_000): Promise<PtyRun> {
-  return new Promise((resolve) => {
-    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, ...env } });
-    let out = '';
-    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      onOutput(out, (s) => child.stdin.write(s));
-    });
-    child.on('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, out });
-    });
-  });
-}
 
 describe('IdP login through the KDC (device flow)', () => {
   let realm: TestRealm;

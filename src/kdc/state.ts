@@ -1,8 +1,9 @@
 /**
  * State a KDC keeps between requests, one set per KDC instance (two KDCs in
- * one process share nothing): the TGTs it opened recently and the replay
+ * one process share nothing): the TGTs it opened recently, the replay
  * cache of authenticators (TGS requests' and FAST armors'; MIT's KDC keeps
- * none for either, we refuse a replay at little cost).
+ * none for either, we refuse a replay at little cost), and the count of
+ * device-flow answers held while the IdP says "pending".
  */
 import type { Ticket } from '../kerberos/asn1/ticket.js';
 import { decodeEncTicketPart, type EncTicketPart } from '../kerberos/asn1/ticket.js';
@@ -20,11 +21,36 @@ import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } fro
 export interface KdcCaches {
   tgts: TgtCache;
   replays: ReplayCache;
+  idpWaits: IdpWaits;
 }
 
-export function kdcCaches(): KdcCaches {
-  return { tgts: new TgtCache(), replays: new ReplayCache(2 * SKEW_MS) };
+export function kdcCaches(o: { idpHoldMs?: number; idpHoldLimit?: number } = {}): KdcCaches {
+  return { tgts: new TgtCache(), replays: new ReplayCache(2 * SKEW_MS), idpWaits: idpWaits(o.idpHoldMs, o.idpHoldLimit) };
 }
+
+/**
+ * How long an answer may be held while the IdP says "pending", and how many
+ * answers may be held at once. MIT's client waits about 17 s for a reply
+ * from one KDC before it gives up (1 s, 2 s, then passes of 1+4 s and 1+8 s);
+ * SSSD's krb5_child is stopped after krb5_auth_timeout (6 s by default,
+ * raised in the sssd.conf docs/sssd-host.md recommends). docs/device-flow.md.
+ */
+export interface IdpWaits {
+  /** the longest an answer is held, in ms */
+  holdMs: number;
+  /** answers held at most at once; beyond it the KDC polls without waiting */
+  limit: number;
+  /** answers held now */
+  active: number;
+}
+
+export const DEFAULT_IDP_HOLD_MS = 10_000;
+export const DEFAULT_IDP_HOLD_LIMIT = 1_000;
+
+export function idpWaits(holdMs = DEFAULT_IDP_HOLD_MS, limit = DEFAULT_IDP_HOLD_LIMIT): IdpWaits {
+  return { holdMs, limit, active: 0 };
+}
+
 
 interface OpenedTicket {
   /** the ciphertext, in memory of its own */

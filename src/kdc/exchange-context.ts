@@ -1,0 +1,29 @@
+/**
+ * What an AS or TGS exchange is given: the KDC's principals and policy, its
+ * clock, the request as received, its cookie jar and the state it keeps
+ * between requests, the IdP client, and what the log line will say.
+ */
+import type { FetchLike } from '../oauth/http.js';
+import type { CookieJar } from './cookie-jar.js';
+import type { FastState } from './fast.js';
+import type { PrincipalDb, RealmPolicy } from './principals.js';
+import type { KdcCaches } from './state.js';
+
+export interface ExchangeContext {
+  db: PrincipalDb;
+  realm: string;
+  /** the realm's ticket policy, read before the exchange starts */
+  policy: RealmPolicy;
+  now: () => number;
+  /** the request exactly as received (RFC 6806 checksums cover it) */
+  raw: Buffer;
+  cookies: CookieJar;
+  /** what this KDC remembers between requests (opened TGTs, the replay cache) */
+  caches: KdcCaches;
+  /** HTTP client for IdP endpoints (trusts the configured IdP CA bundle) */
+  idpFetch: FetchLike;
+  /** set once an armored request has been unwrapped; errors are then armored too */
+  fast?: FastState;
+  /** what the log line should say about the request */
+  note: { client?: string; server?: string; etype?: number; preauth?: string };
+}

@@ -1,0 +1,34 @@
+/**
+ * Running an interactive command (MIT kinit, pamtester) on a pseudo-terminal
+ * with util-linux `script`, so that it prompts as it would for a user; the
+ * caller sees the output as it comes and may answer.
+ */
+import { spawn } from 'node:child_process';
+
+export interface PtyRun {
+  code: number | null;
+  out: string;
+}
+
+/** Runs `cmd` on a pseudo-terminal; `onOutput` sees the output so far and may write answers. */
+export function pty(cmd: string, env: NodeJS.ProcessEnv, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs = 60_000): Promise<PtyRun> {
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, ...env } });
+    let out = '';
+    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      onOutput(out, (s) => child.stdin.write(s));
+    });
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      resolve({ code, out });
+    });
+  });
+}
+
+/** The device-flow prompts MIT kinit with SSSD's idp plugin printed so far, each with its user code. */
+export function idpPrompts(out: string): string[] {
+  const m = /Authenticate (?:at (\S+)|with PIN (\S+) at (\S+)) and press ENTER\.?:/g;
+  return [...out.matchAll(m)].map((p) => p[2] ?? new URL(p[1]!).searchParams.get('user_code')!);
+}
