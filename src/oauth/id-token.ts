@@ -7,15 +7,15 @@
  * of tolerance, and an allow-list of asymmetric algorithms (never `none`
  * or HMAC).
  */
-import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AuthorizationServer, TokenEndpointResponse } from 'oauth4webapi';
 import { CLOCK_TOLERANCE_S } from './device-flow.js';
 import { authorizationServer } from './discovery.js';
 import { foreign } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
-import { OAuthError, type IdpConfig } from './types.js';
+import { algorithmRefused, ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
-export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export { ID_TOKEN_ALGORITHMS } from './types.js';
 
 const keySets = new Map<string, JWTVerifyGetKey>();
 
@@ -42,6 +42,14 @@ function keySetOf(jwksUri: string, fetch: FetchLike): JWTVerifyGetKey {
 
 /** The verified claims of `idToken`. */
 export async function validateIdToken(cfg: IdpConfig, idToken: string, fetch: FetchLike, opts: { jwksUri?: string; now?: number } = {}): Promise<JWTPayload> {
+  let alg: unknown;
+  try {
+    alg = decodeProtectedHeader(idToken).alg;
+  } catch {
+    throw new OAuthError('invalid_id_token', 'ID token rejected: not a signed JWT');
+  }
+  // refused before any key is looked up: `none` and HMAC never verify an IdP
+  if (!(ID_TOKEN_ALGORITHMS as readonly unknown[]).includes(alg)) throw algorithmRefused(alg);
   const jwksUri = opts.jwksUri ?? cfg.keysUri ?? (await authorizationServer(cfg, fetch, ['jwks'])).jwks_uri!;
   try {
     const { payload } = await jwtVerify(idToken, keySetOf(jwksUri, fetch), {
