@@ -9,7 +9,7 @@
 import * as oauth from 'oauth4webapi';
 import { codedError } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
-import { OAuthError, type IdpConfig } from './types.js';
+import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export const DISCOVERY_TTL_MS = 3600_000;
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -107,6 +107,9 @@ export async function authorizationServer(cfg: IdpConfig, fetch: FetchLike, requ
   }
   const authorization = cfg.authUri ?? discovered?.authorization_endpoint;
   return {
+    // what oauth4webapi accepts in an ID token's alg: without this member it
+    // expects RS256 only; never more than our allow-list, whatever the IdP says
+    id_token_signing_alg_values_supported: idTokenAlgorithms(discovered?.id_token_signing_alg_values_supported),
     issuer: cfg.issuerUrl ?? new URL(endpoints.token ?? endpoints.device ?? endpoints.userinfo ?? 'https://unknown.invalid').origin,
     ...(authorization ? { authorization_endpoint: authorization } : {}),
     ...(endpoints.device ? { device_authorization_endpoint: endpoints.device } : {}),
@@ -114,4 +117,11 @@ export async function authorizationServer(cfg: IdpConfig, fetch: FetchLike, requ
     ...(endpoints.userinfo ? { userinfo_endpoint: endpoints.userinfo } : {}),
     ...(endpoints.jwks ? { jwks_uri: endpoints.jwks } : {}),
   };
+}
+
+/** Our allow-list, narrowed to what discovery says the IdP signs with (when it says so). */
+function idTokenAlgorithms(advertised: unknown): string[] {
+  const ours: readonly string[] = ID_TOKEN_ALGORITHMS;
+  if (!Array.isArray(advertised)) return [...ours];
+  return ours.filter((alg) => advertised.includes(alg));
 }

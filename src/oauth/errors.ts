@@ -5,7 +5,7 @@
  * foreign text is passed through `redact` with the secrets of the call.
  */
 import * as oauth from 'oauth4webapi';
-import { IDP_ERROR_CODES, OAuthError, type OAuthErrorCode } from './types.js';
+import { algorithmRefused, IDP_ERROR_CODES, OAuthError, type OAuthErrorCode } from './types.js';
 
 const FOREIGN_TEXT_MAX = 200;
 
@@ -39,6 +39,9 @@ export function codedError(e: unknown, what: string, secrets: ReadonlyArray<stri
   if (e instanceof oauth.OperationProcessingError || e instanceof oauth.UnsupportedOperationError) {
     const claim = (e as { cause?: { claim?: string } }).cause?.claim;
     if (claim === 'iss') return new OAuthError('issuer_mismatch', 'Issuer does not match the configured issuer URL');
+    // oauth4webapi checks the ID token's alg against id_token_signing_alg_values_supported
+    const header = (e as { cause?: { header?: { alg?: unknown } } }).cause?.header;
+    if (e.message === 'unexpected JWT "alg" header parameter' && header) return algorithmRefused(header.alg);
     return new OAuthError('idp_bad_response', `${what}: ${foreign(e.message, secrets)}`);
   }
   const detail = e instanceof Error ? foreign(e.message, secrets) : 'error';

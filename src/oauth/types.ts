@@ -20,6 +20,21 @@ export interface IdpConfig {
   idpUserIdAttr?: string;
 }
 
+/**
+ * The ID-token signing algorithms we accept (specification §5.4): every
+ * standard asymmetric JWS algorithm, never `none` or HMAC (a shared-secret
+ * signature proves nothing about the IdP to whoever else holds the secret).
+ * oauth4webapi (through the endpoints' id_token_signing_alg_values_supported)
+ * and jose (validateIdToken) both take this list; id-token.ts re-exports it.
+ */
+export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+/** The refusal of an ID token signed with `alg`, which is not in ID_TOKEN_ALGORITHMS. */
+export function algorithmRefused(alg: unknown): OAuthError {
+  const named = typeof alg === 'string' ? JSON.stringify(alg.slice(0, 32)) : 'no algorithm';
+  return new OAuthError('invalid_id_token', `ID token rejected: signed with ${named}, which is not an accepted signing algorithm (accepted: ${ID_TOKEN_ALGORITHMS.join(', ')})`);
+}
+
 /** Error codes an IdP sends (RFC 6749 §5.2, RFC 8628 §3.5). */
 export const IDP_PROTOCOL_ERRORS = [
   'authorization_pending',

@@ -37,6 +37,15 @@ export interface TestIdp {
   narrowScope: TestClient;
   /** endpoints for IdP references */
   endpoints: { auth: string; devAuth: string; token: string; userinfo: string; keys: string };
+  /** the kid of the key the provider signs ID tokens with now */
+  signingKid(): string;
+  /**
+   * Replaces the signing key by a new one of the same type: the JWKS then
+   * publishes only the new key, as after an IdP's key rotation. Returns its kid.
+   */
+  rotateKey(): Promise<string>;
+  /** While true, the JWKS endpoint answers HTTP 503 (an outage of the key endpoint). */
+  failJwks(down: boolean): void;
   approveDevice(userCode: string, account: string): Promise<void>;
   denyDevice(userCode: string): Promise<void>;
   stop(): Promise<void>;
@@ -51,7 +60,18 @@ export interface TestIdpOptions {
   ca?: { certPem: string; keyPem: string };
   /** how a client without the device grant is refused (default: as oidc-provider does, invalid_request) */
   grantRefusal?: 'invalid_request' | 'unauthorized_client';
+  /**
+   * The algorithm ID tokens are signed with (default RS256): the JWKS key
+   * is of the matching type, the provider enables only this algorithm for
+   * ID tokens (so discovery advertises only it) and every client is
+   * registered with it as id_token_signed_response_alg. HS256/384/512 sign
+   * with the client secret (made long enough for HMAC), beside an RS256 key
+   * in the JWKS.
+   */
+  signingAlg?: SigningAlg;
 }
+
+export type SigningAlg = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA' | 'HS256' | 'HS384' | 'HS512';
 
 interface HttpResult {
   status: number;
@@ -63,24 +83,36 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   const ca = o.ca ?? (await createCa('Test IdP CA'));
   const tls = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
   const accounts = new Set(o.accounts ?? ['alice', 'bob']);
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const jwk = { ...(await exportJWK(privateKey)), kid: 'test-key-1', use: 'sig', alg: 'RS256' };
+  const alg = o.signingAlg ?? 'RS256';
+  const hmac = alg.startsWith('HS');
+  const keyAlg = hmac ? 'RS256' : alg;
+  let generation = 0;
+  const newSigningKey = async () => {
+    generation++;
+    const { privateKey } = await generateKeyPair(keyAlg, { extractable: true, ...(keyAlg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
+    return { ...(await exportJWK(privateKey)), kid: `test-key-${generation}`, use: 'sig', alg: keyAlg };
+  };
+  let jwk = await newSigningKey();
+  let jwksDown = false;
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
   const issuer = `https://localhost:${port}`;
   const clientId = 'dirid-kdc';
-  const clientSecret = 'idp-client-secret-123';
+  // HMAC keys are derived from the client secret, which must then be long enough for them
+  const clientSecret = hmac ? 'idp-client-secret-123-long-enough-for-hmac-sha512-0123456789abcdef' : 'idp-client-secret-123';
   const noDeviceGrant = { clientId: 'no-device-grant', clientSecret: 'no-device-secret-456' };
   const narrowScope = { clientId: 'narrow-scope', clientSecret: 'narrow-scope-secret-789' };
-  const provider = new Provider(issuer, {
+  const signedWith = o.signingAlg ? { id_token_signed_response_alg: alg } : {};
+  const makeProvider = () => new Provider(issuer, {
     clients: [
-      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post' },
-      { client_id: noDeviceGrant.clientId, client_secret: noDeviceGrant.clientSecret, grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: ['https://rp.example.test/cb'], token_endpoint_auth_method: 'client_secret_post' },
-      { client_id: narrowScope.clientId, client_secret: narrowScope.clientSecret, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', scope: 'openid' },
+      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', ...signedWith },
+      { client_id: noDeviceGrant.clientId, client_secret: noDeviceGrant.clientSecret, grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: ['https://rp.example.test/cb'], token_endpoint_auth_method: 'client_secret_post', ...(hmac ? {} : signedWith) },
+      { client_id: narrowScope.clientId, client_secret: narrowScope.clientSecret, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', scope: 'openid', ...(hmac ? {} : signedWith) },
       ...(o.clients ?? []),
     ] as never,
     jwks: { keys: [jwk as never] },
+    ...(o.signingAlg ? { enabledJWA: { idTokenSigningAlgValues: hmac ? [alg, 'RS256'] : [alg] } } : {}),
     features: { deviceFlow: { enabled: true }, devInteractions: { enabled: true } },
     scopes: ['openid', 'email', 'profile', 'offline_access'],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'name'] },
@@ -91,18 +123,29 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
       return { accountId: id, async claims() { return { sub: id, email: `${id}@example.test`, email_verified: true, preferred_username: id, name: id }; } };
     },
   } as never);
-  provider.on('server_error', () => {});
-  if (o.grantRefusal === 'unauthorized_client') {
-    type Middleware = (ctx: { status: number; body: unknown }, next: () => Promise<void>) => Promise<void>;
-    (provider as unknown as { use(m: Middleware): void }).use(async (ctx, next) => {
-      await next();
-      const body = ctx.body as { error?: string; error_description?: string } | undefined;
-      if (ctx.status === 400 && body?.error === 'invalid_request' && /is not allowed for this client/.test(body.error_description ?? '')) {
-        ctx.body = { error: 'unauthorized_client', error_description: body.error_description };
-      }
-    });
-  }
-  server.on('request', provider.callback());
+  const configure = (provider: Provider): Provider => {
+    provider.on('server_error', () => {});
+    if (o.grantRefusal === 'unauthorized_client') {
+      type Middleware = (ctx: { status: number; body: unknown }, next: () => Promise<void>) => Promise<void>;
+      (provider as unknown as { use(m: Middleware): void }).use(async (ctx, next) => {
+        await next();
+        const body = ctx.body as { error?: string; error_description?: string } | undefined;
+        if (ctx.status === 400 && body?.error === 'invalid_request' && /is not allowed for this client/.test(body.error_description ?? '')) {
+          ctx.body = { error: 'unauthorized_client', error_description: body.error_description };
+        }
+      });
+    }
+    return provider;
+  };
+  // a rotation starts a new provider with the new key; the server keeps answering on the same port
+  let handler = configure(makeProvider()).callback();
+  server.on('request', (req, res) => {
+    if (jwksDown && req.url?.split('?')[0] === '/jwks') {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('key endpoint down');
+      return;
+    }
+    handler(req, res);
+  });
 
   const jar = new Map<string, string>();
   const http = (method: string, path: string, form?: Record<string, string>): Promise<HttpResult> =>
@@ -172,6 +215,15 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     noDeviceGrant,
     narrowScope,
     endpoints: { auth: `${issuer}/auth`, devAuth: `${issuer}/device/auth`, token: `${issuer}/token`, userinfo: `${issuer}/me`, keys: `${issuer}/jwks` },
+    signingKid: () => jwk.kid,
+    async rotateKey() {
+      jwk = await newSigningKey();
+      handler = configure(makeProvider()).callback();
+      return jwk.kid;
+    },
+    failJwks(down) {
+      jwksDown = down;
+    },
     approveDevice: (code, account) => walk(code, account),
     denyDevice: (code) => walk(code, null),
     async stop() {

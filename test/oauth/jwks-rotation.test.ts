@@ -1,0 +1,86 @@
+/**
+ * Signing-key rotation at the IdP (specification §5.4 and §7, issue 11
+ * item 6): an ID token whose kid is not in the cached JWKS makes the client
+ * fetch the JWKS again at once (rate-limited per URL to a few seconds, a
+ * token inside that window waiting for it rather than failing), and only
+ * then refuse; when that fetch fails the error is `Unable to fetch keys`.
+ * Real device-flow logins against oidc-provider, whose key is rotated
+ * between them.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeProtectedHeader } from 'jose';
+import type { TokenEndpointResponse } from 'oauth4webapi';
+import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { pollToken, startDeviceAuthorization } from '../../src/oauth/device-flow.js';
+import { JWKS_REFETCH_INTERVAL_MS } from '../../src/oauth/id-token.js';
+import { resolveUserIdentifier } from '../../src/oauth/identity.js';
+import { httpsFetch, type FetchLike } from '../../src/oauth/http.js';
+import { OAuthError, type IdpConfig } from '../../src/oauth/types.js';
+
+function configOf(idp: TestIdp): IdpConfig {
+  return { name: 'rotating', clientId: idp.clientId, clientSecret: idp.clientSecret, issuerUrl: idp.issuer, devAuthUri: idp.endpoints.devAuth, tokenUri: idp.endpoints.token, keysUri: idp.endpoints.keys, scope: 'openid' };
+}
+
+/** a device-flow login approved as alice: the tokens */
+async function tokensOf(idp: TestIdp, cfg: IdpConfig, fetch: FetchLike): Promise<TokenEndpointResponse> {
+  const da = await startDeviceAuthorization(cfg, fetch);
+  await idp.approveDevice(da.userCode, 'alice');
+  const r = await pollToken(cfg, da.deviceCode, fetch);
+  assert.equal(r.status, 'done');
+  if (r.status !== 'done') throw new Error('unreachable');
+  return r.tokens;
+}
+
+describe('JWKS refetch on signing-key rotation', () => {
+  let idp: TestIdp;
+  let down: TestIdp;
+  let fetch: FetchLike;
+
+  before(async () => {
+    idp = await startTestIdp();
+    down = await startTestIdp();
+    fetch = httpsFetch([idp.caPem, down.caPem].join('\n'));
+  });
+  after(async () => {
+    await idp?.stop();
+    await down?.stop();
+  });
+
+  it('accepts a login signed with a freshly rotated key right after a login cached the old JWKS', async () => {
+    const cfg = configOf(idp);
+    const first = await tokensOf(idp, cfg, fetch);
+    assert.equal(await resolveUserIdentifier(cfg, first, fetch), 'alice');
+    const oldKid = decodeProtectedHeader(first.id_token!).kid;
+    const newKid = await idp.rotateKey();
+    const second = await tokensOf(idp, cfg, fetch);
+    assert.equal(decodeProtectedHeader(second.id_token!).kid, newKid);
+    assert.notEqual(newKid, oldKid);
+    const t0 = Date.now();
+    assert.equal(await resolveUserIdentifier(cfg, second, fetch), 'alice');
+    // at most one rate-limit window of waiting, not jose's 30 s cooldown
+    assert.ok(Date.now() - t0 < JWKS_REFETCH_INTERVAL_MS + 2000, `took ${Date.now() - t0} ms`);
+    // a kid the IdP never published is refused after the refetch, as a key mismatch
+    const [, p, s] = second.id_token!.split('.');
+    const stranger = `${Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'never-published' })).toString('base64url')}.${p}.${s}`;
+    await assert.rejects(resolveUserIdentifier(cfg, { ...second, id_token: stranger }, fetch), (e: unknown) => e instanceof OAuthError && e.code === 'invalid_id_token');
+  });
+
+  it('says "Unable to fetch keys" when the JWKS endpoint fails for an unknown kid', async () => {
+    const cfg = configOf(down);
+    const first = await tokensOf(down, cfg, fetch);
+    assert.equal(await resolveUserIdentifier(cfg, first, fetch), 'alice');
+    await down.rotateKey();
+    const second = await tokensOf(down, cfg, fetch);
+    down.failJwks(true);
+    await assert.rejects(resolveUserIdentifier(cfg, second, fetch), (e: unknown) => {
+      assert.ok(e instanceof OAuthError, String(e));
+      assert.equal(e.code, 'jwks_unreachable', e.message);
+      assert.match(e.message, /^Unable to fetch keys from https:\/\/localhost:\d+\/jwks/);
+      return true;
+    });
+    // once the endpoint is back, the same token is accepted
+    down.failJwks(false);
+    assert.equal(await resolveUserIdentifier(cfg, second, fetch), 'alice');
+  });
+});
