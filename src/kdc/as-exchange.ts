@@ -15,13 +15,10 @@ import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/c
 import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
 import { armoredReply, isArmored, unwrapAsFast } from './fast.js';
 import type { ExchangeContext } from './exchange-context.js';
-import type { CookieJar } from './cookie-jar.js';
-import type { KdcCaches } from './state.js';
-import type { FetchLike } from '../oauth/http.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { KdcError, lazyHints, refusalError, type Hints } from './kdc-error.js';
-import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb, type RealmPolicy } from './principals.js';
+import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';

@@ -8,7 +8,6 @@
  * or HMAC).
  */
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type FlattenedJWSInput, type JSONWebKeySet, type JWTHeaderParameters, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { AuthorizationServer, TokenEndpointResponse } from 'oauth4webapi';
 import { CLOCK_TOLERANCE_S } from './device-flow.js';
 import { authorizationServer } from './discovery.js';
 import { foreign } from './errors.js';
@@ -141,13 +140,4 @@ export async function validateIdToken(cfg: IdpConfig, idToken: string, fetch: Fe
     if (e instanceof errors.JOSEError) throw new OAuthError('invalid_id_token', `ID token rejected: ${foreign(e.message, [idToken])}`);
     throw new OAuthError('invalid_id_token', 'ID token rejected');
   }
-}
-
-/**
- * @deprecated the KDC's former entry point; use `resolveUserIdentifier`
- * from identity.ts, which takes the endpoints as an option.
- */
-export async function resolveUserIdentifier(cfg: IdpConfig, as: AuthorizationServer, tokens: TokenEndpointResponse, fetch: FetchLike): Promise<string> {
-  const identity = await import('./identity.js');
-  return identity.resolveUserIdentifier(cfg, tokens, fetch, { endpoints: as });
 }
