@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import type { Directory, WriteOp } from '../directory/types.js';
+import type { WriteOp } from '../directory/types.js';
 import { baseDnFromDomain, containers } from '../directory/layout.js';
 import { hashPassword } from '../objects/password.js';
 import { builtinPrivileges } from '../objects/role.js';
@@ -15,7 +15,7 @@ import { createCa, issueServerCert } from './pki.js';
 import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
 import { kerberosInitSteps } from './kerberos-init.js';
-import type { InitContext, InitOptions, InitStep } from './init-step.js';
+import type { InitOptions, InitStep } from './init-step.js';
 
 export type { InitOptions } from './init-step.js';
 

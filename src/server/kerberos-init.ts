@@ -5,12 +5,11 @@
  * KRB5_CONFIG) and host.keytab. Registered as init steps.
  */
 import { existsSync } from 'node:fs';
-import { escapeRdnValue } from '../directory/dn.js';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory } from '../directory/types.js';
 import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
-import { keysFromPassword, keytabFor, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
+import { keysFromPassword, keytabFor, randomKeys, serializeKeys } from '../account/keys.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
 
