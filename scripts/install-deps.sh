@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(krb5-user krb5-kdc krb5-admin-server sssd-idp ldap-utils dnsmasq-base curl util-linux)
+debs=(krb5-user krb5-kdc krb5-admin-server sssd-idp sssd-krb5 sssd-proxy libpam-sss pamtester ldap-utils dnsmasq-base curl util-linux)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

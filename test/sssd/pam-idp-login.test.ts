@@ -1,0 +1,94 @@
+/**
+ * A host login through SSSD with the device flow (the path every console,
+ * SSH or su login takes): pamtester → pam_sss → sssd_pam → krb5_child with
+ * SSSD's idp plugin → our KDC → the test IdP. The PAM conversation shows the
+ * URL and code; the user approves at oidc-provider, before pressing ENTER
+ * or after it, and pam_authenticate succeeds. SSSD runs in a private mount
+ * namespace (test/support/sssd.ts).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { sssdHost, type SssdHost } from '../support/sssd.js';
+
+/** pam_sss's prompt for the idp mechanism, with the code it shows */
+function pamPrompts(out: string): string[] {
+  return [...out.matchAll(/Authenticate (?:at (\S+)|with PIN (\S+) at (\S+)) and press ENTER/g)].map((m) => m[2] ?? new URL(m[1]!).searchParams.get('user_code')!);
+}
+
+describe('host login through SSSD (pam_sss, krb5_child) with the device flow', () => {
+  let realm: TestRealm;
+  let idp: TestIdp;
+  let host: SssdHost;
+  let caFile: string;
+
+  before(async () => {
+    idp = await startTestIdp({ accounts: ['sam-sub', 'sue-sub'] });
+    caFile = join(process.env.TMPDIR ?? '/tmp', `sssd-idp-ca-${process.pid}.pem`);
+    writeFileSync(caFile, idp.caPem);
+    let admin;
+    ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
+    await admin.call('idp_add', ['hostidp'], {
+      client_id: idp.clientId,
+      secret: idp.clientSecret,
+      issuer_url: idp.issuer,
+      dev_auth_uri: idp.endpoints.devAuth,
+      token_uri: idp.endpoints.token,
+      keys_uri: idp.endpoints.keys,
+      scope: 'openid',
+    });
+    for (const u of ['sam', 'sue']) {
+      await admin.call('user_add', [u], { first: u, last: 'Host' });
+      await admin.call('user_mod', [u], { user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: `${u}-sub` });
+    }
+    host = sssdHost({
+      realm: 'EXAMPLE.TEST',
+      dataDir: join(realm.dataDir, 'realm'),
+      hostPrincipal: 'host/localhost@EXAMPLE.TEST',
+      users: [
+        { name: 'sam', uid: 20001 },
+        { name: 'sue', uid: 20002 },
+      ],
+      authTimeout: 30,
+    });
+  });
+  after(async () => {
+    host?.remove();
+    await realm?.stop();
+    await idp?.stop();
+    rmSync(caFile, { force: true });
+  });
+
+  it('approved before ENTER: pam_authenticate succeeds', async () => {
+    let prompts = 0;
+    const r = await host.authenticate('sam', (out, write) => {
+      const p = pamPrompts(out);
+      if (p.length > prompts) {
+        prompts = p.length;
+        if (prompts === 1) void idp.approveDevice(p[0]!, 'sam-sub').then(() => write('\n'));
+      }
+    });
+    assert.match(r.out, /successfully authenticated/, `${r.out}\n${r.sssdLog.slice(-4000)}`);
+    assert.equal(prompts, 1, r.out);
+    assert.ok(realm.log.some((l) => /client=sam@EXAMPLE\.TEST .*outcome=ISSUE .*preauth="idp: hostidp identified/.test(l)), realm.log.filter((l) => l.includes('client=sam@')).join('\n'));
+  });
+
+  it('ENTER first, approved while the KDC holds the answer: pam_authenticate succeeds', async () => {
+    let prompts = 0;
+    const r = await host.authenticate('sue', (out, write) => {
+      const p = pamPrompts(out);
+      if (p.length > prompts) {
+        prompts = p.length;
+        if (prompts === 1) {
+          write('\n');
+          setTimeout(() => void idp.approveDevice(p[0]!, 'sue-sub'), 500);
+        }
+      }
+    });
+    assert.match(r.out, /successfully authenticated/, `${r.out}\n${r.sssdLog.slice(-4000)}`);
+    assert.ok(realm.log.some((l) => /client=sue@EXAMPLE\.TEST .*outcome=ISSUE/.test(l)), realm.log.filter((l) => l.includes('client=sue@')).join('\n'));
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * SSSD for tests, the way a Linux host logs users in: sssd (Debian's 2.8)
+ * with `auth_provider = krb5` against our KDC, FAST armor from the realm's
+ * host keytab, the idp client plugin in the krb5.conf its krb5_child reads,
+ * and `pam_sss` in a PAM service driven by `pamtester`. Everything runs in a
+ * private mount namespace (`unshare -m`): the temporary directory's files
+ * are bind-mounted over /etc/sssd, /etc/pam.d, /etc/krb5.conf, /var/lib/sss
+ * and /var/log/sssd for sssd and pamtester only, so the machine's own
+ * configuration is never read or changed and nothing remains afterwards.
+ * Users are resolved by SSSD's files provider from a private passwd file
+ * (an LDAP id provider comes with the directory service).
+ */
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pty, type PtyRun } from './pty.js';
+
+export interface SssdHostOptions {
+  realm: string;
+  /** the realm's data directory (krb5.conf, host.keytab) */
+  dataDir: string;
+  /** host principal of the keytab, used for FAST armor */
+  hostPrincipal: string;
+  /** local users: name and uid */
+  users: Array<{ name: string; uid: number }>;
+  /** krb5_auth_timeout in seconds (SSSD's default is 6; docs/sssd-host.md recommends more for IdP logins) */
+  authTimeout?: number;
+}
+
+export interface SssdHost {
+  dir: string;
+  /**
+   * Runs `pamtester <service> <user> authenticate` against a fresh sssd, all
+   * in one private mount namespace; `onOutput` sees the PAM conversation.
+   */
+  authenticate(user: string, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs?: number): Promise<PtyRun & { sssdLog: string }>;
+  remove(): void;
+}
+
+export const PAM_SERVICE = 'dirid-test';
+
+export function sssdHost(o: SssdHostOptions): SssdHost {
+  const dir = mkdtempSync(join(tmpdir(), 'dirid-sssd-'));
+  const etcSssd = join(dir, 'etc-sssd');
+  const pamd = join(dir, 'pam.d');
+  const lib = join(dir, 'lib-sss');
+  const logDir = join(dir, 'log');
+  for (const d of [etcSssd, pamd, logDir, join(dir, 'cc'), ...['db', 'pipes/private', 'mc', 'pubconf/krb5.include.d', 'gpo_cache', 'secrets', 'deskprofile'].map((s) => join(lib, s))]) mkdirSync(d, { recursive: true });
+  // krb5_child writes the user's ccache as the user: the directory must be reachable and the cache directory sticky and writable, like /tmp
+  chmodSync(dir, 0o755);
+  chmodSync(join(dir, 'cc'), 0o1777);
+  writeFileSync(join(dir, 'passwd'), o.users.map((u) => `${u.name}:x:${u.uid}:${u.uid}:${u.name}:/nonexistent:/usr/sbin/nologin\n`).join(''));
+  writeFileSync(join(dir, 'group'), o.users.map((u) => `${u.name}:x:${u.uid}:\n`).join(''));
+  const krb5conf = readFileSync(join(o.dataDir, 'krb5.conf'), 'utf8');
+  // the KDC as the realm's krb5.conf names it: SSSD asks it directly (without it SSSD looks for DNS SRV records, finds none and goes offline)
+  const kdc = /^\s*kdc = (\S+)/m.exec(krb5conf)?.[1];
+  if (!kdc) throw new Error('the realm krb5.conf names no KDC');
+  writeFileSync(join(dir, 'krb5.conf'), krb5conf);
+  copyFileSync(join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
+  chmodSync(join(dir, 'host.keytab'), 0o600);
+  const conf = `[sssd]
+services = nss, pam
+domains = test
+
+[nss]
+
+[pam]
+
+[domain/test]
+id_provider = files
+passwd_files = ${join(dir, 'passwd')}
+group_files = ${join(dir, 'group')}
+auth_provider = krb5
+krb5_realm = ${o.realm}
+krb5_server = ${kdc}
+krb5_use_fast = demand
+krb5_fast_principal = ${o.hostPrincipal}
+krb5_keytab = ${join(dir, 'host.keytab')}
+krb5_validate = false
+krb5_auth_timeout = ${o.authTimeout ?? 6}
+krb5_ccname_template = FILE:${join(dir, 'cc')}/krb5cc_%U
+krb5_store_password_if_offline = false
+cache_credentials = false
+`;
+  writeFileSync(join(etcSssd, 'sssd.conf'), conf, { mode: 0o600 });
+  chmodSync(join(etcSssd, 'sssd.conf'), 0o600);
+  writeFileSync(join(pamd, PAM_SERVICE), 'auth required pam_sss.so\naccount required pam_permit.so\n');
+  const script = join(dir, 'run.sh');
+  writeFileSync(
+    script,
+    `#!/bin/sh
+# runs inside the private mount namespace
+set -e
+mount --bind ${etcSssd} /etc/sssd
+mount --bind ${pamd} /etc/pam.d
+mount --bind ${join(dir, 'krb5.conf')} /etc/krb5.conf
+mount --bind ${lib} /var/lib/sss
+mount --bind ${logDir} /var/log/sssd
+mount -t tmpfs tmpfs /run
+rm -f /var/lib/sss/pipes/pam /var/lib/sss/pipes/nss
+/usr/sbin/sssd -i -d 0x3ff0 --logger=files &
+SSSD=$!
+trap 'kill $SSSD 2>/dev/null; wait $SSSD 2>/dev/null' EXIT
+i=0
+while [ ! -S /var/lib/sss/pipes/pam ]; do i=$((i+1)); [ $i -gt 100 ] && { echo "sssd did not start"; exit 3; }; sleep 0.1; done
+# pam_sss asks the responder what to prompt for (here: the idp challenge) only where this file says it may
+touch /var/lib/sss/pubconf/pam_preauth_available
+pamtester -v ${PAM_SERVICE} "$1" authenticate
+`,
+    { mode: 0o755 },
+  );
+  return {
+    dir,
+    async authenticate(user, onOutput, timeoutMs = 90_000) {
+      // a PID namespace too: when the script ends or is killed, sssd and its children go with it
+      const r = await pty(`unshare --mount --propagation private --pid --fork --kill-child ${script} ${user}`, {}, onOutput, timeoutMs);
+      let sssdLog = '';
+      for (const f of ['sssd_test.log', 'krb5_child.log', 'sssd_pam.log']) {
+        try {
+          sssdLog += `==> ${f}\n${readFileSync(join(logDir, f), 'utf8')}`;
+        } catch {
+          // not written
+        }
+      }
+      return { ...r, sssdLog };
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
