@@ -3,7 +3,7 @@
  * retransmitting over UDP gets the very same reply (RFC 4120 §3.1.3 asks a
  * KDC not to issue a second, different ticket for one request). Like MIT's,
  * it keeps at most 10 MiB of replies; replies are kept 30 s, three times as
- * long as MIT clients retransmit (KERBEROS-NOTES.md).
+ * long as MIT clients retransmit (docs/kerberos.md).
  *
  * Requests are keyed by their SHA-256 (the first 128 bits of it) in a
  * DigestIndex, and reply bytes are copied into one ring buffer in the order
