@@ -45,7 +45,6 @@ export class KdcError extends Error {
 }
 
 export function errorName(code: number): string {
-  if (code === 68) return 'KDC_ERR_WRONG_REALM';
   for (const [k, v] of Object.entries(ErrorCode)) if (v === code) return k;
   return `ERROR_${code}`;
 }

@@ -11,7 +11,7 @@ import { createServer, type Server as TcpServer, type Socket } from 'node:net';
 import { Asn1Error, der, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
-import { ErrorCode, NameType } from '../kerberos/iana.js';
+import { ErrorCode, MsgType, NameType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
 import type { FetchLike } from '../oauth/http.js';
 import { asExchange } from './as-exchange.js';
@@ -113,7 +113,7 @@ export class Kdc {
       let policy = this.policy();
       if (policy instanceof Promise) policy = await policy;
       ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idpFetch: this.o.idpFetch };
-      reply = req.msgType === 10 ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
+      reply = req.msgType === MsgType.AS_REQ ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');
       }
@@ -126,7 +126,7 @@ export class Kdc {
       else reply = this.errorReply(err, req, ctx);
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    const kind = req ? (req.msgType === 10 ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
+    const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
     this.o.log(
       `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
         `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''} duration_ms=${ms.toFixed(2)}`,
