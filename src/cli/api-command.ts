@@ -4,7 +4,7 @@
  * secrets, call, and print. Exit codes: 0 ok, 1 error, 2 not found.
  */
 import { writeFileSync, chmodSync } from 'node:fs';
-import type { ApiContract, CommandSpec } from '../framework/api.js';
+import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
 import { helpText, parseCommandLine } from './args.js';
 import { loadClientConfig } from './config.js';

@@ -3,7 +3,7 @@
  * `--opt=value` and `--opt value`), flags, repeated multi-value options,
  * and options that prompt when given without a value (--secret).
  */
-import type { CommandSpec, ParamSpec } from '../framework/api.js';
+import type { CommandSpec, ParamSpec } from '../contract/api-contract.js';
 import type { WireValue } from '../rpc/codec/types.js';
 import { CliError } from './errors.js';
 

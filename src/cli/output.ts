@@ -6,7 +6,7 @@
  * `--raw` with attribute names and one value per line; find counts;
  * membership failures and counts. Pure functions: text in, text out.
  */
-import type { ApiContract, ObjectSpec } from '../framework/api.js';
+import type { ApiContract, ObjectSpec } from '../contract/api-contract.js';
 
 export interface OutputOptions {
   all: boolean;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ApiContract, CommandSpec } from '../framework/api.js';
+import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
 import type { RpcResponse } from '../rpc/codec/types.js';
 import { cacheDir } from './config.js';
 import { CliError } from './errors.js';

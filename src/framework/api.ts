@@ -10,48 +10,11 @@ import { createHash } from 'node:crypto';
 import type { ArgDef, Command, CommandRegistry, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
 import { cliName } from './params.js';
+import type { ApiContract, CommandSpec, ObjectSpec, ParamSpec } from '../contract/api-contract.js';
+
+export type { ApiContract, CommandSpec, ObjectSpec, ParamSpec } from '../contract/api-contract.js';
 
 export const API_VERSION = '1.2';
-
-export interface ParamSpec {
-  name: string;
-  cli_name: string;
-  type: string;
-  label: string;
-  doc: string;
-  required: boolean;
-  multivalue: boolean;
-  flag?: boolean;
-  prompt?: boolean;
-  values?: string[];
-  default?: unknown;
-}
-
-export interface CommandSpec {
-  name: string;
-  cli_name: string;
-  doc: string;
-  object: string | null;
-  output: string;
-  access: string;
-  args: ParamSpec[];
-  options: ParamSpec[];
-}
-
-export interface ObjectSpec {
-  name: string;
-  label: string;
-  label_singular: string;
-  pkey: string;
-  /** output keys (lower-case attribute names or computed keys) with their labels, in output order */
-  fields: Array<{ key: string; label: string; param: string | null }>;
-}
-
-export interface ApiContract {
-  api_version: string;
-  commands: CommandSpec[];
-  objects: ObjectSpec[];
-}
 
 function paramSpec(name: string, p: OptionDef | ArgDef): ParamSpec {
   const spec: ParamSpec = {
