@@ -7,7 +7,8 @@
  * envelope and the XML parser alone cost 40 ms of a 180 ms `dirid ping`.
  *
  * Authentication: a cached session cookie (`dirid_session`) on
- * `/dirid/session/json`, else `Authorization: Negotiate <token>` on
+ * `/dirid/session/json` while the credential cache holds a valid TGT of the
+ * principal the session belongs to, else `Authorization: Negotiate <token>` on
  * `/dirid/json` from a pluggable `Authenticator` (Kerberos by default). A
  * cookie from any `Set-Cookie` is cached per user (under the cache
  * directory) and per server, mode 0600, until it expires; a 401 on the
@@ -23,14 +24,17 @@ import { decodeJsonResponse, encodeJsonRequest } from '../rpc/codec/json.js';
 import { CodecError, type RpcResponse, type WireValue } from '../rpc/codec/types.js';
 import { cacheDir, type ClientConfig } from './config.js';
 import { CliError } from './errors.js';
-import { cachedPrincipal, NOT_AUTHENTICATED } from './principal.js';
+import { NOT_AUTHENTICATED, ticketPrincipal } from './principal.js';
 import { serverCandidates, type SrvLookup } from './discovery.js';
 
 /** Produces SPNEGO tokens for `HTTP/<serviceHost>`; the Kerberos code implements it. */
 export interface Authenticator {
   /** base64 Negotiate token for the service HTTP/<serviceHost> */
   negotiateToken(serviceHost: string): Promise<string>;
-  /** the principal the tokens speak for, when known (a cookie stored for another principal is not used) */
+  /**
+   * The principal the tokens speak for while it holds a valid ticket; null
+   * when there is none. A cached session is used only for this principal.
+   */
   principal?(): string | null;
   /** checks the server's mutual-authentication answer to the last token for this host */
   verifyReply?(serviceHost: string, wwwAuthenticate: string | undefined): void;
@@ -46,7 +50,7 @@ export function kerberosAuthenticator(realm: string): Authenticator {
       pending.set(host, ctx);
       return ctx.token;
     },
-    principal: cachedPrincipal,
+    principal: () => ticketPrincipal(),
     verifyReply(host, header) {
       pending.get(host)?.verify(header);
     },
@@ -151,13 +155,18 @@ export function cookieFile(origin: string): string {
   return join(cacheDir(), 'sessions', `${createHash('sha256').update(origin).digest('hex').slice(0, 32)}.json`);
 }
 
-/** The cached cookie for this server, unless expired or stored for another principal than the current one. */
+/**
+ * The cached cookie for this server, for `principal` only: none without a
+ * principal holding a valid ticket (after kdestroy a session is not used),
+ * none stored for another principal, none expired.
+ */
 export function loadCookie(origin: string, principal: string | null, now = Date.now()): string | null {
+  if (!principal) return null;
   try {
     const v = JSON.parse(readFileSync(cookieFile(origin), 'utf8')) as Partial<StoredCookie>;
     if (typeof v.cookie !== 'string' || !COOKIE_PAIR.test(v.cookie) || typeof v.expires !== 'number') return null;
     if (v.expires <= now + 5000) return null;
-    if (principal && typeof v.principal === 'string' && v.principal !== principal) return null;
+    if (v.principal !== principal) return null;
     return v.cookie;
   } catch {
     return null;
@@ -264,6 +273,20 @@ export function decodeReply(r: HttpReply): RpcResponse {
   }
 }
 
+/** Public errors a login refusal may carry (docs/errors.md 1004-1007: the account may not authenticate now). */
+const ACCOUNT_REFUSALS = new Set([1004, 1005, 1006, 1007]);
+
+/** What a 401 says: the account's state when the server names it, else "not authenticated". */
+function refusalMessage(r: HttpReply): string {
+  try {
+    const e = decodeJsonResponse(r.body).error;
+    if (e && ACCOUNT_REFUSALS.has(e.code) && typeof e.message === 'string') return e.message;
+  } catch {
+    // not a JSON-RPC answer
+  }
+  return NOT_AUTHENTICATED;
+}
+
 function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string) => void) | null): Session {
   const origin = url.origin;
   const server = url.toString();
@@ -293,7 +316,7 @@ function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string
       }
       const token = await auth.negotiateToken(serviceHost);
       const r = await post(new URL('/dirid/json', origin), ca, body, { ...baseHeaders, Authorization: `Negotiate ${token}` });
-      if (r.status === 401) throw new CliError(NOT_AUTHENTICATED);
+      if (r.status === 401) throw new CliError(refusalMessage(r));
       auth.verifyReply?.(serviceHost, r.headers['www-authenticate'] as string | undefined);
       const resp = decodeReply(r);
       saveCookie(origin, resp.principal ?? principal, r.headers['set-cookie']);

@@ -1,16 +1,19 @@
 /**
  * The `dirid` client against a real `dirid-server` process (init + start on
- * ephemeral ports), authenticated only by a session cookie from
- * `POST /dirid/session/login_password`, stored where the client keeps its
- * cookies: no Kerberos ticket at all. Covers help from the schema, unknown
- * commands, idp-add/show/find, user-add and the IdP link, membership
- * output, `ping --server`, and the cookie being refused once stale.
+ * ephemeral ports), with a session cookie from
+ * `POST /dirid/session/login_password` stored where the client keeps its
+ * cookies, used while MIT kinit's credential cache holds a valid TGT of the
+ * same principal (specification §5.1: no ticket, no access). Covers help
+ * from the schema, unknown commands, idp-add/show/find, user-add and the
+ * IdP link, membership output, `ping --server`, a stale cookie, and the
+ * cookie refused after kdestroy, with a missing or expired cache, and to
+ * another principal.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:https';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
@@ -65,8 +68,9 @@ describe('dirid with a session cookie against a dirid-server process', () => {
     });
     conf = join(data, 'default.conf');
     assert.match(readFileSync(conf, 'utf8'), new RegExp(`xmlrpc_uri = https://localhost:${port}/dirid/xml`), 'start writes the chosen port back');
-    // no Kerberos ticket anywhere: the cookie is the only credential
-    env = { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache'), KRB5CCNAME: `FILE:${join(dir, 'no-such-ccache')}`, KRB5_CONFIG: join(data, 'krb5.conf'), LANG: 'C' };
+    env = { HOME: dir, XDG_CACHE_HOME: join(dir, 'cache'), KRB5CCNAME: `FILE:${join(dir, 'admin.cc')}`, KRB5_CONFIG: join(data, 'krb5.conf'), LANG: 'C' };
+    const k = await runTool('kinit', ['admin'], env, PASSWORD + '\n');
+    assert.equal(k.code, 0, k.stderr);
     const setCookie = await login(port, readFileSync(join(data, 'ca.crt'), 'utf8'));
     // stored as the client stores cookies it receives
     const { saveCookie } = await import('../../src/cli/transport.js');
@@ -161,14 +165,57 @@ describe('dirid with a session cookie against a dirid-server process', () => {
     assert.match(member.stdout, /^  Member users: carol\n  Failed members:\n    member user: nobody: no such entry\n-------------------------\nNumber of members added 1\n-------------------------\n$/m);
   });
 
-  it('a cookie the server no longer accepts is dropped; without Kerberos that is "not authenticated"', async () => {
+  const sessionFile = (): { file: string; stored: { cookie: string; principal: string } } => {
     const sessions = join(dir, 'cache', 'dirid', 'sessions');
-    const { readdirSync } = await import('node:fs');
-    const [file] = readdirSync(sessions);
-    const stored = JSON.parse(readFileSync(join(sessions, file!), 'utf8')) as { cookie: string };
-    writeFileSync(join(sessions, file!), JSON.stringify({ ...stored, cookie: 'dirid_session=forged' }));
+    const [name] = readdirSync(sessions);
+    const file = join(sessions, name!);
+    return { file, stored: JSON.parse(readFileSync(file, 'utf8')) as { cookie: string; principal: string } };
+  };
+
+  it('a cookie the server no longer accepts is dropped, and the ticket earns a new session', async () => {
+    const { file, stored } = sessionFile();
+    writeFileSync(file, JSON.stringify({ ...stored, cookie: 'dirid_session=forged' }));
+    const r = await dirid(['ping']);
+    assert.equal(r.code, 0, r.stderr);
+    const fresh = sessionFile().stored;
+    assert.notEqual(fresh.cookie, 'dirid_session=forged');
+    assert.equal(fresh.principal, 'admin@EXAMPLE.TEST');
+  });
+
+  it('no ticket, no access: after kdestroy, and with KRB5CCNAME at a missing cache, the cached session is not used', async () => {
+    assert.equal((await dirid(['ping'])).code, 0);
+    const d = await runTool('kdestroy', [], env);
+    assert.equal(d.code, 0, d.stderr);
+    assert.ok(sessionFile().stored.cookie.startsWith('dirid_session='), 'the session is still cached');
+    for (const cc of [env.KRB5CCNAME!, `FILE:${join(dir, 'no-such-ccache')}`]) {
+      for (const args of [['ping'], ['idp-find'], ['user-show', 'admin']]) {
+        const r = await runTool(process.execPath, [join(BIN, 'dirid.js'), '-c', conf, ...args], { ...env, KRB5CCNAME: cc });
+        assert.deepEqual([r.code, r.stderr], [1, 'dirid: ERROR: Insufficient access: not authenticated\n'], `${args.join(' ')} with ${cc}`);
+      }
+    }
+  });
+
+  it('an expired ticket is no ticket', async () => {
+    const k = await runTool('kinit', ['-l', '3s', 'admin'], env, PASSWORD + '\n');
+    assert.equal(k.code, 0, k.stderr);
+    assert.equal((await dirid(['ping'])).code, 0);
+    await new Promise((r) => setTimeout(r, 4000));
     const r = await dirid(['ping']);
     assert.deepEqual([r.code, r.stderr], [1, 'dirid: ERROR: Insufficient access: not authenticated\n']);
-    assert.deepEqual(readdirSync(sessions), []);
+  });
+
+  it('kdestroy, then kinit as another user: the command runs as that user, never as the previous one', async () => {
+    const k = await runTool('kinit', ['admin'], env, PASSWORD + '\n');
+    assert.equal(k.code, 0, k.stderr);
+    const add = await dirid(['user-add', 'bob', '--first=Bob', '--last=B', '--password'], 'Bob-password-123\nBob-password-123\n');
+    assert.equal(add.code, 0, add.stderr);
+    assert.equal((await dirid(['ping'])).code, 0, 'a session for admin is cached');
+    assert.equal((await runTool('kdestroy', [], env)).code, 0);
+    const kb = await runTool('kinit', ['bob'], env, 'Bob-password-123\n');
+    assert.equal(kb.code, 0, kb.stderr);
+    const r = await dirid(['user-add', 'mallory', '--first=M', '--last=M']);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, /^dirid: ERROR: Insufficient access/);
+    assert.equal(sessionFile().stored.principal, 'bob@EXAMPLE.TEST');
   });
 });
