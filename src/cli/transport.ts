@@ -17,6 +17,7 @@
  * next one (discovery.ts); with -v it says so.
  */
 import { request } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -111,6 +112,20 @@ export function acceptLanguage(env: NodeJS.ProcessEnv = process.env): string {
   const m = /^([a-z]{2,3})(?:_([A-Za-z]{2}))?(?:[.@]|$)/.exec(raw);
   if (!m) return 'en-us';
   return (m[2] ? `${m[1]}-${m[2]}` : m[1]!).toLowerCase();
+}
+
+/** Whether a TCP connection to the server's host and port opens within `timeoutMs`. */
+export function reachable(url: URL, timeoutMs = 5000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 443), timeout: timeoutMs });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
 }
 
 export function post(url: URL, ca: string, body: string, headers: Record<string, string>, timeoutMs = 15_000): Promise<HttpReply> {
@@ -314,7 +329,14 @@ function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string
         }
         dropCookie(origin);
       }
-      const token = await auth.negotiateToken(serviceHost);
+      let token: string;
+      try {
+        token = await auth.negotiateToken(serviceHost);
+      } catch (e) {
+        // a server that does not answer is reported as such, not as a Kerberos error about its service principal
+        if (!(await reachable(url))) throw new ConnectError(`${origin} does not answer`);
+        throw e;
+      }
       const r = await post(new URL('/dirid/json', origin), ca, body, { ...baseHeaders, Authorization: `Negotiate ${token}` });
       if (r.status === 401) throw new CliError(refusalMessage(r));
       auth.verifyReply?.(serviceHost, r.headers['www-authenticate'] as string | undefined);

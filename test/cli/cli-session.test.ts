@@ -102,6 +102,17 @@ describe('dirid with a session cookie against a dirid-server process', () => {
     assert.match(v.stderr, new RegExp(`^dirid: INFO: Forwarding 'ping' to server 'https://localhost:${port}/dirid/xml'$`, 'm'));
   });
 
+  it('ping --server HOST that does not resolve or does not answer: the connection failure, not a Kerberos error', async () => {
+    for (const host of ['nosuch.invalid', '127.0.0.1:1']) {
+      const r = await dirid(['-v', 'ping', '--server', host]);
+      assert.equal(r.code, 1, r.stdout);
+      const url = `https://${host.includes(':') ? host : `${host}:${port}`}/dirid/xml`;
+      assert.match(r.stderr, new RegExp(`^dirid: WARNING: Connection to ${url.replace(/\./g, '\\.')} failed$`, 'm'), r.stderr);
+      assert.match(r.stderr, /^dirid: ERROR: cannot connect to/m, r.stderr);
+      assert.doesNotMatch(r.stderr, /Kerberos|principal|KDC/i, r.stderr);
+    }
+  });
+
   it('help from the schema; unknown commands and options', async () => {
     const list = await dirid(['help']);
     assert.equal(list.code, 0, list.stderr);
