@@ -91,6 +91,12 @@ function metavar(o: ParamSpec): string {
 }
 
 /** `dirid COMMAND --help`: usage, the command's doc, arguments and options with their docs. */
+/** Options the client handles itself, not sent to the server (parsed in api-command.ts). */
+export const LOCAL_OPTIONS: Readonly<Record<string, ReadonlyArray<readonly [string, string]>>> = {
+  ping: [['--server=HOST[:PORT]', 'ping this server instead of the configured one (its port unless one is given)']],
+  keytab_get: [['-k, --keytab=FILE', 'write the keytab to FILE (required)']],
+};
+
 export function helpText(spec: CommandSpec): string {
   const usageArgs = spec.args.map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
   const lines = [`Usage: dirid [global-options] ${spec.cli_name}${usageArgs ? ' ' + usageArgs : ''} [options]`, '', spec.doc, ''];
@@ -102,9 +108,11 @@ export function helpText(spec: CommandSpec): string {
   }
   lines.push('Options:');
   row('-h, --help', 'show this help message and exit');
+  for (const [left, doc] of LOCAL_OPTIONS[spec.name] ?? []) row(left, doc);
   for (const o of spec.options) {
     const left = o.flag ? `--${o.cli_name}` : o.prompt ? `--${o.cli_name}[=${metavar(o)}]` : `--${o.cli_name}=${metavar(o)}`;
-    const notes = [o.required ? 'required' : '', o.multivalue && !o.flag ? 'repeatable' : '', o.prompt ? 'prompted for when given without a value' : ''].filter(Boolean);
+    // a note the server's own text already makes is not repeated
+    const notes = [o.required ? 'required' : '', o.multivalue && !o.flag ? 'repeatable' : '', o.prompt ? 'prompted for when given without a value' : ''].filter((n) => n && !o.doc.includes(n));
     row(left, o.doc + (notes.length ? ` (${notes.join('; ')})` : ''));
   }
   return lines.join('\n') + '\n';

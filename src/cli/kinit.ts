@@ -140,7 +140,7 @@ export async function kinitCommand(argv: string[]): Promise<number> {
   const conf = loadKrb5Conf();
   const realmDefault = conf.defaultRealm;
   const who = positionals[0];
-  if (!who) throw new CliError('usage: dirid kinit [-c CCACHE] [-T ARMOR_CCACHE | -k HOST_KEYTAB] PRINCIPAL', 2);
+  if (!who) throw new CliError('usage: dirid kinit [-c CCACHE] [-T ARMOR_CCACHE | -k KEYTAB] PRINCIPAL', 2);
   if (!realmDefault && !who.includes('@')) throw new CliError('no default realm: give PRINCIPAL@REALM or set KRB5_CONFIG');
   const { name, realm } = parsePrincipal(who, realmDefault ?? '');
   const full = principalToString(name, realm);

@@ -10,16 +10,32 @@ import { CliError } from './errors.js';
 
 const USAGE = `usage: dirid [-c FILE] [-v] COMMAND [ARGS] [OPTIONS]
 
-  dirid kinit [-c CCACHE] PRINCIPAL   get a ticket-granting ticket
-  dirid klist [-c CCACHE]             list a credential cache
-  dirid help                          list the server's commands
-  dirid help COMMAND                  help for one command (also: dirid COMMAND --help)
+  dirid kinit [-c CCACHE] PRINCIPAL                    get a ticket-granting ticket with a password
+  dirid kinit [-c CCACHE] -k KEYTAB PRINCIPAL          ... armored with a ticket from a host keytab
+  dirid kinit [-c CCACHE] -T ARMOR_CCACHE PRINCIPAL    ... armored with the TGT in ARMOR_CCACHE
+  dirid klist [-c CCACHE]                              list a credential cache
+  dirid help                                           list the server's commands
+  dirid help COMMAND                                   help for one command (also: dirid COMMAND --help)
 
 Global options:
   -c FILE      client configuration (default: /etc/dirid/default.conf, ~/.dirid/default.conf)
   -v           print progress lines on standard error
   -h, --help   this text
 `;
+
+/** The usage and the server's commands (from the cached schema or the server); the usage alone when they cannot be had. */
+async function help(g: GlobalOptions): Promise<number> {
+  let commands: string;
+  try {
+    commands = await listCommands(g);
+  } catch (e) {
+    process.stdout.write(USAGE);
+    process.stderr.write(`dirid: WARNING: cannot list the server's commands: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 0;
+  }
+  process.stdout.write(USAGE + '\nCommands:\n' + commands);
+  return 0;
+}
 
 async function main(argv: string[]): Promise<number> {
   const g: GlobalOptions = { verbose: false };
@@ -31,10 +47,8 @@ async function main(argv: string[]): Promise<number> {
       g.config = argv[++i];
       if (g.config === undefined) throw new CliError('-c needs a FILE');
     } else if (t.startsWith('--config=')) g.config = t.slice(9);
-    else if (t === '-h' || t === '--help') {
-      process.stdout.write(USAGE);
-      return 0;
-    } else break;
+    else if (t === '-h' || t === '--help') return help(g);
+    else break;
   }
   const [cmd, ...rest] = argv.slice(i);
   switch (cmd) {
@@ -43,12 +57,12 @@ async function main(argv: string[]): Promise<number> {
     case 'klist':
       return (await import('./kinit.js')).klistCommand(rest);
     case undefined:
-      process.stdout.write(USAGE);
-      return 0;
+      // no command: a usage error
+      process.stderr.write(USAGE);
+      return 1;
     case 'help':
       if (rest[0] !== undefined) return runApiCommand(g, rest[0], ['--help']);
-      process.stdout.write(USAGE + '\nCommands:\n' + (await listCommands(g)));
-      return 0;
+      return help(g);
     default:
       return runApiCommand(g, cmd, rest);
   }

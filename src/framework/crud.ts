@@ -39,6 +39,16 @@ export const commonOptions = {
   pkey_only: FLAG('Primary key only', 'Results should contain primary key attribute only ("name")'),
 } as const satisfies Record<string, OptionDef>;
 
+/**
+ * "a user", "an IdP reference": the indefinite article by the sound of the
+ * first word (a vowel, or an acronym whose first letter's name starts with
+ * a vowel sound, as I in IdP).
+ */
+export function withArticle(noun: string): string {
+  const an = /^[aeio]/i.test(noun) || /^[AEFHILMNORSX][A-Z]/.test(noun) || /^IdP\b/.test(noun);
+  return `${an ? 'an' : 'a'} ${noun}`;
+}
+
 /** DN of the entry named `pkey` of object `obj`. */
 export function dnOf(obj: ObjectDef, baseDn: string, pkey: string): string {
   return `${obj.rdnAttr}=${escapeRdnValue(pkey)},${containerOf(obj, baseDn)}`;
@@ -500,7 +510,7 @@ function modCommand(obj: ObjectDef): Command {
   };
   return {
     name: `${obj.name}_mod`,
-    doc: `Modify a ${obj.labelSingular}.`,
+    doc: `Modify ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
     args: [pkeyArg(obj)],
     options,
@@ -576,7 +586,7 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
 function showCommand(obj: ObjectDef): Command {
   return {
     name: `${obj.name}_show`,
-    doc: `Display information about a ${obj.labelSingular}.`,
+    doc: `Display information about ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
     args: [pkeyArg(obj)],
     options: { ...obj.extraOptions?.show, rights: commonOptions.rights, all: commonOptions.all, raw: commonOptions.raw },

@@ -4,7 +4,7 @@
  * Members are DNs in a `member` attribute; `direction: 'reverse'` stores the
  * object's DN in the target's `member` instead (a privilege lists its roles).
  */
-import { commonOptions, containerOf, dnOf, getEntry, outputEntry, pkeyOfDn } from './crud.js';
+import { commonOptions, containerOf, dnOf, getEntry, outputEntry, pkeyOfDn, withArticle } from './crud.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
 import type { Entry } from '../directory/types.js';
@@ -76,7 +76,7 @@ export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], nam
   const pk = obj.params[obj.pkey]!;
   const build = (name: string, add: boolean): Command => ({
     name,
-    doc: `${add ? 'Add' : 'Remove'} ${names.what} ${add ? 'to' : 'from'} a ${obj.labelSingular}.`,
+    doc: `${add ? 'Add' : 'Remove'} ${names.what} ${add ? 'to' : 'from'} ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
     args: [{ ...pk, name: obj.pkey, required: true }],
     options: { ...memberOptions(kinds), all: commonOptions.all, raw: commonOptions.raw },

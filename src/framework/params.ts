@@ -111,7 +111,9 @@ export function convertScalar(name: string, p: ParamDef, raw: unknown): string |
       const value = p.type === 'password' ? raw : raw.trim();
       if (value === '') throw invalid('must not be empty');
       const max = p.maxLength ?? (p.type === 'url' ? URL_MAX_LENGTH : p.type === 'password' ? 1024 : DEFAULT_MAX_LENGTH);
-      if (value.length > max) throw invalid(`can be at most ${max} characters`);
+      // a param with a format states one rule, length included, whatever is wrong with the value
+      const rule = p.patternError === undefined ? undefined : `${p.patternError} (at most ${max} characters)`;
+      if (value.length > max) throw invalid(rule ?? `can be at most ${max} characters`);
       if (p.type !== 'password' && CONTROL.test(value)) throw invalid('must not contain control characters');
       if (p.type === 'password' && /[\u0000\n\r]/.test(value)) throw invalid('must not contain NUL or line breaks');
       if (p.type === 'url') {
@@ -121,7 +123,7 @@ export function convertScalar(name: string, p: ParamDef, raw: unknown): string |
       if (p.type === 'enum' && p.values && !p.values.includes(value)) {
         throw invalid(`must be one of ${p.values.map((v) => `'${v}'`).join(', ')}`);
       }
-      if (p.pattern && !p.pattern.test(value)) throw invalid(p.patternError ?? 'has an invalid format');
+      if (p.pattern && !p.pattern.test(value)) throw invalid(rule ?? 'has an invalid format');
       return value;
     }
   }

@@ -10,6 +10,7 @@
  */
 import type { CallContext, OidcProviderMetadata } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
+import { withArticle } from '../framework/crud.js';
 import { defineObject, type PendingEntry } from '../framework/object.js';
 import { cliName, httpsUrlProblem, URL_MAX_LENGTH } from '../framework/params.js';
 
@@ -176,7 +177,7 @@ function applyTemplate(entry: PendingEntry, provider: TemplateName): void {
   for (const e of endpoints) {
     const want = built[e.built];
     if (entry.changes(e.attr) && entry.values(e.attr)[0] !== want) {
-      throw publicError('MutuallyExclusiveError', { reason: `the endpoints of a ${provider} reference come from its template${from}: --${cliName(e.option)} cannot be set` });
+      throw publicError('MutuallyExclusiveError', { reason: `the endpoints of ${withArticle(provider)} reference come from its template${from}: --${cliName(e.option)} cannot be set` });
     }
     const problem = want === undefined ? null : httpsUrlProblem(want);
     if (problem) throw publicError('ValidationError', { name: e.option, error: `${problem} (built from the ${provider} template)` });
@@ -261,8 +262,10 @@ export const idpObject = defineObject({
       type: 'str',
       label: 'IdP reference name',
       doc: 'Identity provider reference name',
-      pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
-      patternError: 'may only include letters, numbers, _, - and . (at most 64 characters)',
+      // what the message says, nothing more: `idp-add -- -name` names a reference "-name" (only . and .. are not names)
+      pattern: /^(?!\.\.?$)[A-Za-z0-9_.-]{1,64}$/,
+      patternError: 'may only include letters, numbers, _, - and .',
+      maxLength: 64,
     },
     provider: {
       attr: 'dirIdpProvider',

@@ -64,7 +64,7 @@ describe('bad input over RPC', () => {
     assert.equal((await e('idp_show', ['a', 'b'], {}))?.code, 3002);
     assert.equal((await e('idp_show', [], {}))?.message, "'name' is required");
     assert.equal((await e('idp_add', ['x'.repeat(65)], { client_id: 'c', secret: 's', auth_uri: 'https://a.example/', token_uri: 'https://a.example/' }))?.code, 3009);
-    assert.equal((await e('idp_add', ['ok'], { client_id: 'c'.repeat(300), secret: 's', auth_uri: 'https://a.example/', token_uri: 'https://a.example/' }))?.message, "invalid 'client_id': can be at most 255 characters");
+    assert.equal((await e('idp_add', ['ok'], { client_id: 'c'.repeat(300), secret: 's', auth_uri: 'https://a.example/', token_uri: 'https://a.example/' }))?.message, "invalid 'client_id': must be printable ASCII (at most 255 characters)");
     assert.equal((await e('idp_add', ['ok'], { client_id: 'c\nd', secret: 's', auth_uri: 'https://a.example/', token_uri: 'https://a.example/' }))?.code, 3009);
     await stillServing();
   });

@@ -1,0 +1,100 @@
+/**
+ * Help and usage as a new user meets them: `dirid` alone, `dirid --help`,
+ * `ping --help`, `--` ending options, the local kinit subcommands the
+ * README uses, articles in generated texts, and name-validation messages
+ * that say the same limit whatever the input.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { runTool, type ToolResult } from '../support/mit-tools.js';
+
+const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+
+describe('dirid help and usage', () => {
+  let realm: TestRealm;
+  let env: NodeJS.ProcessEnv;
+  let conf: string;
+  const dirid = (args: string[], input?: string): Promise<ToolResult> => runTool(process.execPath, [DIRID, '-c', conf, ...args], env, input);
+
+  before(async () => {
+    realm = await startTestRealm();
+    const data = join(realm.dataDir, 'realm');
+    conf = join(data, 'default.conf');
+    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir, LANG: 'C' };
+    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
+  });
+  after(async () => realm.stop());
+
+  it('dirid alone prints the usage on standard error and exits non-zero', async () => {
+    const r = await dirid([]);
+    assert.notEqual(r.code, 0);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^usage: dirid /);
+  });
+
+  it('dirid --help lists the commands, and names the kinit forms the README uses', async () => {
+    const r = await dirid(['--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^usage: dirid /);
+    assert.match(r.stdout, /^  idp-add +Add a new IdP reference\.$/m);
+    assert.match(r.stdout, /^  ping +/m);
+    assert.match(r.stdout, /dirid kinit .*-k KEYTAB/);
+    assert.match(r.stdout, /dirid kinit .*-T ARMOR_CCACHE/);
+  });
+
+  it('ping --help lists --server', async () => {
+    const r = await dirid(['ping', '--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^  --server=HOST\[:PORT\] +ping this server/m);
+  });
+
+  it('-- ends the options: idp-add -- -name takes -name as the name', async () => {
+    const r = await dirid(['idp-add', '--client-id', 'c', '--secret', 's3cret-value', '--auth-uri', 'https://idp.example.test/a', '--token-uri', 'https://idp.example.test/t', '--', '-name']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Added IdP reference "-name"$/m);
+    const show = await dirid(['idp-show', '--', '-name']);
+    assert.equal(show.code, 0, show.stderr);
+  });
+
+  it('articles are right in every generated text', async () => {
+    const list = await dirid(['help']);
+    const texts = [list.stdout];
+    for (const c of ['idp-mod', 'idp-show', 'idp-del', 'user-show', 'group-add-member']) texts.push((await dirid([c, '--help'])).stdout);
+    const all = texts.join('\n');
+    assert.doesNotMatch(all, /\ba (IdP|[aeio]\w*)\b/i, all.match(/.*\ba (IdP|[aeio]\w*)\b.*/gi)?.join('\n'));
+  });
+
+  it('no option help repeats a phrase', async () => {
+    for (const c of ['idp-add', 'idp-mod', 'idp-find', 'user-mod']) {
+      const h = (await dirid([c, '--help'])).stdout;
+      for (const line of h.split('\n').filter((l) => /^  --/.test(l))) {
+        const words = line.replace(/^\s*--\S+\s+/, '').toLowerCase().split(/\W+/).filter((w) => w.length > 0);
+        for (let n = 3; n <= 6; n++) {
+          const seen = new Set<string>();
+          for (let i = 0; i + n <= words.length; i++) {
+            const phrase = words.slice(i, i + n).join(' ');
+            assert.ok(!seen.has(phrase), `${c}: '${phrase}' twice in: ${line}`);
+            seen.add(phrase);
+          }
+        }
+      }
+    }
+  });
+
+  it('name validation says the same limit whatever the length', async () => {
+    for (const [command, limit] of [['idp-add', 64], ['user-add', 32], ['group-add', 255]] as const) {
+      const msgs = new Set<string>();
+      for (const name of ['a'.repeat(limit + 1), 'b'.repeat(300), 'c'.repeat(5000), 'bad name!']) {
+        const r = await dirid([command, '--', name]);
+        assert.equal(r.code, 1, r.stdout);
+        msgs.add(r.stderr.replace(name, 'NAME'));
+      }
+      assert.equal(msgs.size, 1, `${command}: one message whatever the name:\n${[...msgs].join('')}`);
+      assert.match([...msgs][0]!, new RegExp(`at most ${limit} characters`));
+    }
+  });
+});
