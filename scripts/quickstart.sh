@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # Quickstart: installs dependencies, creates a demo realm in ./demo-data (once)
-# and starts the server in the foreground. Ctrl-C stops it.
+# and starts the server in the foreground, on loopback only: it is a demo
+# with a known admin password. Ctrl-C stops it, and so does the end of
+# whatever started it (the server watches its parent; no orphan keeps the
+# ports).
+#
+# Environment: DIRID_DATA_DIR (default ./demo-data), DIRID_HTTPS_PORT (8443),
+# DIRID_KDC_PORT (8088; 0 picks free ports), DIRID_QUICKSTART_SKIP_INSTALL=1
+# skips installing and building when that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-npm run --silent build
+if [ "${DIRID_QUICKSTART_SKIP_INSTALL:-}" != 1 ]; then
+  bash scripts/install-deps.sh
+  npm run --silent build
+fi
 DATA=${DIRID_DATA_DIR:-$PWD/demo-data}
+HTTPS_PORT=${DIRID_HTTPS_PORT:-8443}
+KDC_PORT=${DIRID_KDC_PORT:-8088}
 if [ ! -f "$DATA/server.conf" ]; then
   mkdir -p "$DATA"
   umask 077
   node -e "process.stdout.write(require('crypto').randomBytes(12).toString('base64url'))" > "$DATA/admin.password"
   node bin/dirid-server.js init --data-dir "$DATA" --realm DEMO.TEST --domain demo.test \
-    --hostname localhost --admin-password-file "$DATA/admin.password" --https-port 8443 --kdc-port 8088
+    --hostname localhost --admin-password-file "$DATA/admin.password" --https-port "$HTTPS_PORT" --kdc-port "$KDC_PORT"
   echo "quickstart: the admin password is in $DATA/admin.password"
 fi
 echo "quickstart: client configuration: $DATA/default.conf (CA: $DATA/ca.crt)"
-exec node bin/dirid-server.js start --data-dir "$DATA"
+echo "quickstart: serving the demo realm on loopback (127.0.0.1) only: it has a known admin password"
+exec node bin/dirid-server.js start --data-dir "$DATA" --listen 127.0.0.1 --https-port "$HTTPS_PORT" --kdc-port "$KDC_PORT" --exit-with-parent

@@ -9,7 +9,7 @@ import { startServer } from './start.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
-  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM]
+  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM] [--exit-with-parent]
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -60,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
         'https-port': { type: 'string' },
         'kdc-port': { type: 'string' },
         'idp-ca-file': { type: 'string' },
+        'exit-with-parent': { type: 'boolean' },
       },
       strict: true,
     });
@@ -75,6 +76,17 @@ async function main(argv: string[]): Promise<number> {
       const stop = () => resolve();
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
+      if (values['exit-with-parent']) {
+        // a foreground server (the quickstart) goes with whatever started it, even when that is killed outright:
+        // an orphan is adopted by another process, and its parent id changes
+        const parent = process.ppid;
+        setInterval(() => {
+          if (process.ppid !== parent) {
+            process.stdout.write(`dirid-server: parent process ${parent} is gone; stopping\n`);
+            stop();
+          }
+        }, 500).unref();
+      }
     });
     await server.stop();
     return 0;

@@ -1,0 +1,81 @@
+/**
+ * `npm run quickstart` (scripts/quickstart.sh) as a new user runs it: the
+ * demo realm is served on loopback only and says so, and the server goes
+ * when whatever started it goes, even when that is killed outright (no
+ * orphaned dirid-server holding the ports).
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Whether a TCP connection to host:port opens. */
+function opens(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port, timeout: 2000 });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+    s.once('timeout', () => done(false));
+  });
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('quickstart', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dirid-quickstart-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('serves on loopback only, says so, and stops when its parent is killed with SIGKILL', async () => {
+    // a parent shell that starts the quickstart and prints its pid (the server's, after exec)
+    const parent = spawn('bash', ['-c', 'bash scripts/quickstart.sh & echo "child=$!"; wait'], {
+      cwd: ROOT,
+      env: { ...process.env, DIRID_DATA_DIR: join(dir, 'demo'), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    parent.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const ready = await new Promise<{ pid: number; https: number; kdc: number }>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
+      parent.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const pid = /child=(\d+)/.exec(out)?.[1];
+        const https = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
+        const kdc = /KDC listening on 127\.0\.0\.1:(\d+) /.exec(out)?.[1];
+        if (pid && https && kdc) {
+          clearTimeout(t);
+          resolve({ pid: Number(pid), https: Number(https), kdc: Number(kdc) });
+        }
+      });
+    });
+    assert.match(out, /quickstart: serving the demo realm on loopback \(127\.0\.0\.1\) only/);
+    assert.equal(await opens('127.0.0.1', ready.https), true);
+    // bound to 127.0.0.1 itself, not to every address (127.0.0.2 is another loopback address)
+    assert.equal(await opens('127.0.0.2', ready.https), false, 'the API answers on an address other than 127.0.0.1');
+    assert.equal(await opens('127.0.0.2', ready.kdc), false, 'the KDC answers on an address other than 127.0.0.1');
+    assert.ok(alive(ready.pid));
+
+    parent.kill('SIGKILL');
+    const deadline = Date.now() + 10_000;
+    while (alive(ready.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const orphan = alive(ready.pid);
+    if (orphan) process.kill(ready.pid, 'SIGKILL');
+    assert.equal(orphan, false, `dirid-server ${ready.pid} outlived its parent:\n${out}`);
+    assert.equal(await opens('127.0.0.1', ready.https), false, 'the API port is still held');
+  });
+});
