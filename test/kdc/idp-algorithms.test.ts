@@ -8,36 +8,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type SigningAlg, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
+import { kinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
 
-interface PtyRun {
-  code: number | null;
-  out: string;
-}
-
-/** Runs a command on a pseudo-terminal; `onPrompt` sees the output so far and may answer. */
-function pty(cmd: string, env: NodeJS.ProcessEnv, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs = 60_000): Promise<PtyRun> {
-  return new Promise((resolve) => {
-    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, ...env } });
-    let out = '';
-    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      onOutput(out, (s) => child.stdin.write(s));
-    });
-    child.on('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, out });
-    });
-  });
-}
 
 describe('IdP login through the KDC with EC and EdDSA ID tokens', () => {
   let realm: TestRealm;
@@ -73,33 +52,11 @@ describe('IdP login through the KDC with EC and EdDSA ID tokens', () => {
     for (const i of idps.values()) await i.stop();
   });
 
-  /** kinit -T on a PTY; approves at the IdP as `account` when the prompt shows, then presses ENTER. */
-  async function kinitViaIdp(idp: TestIdp, principal: string, account: string, cc: string, pressEnterEarly = false): Promise<PtyRun> {
-    let approved = false;
-    let entered = 0;
-    return pty(`kinit -T ${armor} -c ${cc} ${principal}`, env, (out, write) => {
-      const m = /Authenticate (?:at (\S+)|with PIN (\S+) at (\S+)) and press ENTER\.?:/g;
-      const prompts = [...out.matchAll(m)];
-      if (prompts.length > entered) {
-        const last = prompts[prompts.length - 1]!;
-        const code = last[2] ?? new URL(last[1]!).searchParams.get('user_code');
-        entered = prompts.length;
-        if (pressEnterEarly && entered === 1) {
-          write('\r');
-          return;
-        }
-        if (!approved) {
-          approved = true;
-          void idp.approveDevice(code!, account).then(() => setTimeout(() => write('\r'), 5500));
-        } else setTimeout(() => write('\r'), 5500);
-      }
-    });
-  }
 
   for (const [alg, user, ref] of [['ES256', 'alice', 'es256idp'], ['EdDSA', 'carol', 'eddsaidp']] as const) {
     it(`kinit -T gets a TGT when the IdP signs ID tokens with ${alg} (${ref})`, async () => {
       const cc = `FILE:${join(realm.dataDir, `${user}.cc`)}`;
-      const r = await kinitViaIdp(idps.get(alg)!, user, 'alice-sub', cc, true);
+      const r = await kinitViaIdp({ idp: idps.get(alg)!, armor, env }, user, 'alice-sub', cc, true);
       assert.equal(r.code, 0, `${r.out}\n${realm.log.filter((x) => x.includes('preauth')).join('\n')}`);
       const l = await runTool('klist', ['-c', cc], env);
       assert.match(l.stdout, new RegExp(`Default principal: ${user}@EXAMPLE\\.TEST`));

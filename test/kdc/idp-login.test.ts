@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
-import { pty, type PtyRun } from '../support/pty.js';
+import { kinitViaIdp, pty } from '../support/pty.js';
 import { spawn } from 'node:child_process';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
@@ -56,32 +56,10 @@ describe('IdP login through the KDC (device flow)', () => {
     await idp?.stop();
   });
 
-  /** kinit -T on a PTY; approves at the IdP as `account` when the prompt shows, then presses ENTER. */
-  async function kinitViaIdp(principal: string, account: string, cc: string, pressEnterEarly = false): Promise<PtyRun> {
-    let approved = false;
-    let entered = 0;
-    return pty(`kinit -T ${armor} -c ${cc} ${principal}`, env, (out, write) => {
-      const m = /Authenticate (?:at (\S+)|with PIN (\S+) at (\S+)) and press ENTER\.?:/g;
-      const prompts = [...out.matchAll(m)];
-      if (prompts.length > entered) {
-        const last = prompts[prompts.length - 1]!;
-        const code = last[2] ?? new URL(last[1]!).searchParams.get('user_code');
-        entered = prompts.length;
-        if (pressEnterEarly && entered === 1) {
-          write('\r');
-          return;
-        }
-        if (!approved) {
-          approved = true;
-          void idp.approveDevice(code!, account).then(() => setTimeout(() => write('\r'), 5500));
-        } else setTimeout(() => write('\r'), 5500);
-      }
-    });
-  }
 
   it('MIT kinit -T with the SSSD idp plugin gets a TGT after the IdP login', async () => {
     const cc = `FILE:${join(realm.dataDir, 'alice.cc')}`;
-    const r = await kinitViaIdp('alice', 'alice-sub', cc, true);
+    const r = await kinitViaIdp({ idp, armor, env }, 'alice', 'alice-sub', cc, true);
     assert.equal(r.code, 0, r.out);
     const l = await runTool('klist', ['-C', '-c', cc], env);
     assert.match(l.stdout, /Default principal: alice@EXAMPLE\.TEST/);
@@ -93,7 +71,7 @@ describe('IdP login through the KDC (device flow)', () => {
 
   it('refuses another identity at the IdP: "User not found", no TGT', async () => {
     const cc = `FILE:${join(realm.dataDir, 'wrong.cc')}`;
-    const r = await kinitViaIdp('alice', 'mallory-sub', cc);
+    const r = await kinitViaIdp({ idp, armor, env }, 'alice', 'mallory-sub', cc);
     assert.notEqual(r.code, 0);
     assert.match(r.out, /Client 'alice@EXAMPLE\.TEST' not found in Kerberos database/);
     assert.ok(realm.log.some((x) => /preauth="idp: User not found/.test(x)));
@@ -114,7 +92,7 @@ describe('IdP login through the KDC (device flow)', () => {
     await admin.call('idp_add', ['otheridp'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: `${idp.issuer}/not-the-issuer`, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid email' });
     await admin.call('user_add', ['bob'], { first: 'Bob', last: 'B' });
     await admin.call('user_mod', ['bob'], { user_auth_type: ['idp'], idp: 'otheridp', idp_user_id: 'alice-sub' });
-    const r = await kinitViaIdp('bob', 'alice-sub', `FILE:${join(realm.dataDir, 'bob.cc')}`);
+    const r = await kinitViaIdp({ idp, armor, env }, 'bob', 'alice-sub', `FILE:${join(realm.dataDir, 'bob.cc')}`);
     assert.notEqual(r.code, 0);
     assert.match(r.out, /Preauthentication failed/);
     assert.ok(realm.log.some((x) => /client=bob@EXAMPLE.TEST .*preauth="idp: Issuer does not match/.test(x)), realm.log.filter((x) => x.includes('bob')).join('\n'));

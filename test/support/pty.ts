@@ -32,3 +32,32 @@ export function idpPrompts(out: string): string[] {
   const m = /Authenticate (?:at (\S+)|with PIN (\S+) at (\S+)) and press ENTER\.?:/g;
   return [...out.matchAll(m)].map((p) => p[2] ?? new URL(p[1]!).searchParams.get('user_code')!);
 }
+
+/** What `kinitViaIdp` needs: the IdP to approve at, the armor cache and the environment MIT kinit runs in. */
+export interface IdpKinit {
+  idp: { approveDevice(userCode: string, account: string): Promise<void> };
+  armor: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * MIT `kinit -T` on a pseudo-terminal: approves at the IdP as `account` at
+ * the first device-flow prompt, then presses ENTER (at once: the KDC holds
+ * the answer and polls); with `pressEnterEarly`, presses ENTER at the first
+ * prompt and approves at the next.
+ */
+export function kinitViaIdp(k: IdpKinit, principal: string, account: string, cc: string, pressEnterEarly = false): Promise<PtyRun> {
+  let approved = false;
+  let entered = 0;
+  return pty(`kinit -T ${k.armor} -c ${cc} ${principal}`, k.env, (out, write) => {
+    const codes = idpPrompts(out);
+    if (codes.length <= entered) return;
+    entered = codes.length;
+    const code = codes[codes.length - 1]!;
+    if (pressEnterEarly && entered === 1) write('\r');
+    else if (!approved) {
+      approved = true;
+      void k.idp.approveDevice(code, account).then(() => write('\r'));
+    } else write('\r');
+  });
+}
