@@ -10,12 +10,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
+import { diridKinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { DEFAULT_LOCKOUT, failuresAfter, verdict, type Account } from '../../src/account/state.js';
 
@@ -191,7 +191,6 @@ describe('account state and IdP logins', () => {
   let idp: TestIdp;
   let admin: RpcSession;
   let env: NodeJS.ProcessEnv;
-  const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
 
   before(async () => {
     idp = await startTestIdp({ accounts: ['ivy-sub'] });
@@ -211,24 +210,8 @@ describe('account state and IdP logins', () => {
   });
 
   /** dirid kinit with host armor; approves at the IdP as soon as the code is printed. */
-  const diridKinit = (cc: string) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [DIRID, 'kinit', '-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', cc, 'ivy'], { env: { ...process.env, ...env } });
-      let stdout = '';
-      let stderr = '';
-      let approving = false;
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        const m = /enter the code (\S+)\)/.exec(stdout);
-        if (m && !approving) {
-          approving = true;
-          void idp.approveDevice(m[1]!, 'ivy-sub');
-        }
-      });
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.stdin.end();
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
+  const diridKinit = (cc: string) => diridKinitViaIdp(idp, env, ['-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', cc, 'ivy'], 'ivy-sub');
+
 
   it('an expired password refuses the password but not the IdP login', async () => {
     await admin.call('user_mod', ['ivy'], { setattr: [`krbPasswordExpiration=${PAST}`] });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
-import { kinitViaIdp, pty } from '../support/pty.js';
+import { diridKinitViaIdp, kinitViaIdp } from '../support/pty.js';
 import { spawn } from 'node:child_process';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
@@ -112,7 +112,6 @@ describe('dirid kinit for linked users', () => {
   let realm: TestRealm;
   let idp: TestIdp;
   let env: NodeJS.ProcessEnv;
-  const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
   before(async () => {
     idp = await startTestIdp({ accounts: ['dora-sub', 'eve-sub'] });
     const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-ca2-${process.pid}.pem`);
@@ -132,25 +131,7 @@ describe('dirid kinit for linked users', () => {
   });
 
   /** Runs dirid kinit; approves at the IdP as `account` as soon as the URL is printed. */
-  async function diridKinit(args: string[], account: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [DIRID, 'kinit', ...args], { env: { ...process.env, ...env } });
-      let stdout = '';
-      let stderr = '';
-      let approving = false;
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        const m = /enter the code (\S+)\)/.exec(stdout);
-        if (m && !approving) {
-          approving = true;
-          void idp.approveDevice(m[1]!, account);
-        }
-      });
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.stdin.end();
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const diridKinit = (args: string[], account: string) => diridKinitViaIdp(idp, env, args, account);
 
   it('armors with the host keytab, prints the URL and code, and completes without ENTER', async () => {
     const cc = `FILE:${join(realm.dataDir, 'dora.cc')}`;

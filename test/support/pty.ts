@@ -1,9 +1,12 @@
 /**
  * Running an interactive command (MIT kinit, pamtester) on a pseudo-terminal
  * with util-linux `script`, so that it prompts as it would for a user; the
- * caller sees the output as it comes and may answer.
+ * caller sees the output as it comes and may answer. And the device-flow
+ * logins of MIT kinit and dirid kinit, approving at the test IdP.
  */
 import { spawn } from 'node:child_process';
+
+const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
 
 export interface PtyRun {
   code: number | null;
@@ -59,5 +62,26 @@ export function kinitViaIdp(k: IdpKinit, principal: string, account: string, cc:
       approved = true;
       void k.idp.approveDevice(code, account).then(() => write('\r'));
     } else write('\r');
+  });
+}
+
+/** `dirid kinit ARGS` (no ENTER needed: it polls); approves at the IdP as `account` as soon as it prints the code. */
+export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, args: string[], account: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [DIRID, 'kinit', ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    let approving = false;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /enter the code (\S+)\)/.exec(stdout);
+      if (m && !approving) {
+        approving = true;
+        void idp.approveDevice(m[1]!, account);
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end();
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
