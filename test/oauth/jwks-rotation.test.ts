@@ -58,8 +58,10 @@ describe('JWKS refetch on signing-key rotation', () => {
     assert.notEqual(newKid, oldKid);
     const t0 = Date.now();
     assert.equal(await resolveUserIdentifier(cfg, second, fetch), 'alice');
-    // at most one rate-limit window of waiting, not jose's 30 s cooldown
-    assert.ok(Date.now() - t0 < JWKS_REFETCH_INTERVAL_MS + 2000, `took ${Date.now() - t0} ms`);
+    // at most one rate-limit window of waiting (a few seconds), never jose's 30 s cooldown;
+    // the bound is loose so that a loaded machine cannot fail it
+    assert.ok(JWKS_REFETCH_INTERVAL_MS <= 5_000);
+    assert.ok(Date.now() - t0 < 20_000, `took ${Date.now() - t0} ms`);
     // a kid the IdP never published is refused after the refetch, as a key mismatch
     const [, p, s] = second.id_token!.split('.');
     const stranger = `${Buffer.from(JSON.stringify({ alg: 'RS256', kid: 'never-published' })).toString('base64url')}.${p}.${s}`;
