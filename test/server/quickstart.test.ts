@@ -39,7 +39,18 @@ const alive = (pid: number): boolean => {
 
 describe('quickstart', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dirid-quickstart-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  let group: number | undefined;
+  after(() => {
+    // whatever a failed run left (the script, an install, the server) goes with its process group
+    if (group !== undefined) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('serves on loopback only, says so, and stops when its parent is killed with SIGKILL', async () => {
     // a parent shell that starts the quickstart and prints its pid (the server's, after exec)
@@ -47,7 +58,9 @@ describe('quickstart', () => {
       cwd: ROOT,
       env: { ...process.env, DIRID_DATA_DIR: join(dir, 'demo'), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
+    group = parent.pid;
     let out = '';
     parent.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const ready = await new Promise<{ pid: number; https: number; kdc: number }>((resolve, reject) => {
