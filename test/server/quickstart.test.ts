@@ -140,6 +140,28 @@ describe('quickstart', () => {
     assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
   });
 
+  it('Ctrl-C (SIGINT to the foreground process group) stops npm, the script and the server', async () => {
+    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('npm'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    groups.push(npm.pid!);
+    let out = '';
+    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const https = await new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
+      npm.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    process.kill(-npm.pid!, 'SIGINT');
+    const left = await groupEnds(npm.pid!, 10_000);
+    assert.deepEqual(left, [], `left running after Ctrl-C:\n${out}`);
+    assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
+  });
+
   it('npm killed before the server has started: the server does not start', async () => {
     const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('early'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     groups.push(npm.pid!);
