@@ -2,8 +2,8 @@
 # Quickstart: installs dependencies, creates a demo realm in ./demo-data (once)
 # and starts the server in the foreground, on loopback only: it is a demo
 # with a known admin password. Ctrl-C stops it, and so does the end of
-# whatever started it (the server watches its parent; no orphan keeps the
-# ports).
+# whatever started it, even killed with SIGKILL (the server watches its
+# parent and its process group's leader, e.g. npm; no orphan keeps the ports).
 #
 # Environment: DIRID_DATA_DIR (default ./demo-data), DIRID_HTTPS_PORT (8443),
 # DIRID_KDC_PORT (8088; 0 picks free ports), DIRID_QUICKSTART_SKIP_INSTALL=1

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import { initRealm, readPasswordFile, InitError } from './init.js';
 import { startServer } from './start.js';
+import { watchStarters } from './starter-watch.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
@@ -65,6 +66,12 @@ async function main(argv: string[]): Promise<number> {
       strict: true,
     });
     if (!values['data-dir']) throw new InitError(`--data-dir is required\n${USAGE}`);
+    const starters = values['exit-with-parent'] ? watchStarters() : null;
+    const goneEarly = starters?.gone() ?? null;
+    if (goneEarly !== null) {
+      process.stdout.write(`dirid-server: process ${goneEarly} that started it is gone; not starting\n`);
+      return 0;
+    }
     const server = await startServer({
       dataDir: values['data-dir'],
       listen: values.listen,
@@ -76,17 +83,10 @@ async function main(argv: string[]): Promise<number> {
       const stop = () => resolve();
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
-      if (values['exit-with-parent']) {
-        // a foreground server (the quickstart) goes with whatever started it, even when that is killed outright:
-        // an orphan is adopted by another process, and its parent id changes
-        const parent = process.ppid;
-        setInterval(() => {
-          if (process.ppid !== parent) {
-            process.stdout.write(`dirid-server: parent process ${parent} is gone; stopping\n`);
-            stop();
-          }
-        }, 500).unref();
-      }
+      starters?.onGone((pid) => {
+        process.stdout.write(`dirid-server: process ${pid} that started it is gone; stopping\n`);
+        stop();
+      });
     });
     await server.stop();
     return 0;

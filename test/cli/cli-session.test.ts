@@ -7,7 +7,8 @@
  * from the schema, unknown commands, idp-add/show/find, user-add and the
  * IdP link, membership output, `ping --server`, a stale cookie, and the
  * cookie refused after kdestroy, with a missing or expired cache, and to
- * another principal.
+ * another principal; a refused account's state (docs/errors.md 1004-1007)
+ * shown as the server names it.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -228,5 +229,28 @@ describe('dirid with a session cookie against a dirid-server process', () => {
     assert.equal(r.code, 1, r.stdout);
     assert.match(r.stderr, /^dirid: ERROR: Insufficient access/);
     assert.equal(sessionFile().stored.principal, 'bob@EXAMPLE.TEST');
+  });
+
+  it('a refused account: the client shows the state the server names (1004), from its session and from a Negotiate login', async () => {
+    const k = await runTool('kinit', ['admin'], env, PASSWORD + '\n');
+    assert.equal(k.code, 0, k.stderr);
+    const add = await dirid(['user-add', 'dora', '--first=Dora', '--last=D', '--password'], 'Dora-password-123\nDora-password-123\n');
+    assert.equal(add.code, 0, add.stderr);
+    // dora has her own credential cache and session cache
+    const doraEnv = { ...env, KRB5CCNAME: `FILE:${join(dir, 'dora.cc')}`, XDG_CACHE_HOME: join(dir, 'dora-cache') };
+    const asDora = (args: string[]): Promise<ToolResult> => runTool(process.execPath, [join(BIN, 'dirid.js'), '-c', conf, ...args], doraEnv);
+    const kc = await runTool('kinit', ['dora'], doraEnv, 'Dora-password-123\n');
+    assert.equal(kc.code, 0, kc.stderr);
+    const ok = await asDora(['ping']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(readdirSync(join(dir, 'dora-cache', 'dirid', 'sessions')).length, 1, 'dora holds a session and a service ticket');
+    const dis = await dirid(['user-mod', 'dora', '--setattr=nsAccountLock=TRUE']);
+    assert.equal(dis.code, 0, dis.stderr);
+    // the session is refused, then the Negotiate login with the cached service ticket
+    const r = await asDora(['ping']);
+    assert.deepEqual([r.code, r.stderr], [1, 'dirid: ERROR: Insufficient access: account disabled\n']);
+    rmSync(join(dir, 'dora-cache'), { recursive: true, force: true });
+    const n = await asDora(['ping']);
+    assert.deepEqual([n.code, n.stderr], [1, 'dirid: ERROR: Insufficient access: account disabled\n']);
   });
 });

@@ -3,7 +3,8 @@
  * port: headers (Referer, User-Agent, Accept-Language), Negotiate through a
  * pluggable Authenticator, the session-cookie cache (0600, reuse, drop and
  * retry on 401, per principal), trust of the configured CA only,
- * failover with -v lines, and clean errors for non-RPC answers.
+ * failover with -v lines (also from a down server the KDC has no principal
+ * for), and clean errors for non-RPC answers.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -178,6 +179,31 @@ describe('transport', () => {
       `dirid: INFO: trying ${origin()}/dirid/xml`,
       `dirid: INFO: Forwarding 'ping' to server '${origin()}/dirid/xml'`,
     ]);
+  });
+
+  it('a configured server that is down and has no service principal: failover, not a Kerberos error', async () => {
+    const tmp = createTcpServer();
+    await new Promise<void>((r) => tmp.listen(0, '127.0.0.1', () => r()));
+    const deadPort = (tmp.address() as { port: number }).port;
+    await new Promise<void>((r) => tmp.close(() => r()));
+    // as the Kerberos authenticator answers for a host the KDC does not know
+    const auth: Authenticator = {
+      async negotiateToken(host) {
+        if (host !== 'localhost') throw new CliError(`Insufficient access: not authenticated (server HTTP/${host}@EXAMPLE.TEST not found)`);
+        return 'R09PRA==';
+      },
+      principal: () => 'admin@EXAMPLE.TEST',
+    };
+    const lines: string[] = [];
+    const srvLookup = { resolveSrv: async (name: string) => (name === '_dirid._tcp.example.test' ? [{ name: 'localhost', port, priority: 0, weight: 0 }] : []) };
+    const { session } = await connect({ ...conf, xmlrpcUri: `https://127.0.0.1:${deadPort}/dirid/xml` }, { verbose: true, log: (l) => lines.push(l), authenticator: auth, srvLookup }, ping);
+    assert.equal(session.server, `${origin()}/dirid/xml`);
+    assert.ok(lines.includes(`dirid: WARNING: Connection to https://127.0.0.1:${deadPort}/dirid/xml failed`), lines.join('\n'));
+    // without a second server, the error is the connection's
+    await assert.rejects(
+      connect({ ...conf, xmlrpcUri: `https://127.0.0.1:${deadPort}/dirid/xml` }, { verbose: false, authenticator: auth, srvLookup: { resolveSrv: async () => [] } }, ping),
+      (e: unknown) => e instanceof CliError && /^cannot connect to any dirid server/.test(e.message) && !/principal|not authenticated/.test(e.message),
+    );
   });
 
   it('no server answers: one clear error', async () => {

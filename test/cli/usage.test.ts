@@ -1,8 +1,8 @@
 /**
  * Help and usage as a new user meets them: `dirid` alone, `dirid --help`,
  * `ping --help`, `--` ending options, the local kinit subcommands the
- * README uses, articles in generated texts, and name-validation messages
- * that say the same limit whatever the input.
+ * README uses, articles and repeated phrases in the help of every command,
+ * and name-validation messages that say the same limit whatever the input.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,14 +62,25 @@ describe('dirid help and usage', () => {
 
   it('articles are right in every generated text', async () => {
     const list = await dirid(['help']);
-    const texts = [list.stdout];
-    for (const c of ['idp-mod', 'idp-show', 'idp-del', 'user-show', 'group-add-member']) texts.push((await dirid([c, '--help'])).stdout);
+    const commands = [...(list.stdout.split('\nCommands:\n')[1] ?? '').matchAll(/^  ([a-z][a-z0-9-]*) /gm)].map((m) => m[1]!);
+    assert.ok(commands.length > 20 && commands.includes('idp-add') && commands.includes('user-mod'), list.stdout);
+    const texts = [list.stdout, (await dirid(['--help'])).stdout];
+    for (const c of commands) {
+      const h = await dirid([c, '--help']);
+      assert.equal(h.code, 0, `${c} --help: ${h.stderr}`);
+      texts.push(h.stdout);
+    }
     const all = texts.join('\n');
     assert.doesNotMatch(all, /\ba (IdP|[aeio]\w*)\b/i, all.match(/.*\ba (IdP|[aeio]\w*)\b.*/gi)?.join('\n'));
+    // and no "an" before a consonant sound
+    assert.doesNotMatch(all, /\ban (?!IdP|HTTP|SRV|X\b|[aeiou])\w/i, all.match(/.*\ban (?!IdP|HTTP|SRV|X\b|[aeiou])\w.*/gi)?.join('\n'));
   });
 
   it('no option help repeats a phrase', async () => {
-    for (const c of ['idp-add', 'idp-mod', 'idp-find', 'user-mod']) {
+    const list = await dirid(['help']);
+    const commands = [...(list.stdout.split('\nCommands:\n')[1] ?? '').matchAll(/^  ([a-z][a-z0-9-]*) /gm)].map((m) => m[1]!);
+    assert.ok(commands.includes('idp-add') && commands.includes('user-mod'), list.stdout);
+    for (const c of commands) {
       const h = (await dirid([c, '--help'])).stdout;
       for (const line of h.split('\n').filter((l) => /^  --/.test(l))) {
         const words = line.replace(/^\s*--\S+\s+/, '').toLowerCase().split(/\W+/).filter((w) => w.length > 0);

@@ -2,12 +2,13 @@
  * `npm run quickstart` (scripts/quickstart.sh) as a new user runs it: the
  * demo realm is served on loopback only and says so, and the server goes
  * when whatever started it goes, even when that is killed outright (no
- * orphaned dirid-server holding the ports).
+ * orphaned dirid-server holding the ports): its parent shell, or npm (whose
+ * `sh -c` stays), also before the server has started.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,22 @@ function opens(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** The live (not zombie) processes of a process group, with their command lines. */
+function groupMembers(pgid: number): { pid: number; cmd: string }[] {
+  const found: { pid: number; cmd: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[2]) === pgid && f[0] !== 'Z') found.push({ pid: Number(name), cmd: readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -39,15 +56,35 @@ const alive = (pid: number): boolean => {
 
 describe('quickstart', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dirid-quickstart-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const groups: number[] = [];
+  after(() => {
+    // whatever a failed run left (the script, an install, the server) goes with its process group
+    for (const group of groups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const quickstartEnv = (name: string): NodeJS.ProcessEnv => ({ ...process.env, DIRID_DATA_DIR: join(dir, name), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' });
+  /** waits until the group has no live process left; what is still there after the deadline */
+  const groupEnds = async (pgid: number, ms: number): Promise<{ pid: number; cmd: string }[]> => {
+    const deadline = Date.now() + ms;
+    while (groupMembers(pgid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    return groupMembers(pgid);
+  };
 
   it('serves on loopback only, says so, and stops when its parent is killed with SIGKILL', async () => {
     // a parent shell that starts the quickstart and prints its pid (the server's, after exec)
     const parent = spawn('bash', ['-c', 'bash scripts/quickstart.sh & echo "child=$!"; wait'], {
       cwd: ROOT,
-      env: { ...process.env, DIRID_DATA_DIR: join(dir, 'demo'), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' },
+      env: quickstartEnv('demo'),
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
+    groups.push(parent.pid!);
     let out = '';
     parent.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const ready = await new Promise<{ pid: number; https: number; kdc: number }>((resolve, reject) => {
@@ -77,5 +114,67 @@ describe('quickstart', () => {
     if (orphan) process.kill(ready.pid, 'SIGKILL');
     assert.equal(orphan, false, `dirid-server ${ready.pid} outlived its parent:\n${out}`);
     assert.equal(await opens('127.0.0.1', ready.https), false, 'the API port is still held');
+  });
+
+  it('npm run quickstart: SIGKILL of npm stops the server, though npm\'s shell stays', async () => {
+    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('npm'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    groups.push(npm.pid!);
+    let out = '';
+    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const https = await new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
+      npm.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    const server = groupMembers(npm.pid!).find((p) => p.cmd.includes('dirid-server.js start'));
+    assert.ok(server, 'the server runs in npm\'s process group');
+    npm.kill('SIGKILL');
+    const left = await groupEnds(npm.pid!, 10_000);
+    assert.deepEqual(left, [], `left running after npm was killed:\n${out}`);
+    assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
+  });
+
+  it('Ctrl-C (SIGINT to the foreground process group) stops npm, the script and the server', async () => {
+    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('npm'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    groups.push(npm.pid!);
+    let out = '';
+    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const https = await new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
+      npm.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    process.kill(-npm.pid!, 'SIGINT');
+    const left = await groupEnds(npm.pid!, 10_000);
+    assert.deepEqual(left, [], `left running after Ctrl-C:\n${out}`);
+    assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
+  });
+
+  it('npm killed before the server has started: the server does not start', async () => {
+    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('early'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    groups.push(npm.pid!);
+    let out = '';
+    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    // the first line is the realm's init, before the server starts
+    await new Promise<void>((resolve) => npm.stdout.once('data', (d: Buffer) => resolve(void (out += d.toString()))));
+    npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    assert.doesNotMatch(out, /listening/);
+    npm.kill('SIGKILL');
+    // the script goes on (init), then the server must not stay
+    const left = await groupEnds(npm.pid!, 90_000);
+    assert.deepEqual(left, [], `left running after npm was killed:\n${out}`);
+    assert.match(out, /dirid-server: process \d+ that started it is gone; not starting/);
   });
 });
