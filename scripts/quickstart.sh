@@ -3,7 +3,8 @@
 # and starts the server in the foreground, on loopback only: it is a demo
 # with a known admin password. Ctrl-C stops it, and so does the end of
 # whatever started it, even killed with SIGKILL (the server watches its
-# parent and its process group's leader, e.g. npm; no orphan keeps the ports).
+# parent, and npm when run by npm; no orphan keeps the ports). A shell that
+# puts it in the background and exits does not stop it.
 #
 # Environment: DIRID_DATA_DIR (default ./demo-data), DIRID_HTTPS_PORT (8443),
 # DIRID_KDC_PORT (8088; 0 picks free ports), DIRID_QUICKSTART_SKIP_INSTALL=1
@@ -13,6 +14,18 @@ cd "$(dirname "$0")/.."
 if [ "${DIRID_QUICKSTART_SKIP_INSTALL:-}" != 1 ]; then
   bash scripts/install-deps.sh
   npm run --silent build
+fi
+# npm runs this script through `sh -c`, which outlives a killed npm: name npm
+# itself (found now, while it is still our ancestor) for the server to watch
+WATCH=()
+if [ -n "${npm_lifecycle_event:-}" ] && [ -r /proc/$$/stat ]; then
+  pid=$PPID
+  for _ in 1 2 3; do
+    case "$(cat "/proc/$pid/comm" 2>/dev/null)" in npm*) WATCH=(--exit-with-pid "$pid"); break ;; esac
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || break
+    read -r -a fields <<< "${stat##*) }"
+    pid=${fields[1]}
+  done
 fi
 DATA=${DIRID_DATA_DIR:-$PWD/demo-data}
 HTTPS_PORT=${DIRID_HTTPS_PORT:-8443}
@@ -27,4 +40,4 @@ if [ ! -f "$DATA/server.conf" ]; then
 fi
 echo "quickstart: client configuration: $DATA/default.conf (CA: $DATA/ca.crt)"
 echo "quickstart: serving the demo realm on loopback (127.0.0.1) only: it has a known admin password"
-exec node bin/dirid-server.js start --data-dir "$DATA" --listen 127.0.0.1 --https-port "$HTTPS_PORT" --kdc-port "$KDC_PORT" --exit-with-parent
+exec node bin/dirid-server.js start --data-dir "$DATA" --listen 127.0.0.1 --https-port "$HTTPS_PORT" --kdc-port "$KDC_PORT" --exit-with-parent "${WATCH[@]}"

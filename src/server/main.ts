@@ -10,7 +10,7 @@ import { watchStarters } from './starter-watch.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
-  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM] [--exit-with-parent]
+  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -62,11 +62,16 @@ async function main(argv: string[]): Promise<number> {
         'kdc-port': { type: 'string' },
         'idp-ca-file': { type: 'string' },
         'exit-with-parent': { type: 'boolean' },
+        'exit-with-pid': { type: 'string', multiple: true },
       },
       strict: true,
     });
     if (!values['data-dir']) throw new InitError(`--data-dir is required\n${USAGE}`);
-    const starters = values['exit-with-parent'] ? watchStarters() : null;
+    const starterPids = (values['exit-with-pid'] ?? []).map((v) => {
+      if (!/^[1-9]\d{0,9}$/.test(v)) throw new InitError(`--exit-with-pid must be a process id, not '${v}'\n${USAGE}`);
+      return Number(v);
+    });
+    const starters = values['exit-with-parent'] || starterPids.length > 0 ? watchStarters(starterPids) : null;
     const goneEarly = starters?.gone() ?? null;
     if (goneEarly !== null) {
       process.stdout.write(`dirid-server: process ${goneEarly} that started it is gone; not starting\n`);

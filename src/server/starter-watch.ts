@@ -1,22 +1,23 @@
 /**
- * `dirid-server start --exit-with-parent`: a foreground server (the
- * quickstart) goes with whatever started it, even when that is killed
- * outright (SIGKILL of npm or of the shell), so no orphan keeps the ports.
- * Killing npm leaves npm's own `sh -c` alive, so the parent alone is not
- * enough: the server watches its parent and the leader of its process group
- * (npm run, or the job a shell started; POSIX process groups), as they were
- * when it began. A watched process is gone when its /proc entry is, when it
- * is a zombie, or when its pid now names a process started later. Without
- * /proc, only the parent is watched: an orphan is adopted, and its parent id
- * changes.
+ * `dirid-server start --exit-with-parent [--exit-with-pid N]`: a foreground
+ * server (the quickstart) goes with the command that started it, even when
+ * that is killed outright (SIGKILL of npm or of the shell), so no orphan
+ * keeps the ports. Killing npm leaves npm's own `sh -c` alive, so the parent
+ * alone is not enough: the quickstart script names npm with --exit-with-pid.
+ * The process group's leader is not watched: a shell that runs
+ * `npm run quickstart &` and exits has ended its own job, not the server.
+ *
+ * A watched process is gone when its /proc entry is, when it is a zombie,
+ * or when its pid names a process younger than our parent (the starter
+ * died and the pid was reused). Without /proc, only the parent is watched:
+ * an orphan is adopted, and its parent id changes.
  */
 import { readFileSync } from 'node:fs';
 
 interface ProcStat {
   state: string;
-  pgrp: number;
   /** start time in clock ticks since boot: tells a reused pid apart */
-  start: string;
+  start: bigint;
 }
 
 function procStat(pid: number | 'self'): ProcStat | null {
@@ -24,7 +25,7 @@ function procStat(pid: number | 'self'): ProcStat | null {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // the fields after "(comm)": state ppid pgrp session ... starttime (the 20th)
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return { state: f[0]!, pgrp: Number(f[2]), start: f[19]! };
+    return { state: f[0]!, start: BigInt(f[19]!) };
   } catch {
     return null;
   }
@@ -37,19 +38,24 @@ export interface StarterWatch {
   onGone(onGone: (pid: number) => void, intervalMs?: number): void;
 }
 
-/** Records the starters now: call it before anything slow, so a starter killed meanwhile is noticed. */
-export function watchStarters(): StarterWatch {
+/**
+ * Watches our parent and the given starters (which began before our
+ * parent). Call it before anything slow, so a starter killed meanwhile is
+ * noticed.
+ */
+export function watchStarters(starters: readonly number[] = []): StarterWatch {
   const parent = process.ppid;
-  const self = procStat('self');
-  const pids = [parent];
-  if (self && self.pgrp > 1 && self.pgrp !== process.pid && self.pgrp !== parent) pids.push(self.pgrp);
-  const watched = pids.map((pid) => ({ pid, start: self ? (procStat(pid)?.start ?? null) : null }));
+  const parentStat = procStat(parent);
+  const watched = parentStat ? [{ pid: parent, start: parentStat.start, younger: false }] : [];
+  // a starter began before our parent; one that began later holds a reused pid
+  for (const pid of starters) if (pid !== parent) watched.push({ pid, start: parentStat?.start ?? 0n, younger: true });
   const gone = (): number | null => {
     if (process.ppid !== parent) return parent;
-    if (!self) return null;
+    if (!parentStat) return null;
     for (const w of watched) {
-      const now = w.start === null ? null : procStat(w.pid);
-      if (!now || now.state === 'Z' || now.state === 'X' || now.start !== w.start) return w.pid;
+      const now = procStat(w.pid);
+      if (!now || now.state === 'Z' || now.state === 'X') return w.pid;
+      if (w.younger ? now.start > w.start : now.start !== w.start) return w.pid;
     }
     return null;
   };

@@ -3,7 +3,8 @@
  * demo realm is served on loopback only and says so, and the server goes
  * when whatever started it goes, even when that is killed outright (no
  * orphaned dirid-server holding the ports): its parent shell, or npm (whose
- * `sh -c` stays), also before the server has started.
+ * `sh -c` stays), also before the server has started; but not the shell that
+ * put npm in the background and left.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -138,6 +139,45 @@ describe('quickstart', () => {
     const left = await groupEnds(npm.pid!, 10_000);
     assert.deepEqual(left, [], `left running after npm was killed:\n${out}`);
     assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
+  });
+
+  it('nohup npm run quickstart & from a shell that then exits: the server keeps serving', async () => {
+    // the shell leads the process group and ends at once; npm, the script and the server are the user's job
+    const shell = spawn('bash', ['-c', 'nohup npm run --silent quickstart > "$LOG" 2>&1 & echo "npm=$!"'], {
+      cwd: ROOT,
+      env: { ...quickstartEnv('nohup'), LOG: join(dir, 'nohup.log') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    groups.push(shell.pid!);
+    let said = '';
+    shell.stdout.on('data', (d: Buffer) => (said += d.toString()));
+    await new Promise((r) => shell.once('exit', r));
+    const npm = Number(/npm=(\d+)/.exec(said)?.[1]);
+    assert.ok(npm > 0, said);
+    const log = (): string => {
+      try {
+        return readFileSync(join(dir, 'nohup.log'), 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    const deadline = Date.now() + 60_000;
+    let https: number | null = null;
+    while (https === null && Date.now() < deadline && !/not starting/.test(log())) {
+      await new Promise((r) => setTimeout(r, 200));
+      const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(log());
+      if (m) https = Number(m[1]);
+    }
+    assert.ok(https, `the quickstart did not start after its shell exited:\n${log()}`);
+    // still serving a while later (the watch looks every 500 ms)
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(await opens('127.0.0.1', https), true, `the server went with the shell that started npm:\n${log()}`);
+    // and it still goes with npm
+    process.kill(npm, 'SIGKILL');
+    const end = Date.now() + 10_000;
+    while ((await opens('127.0.0.1', https)) && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held after npm was killed');
   });
 
   it('Ctrl-C (SIGINT to the foreground process group) stops npm, the script and the server', async () => {
