@@ -18,10 +18,13 @@ export interface Containers {
   privileges: string;
   adminsGroup: string;
   kerberos: string;
+  /** server-wide settings (cn=etc) and the realm's ID ranges */
+  etc: string;
+  ranges: string;
 }
 
 /** The containers objects are declared in. */
-export type ContainerName = Exclude<keyof Containers, 'base' | 'adminsGroup'>;
+export type ContainerName = Exclude<keyof Containers, 'base' | 'adminsGroup' | 'etc' | 'ranges'>;
 
 export function containers(baseDn: string): Containers {
   const accounts = `cn=accounts,${baseDn}`;
@@ -40,6 +43,8 @@ export function containers(baseDn: string): Containers {
     privileges: `cn=privileges,${pbac}`,
     adminsGroup: `cn=admins,${groups}`,
     kerberos: `cn=kerberos,${baseDn}`,
+    etc: `cn=etc,${baseDn}`,
+    ranges: `cn=ranges,cn=etc,${baseDn}`,
   };
 }
 
@@ -68,4 +73,9 @@ export function hostDn(baseDn: string, fqdn: string): string {
 
 export function serviceDn(baseDn: string, principal: string): string {
   return `krbPrincipalName=${escapeRdnValue(principal)},${containers(baseDn).services}`;
+}
+
+/** The realm's POSIX ID range (uidNumber and gidNumber come from it). */
+export function idRangeDn(baseDn: string, realm: string): string {
+  return `cn=${escapeRdnValue(`${realm}_id_range`)},${containers(baseDn).ranges}`;
 }

@@ -202,13 +202,29 @@ async function attrValueOptions(
 }
 
 /** Shapes a stored entry for the wire. */
+/** The entry's attributes, those of the object's params first in declaration order, then the rest as stored. */
+function attributesInParamOrder(obj: ObjectDef, attrs: Attributes): Array<[string, string[]]> {
+  const byName = new Map(Object.keys(attrs).map((k) => [k.toLowerCase(), k]));
+  const out: Array<[string, string[]]> = [];
+  const done = new Set<string>();
+  for (const p of Object.values(obj.params)) {
+    const k = p.attr && byName.get(p.attr.toLowerCase());
+    if (k && !done.has(k)) {
+      out.push([k, attrs[k]!]);
+      done.add(k);
+    }
+  }
+  for (const [k, v] of Object.entries(attrs)) if (!done.has(k)) out.push([k, v]);
+  return out;
+}
+
 export async function outputEntry(ctx: CallContext, obj: ObjectDef, entry: Entry, options: Inputs): Promise<Record<string, unknown>> {
   const all = options.all === true;
   const raw = options.raw === true;
   const out: Record<string, unknown> = {};
   if (all) out.dn = entry.dn;
   const defaultAttrs = new Set(obj.defaultAttributes.map((k) => obj.params[k]!.attr?.toLowerCase()));
-  for (const [attr, values] of Object.entries(entry.attrs)) {
+  for (const [attr, values] of attributesInParamOrder(obj, entry.attrs)) {
     const at = ctx.dir.schema.attribute(attr);
     if (at?.operational || at?.syntax === 'secret') continue;
     const owner = paramByAttr(obj, attr);

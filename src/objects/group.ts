@@ -1,11 +1,16 @@
 /**
- * Groups of users and groups (nested). The `admins` group grants full
+ * Groups of users and groups (nested), POSIX groups by default (a gidNumber
+ * from the realm's range, objects/posix.ts; `--nonposix` for groups hosts
+ * need not see, `group-mod --posix` to make one POSIX later). Members are
+ * `member` DNs, as RFC 2307bis has them. The `admins` group grants full
  * administrative rights (framework/access.ts).
  */
 import { defineObject } from '../framework/object.js';
 import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import type { Command } from '../framework/command.js';
+import { publicError } from '../framework/errors.js';
+import { addGroupPosix, allocateId, checkIdFree } from './posix.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
@@ -22,14 +27,36 @@ export const groupObject = defineObject({
   params: {
     name: { attr: 'cn', type: 'str', label: 'Group name', doc: 'Group name', pattern: NAME, patternError: 'may only include letters, numbers, _, -, . and spaces' },
     description: { attr: 'description', type: 'str', label: 'Description', doc: 'Group description', maxLength: 1024 },
+    gid: { attr: 'gidNumber', type: 'int', label: 'GID', doc: 'GID (assigned from the realm\'s ID range when not given)', minValue: 1, maxValue: 2_147_483_646 },
+  },
+  extraOptions: {
+    add: { nonposix: { type: 'bool', flag: true, label: 'Non-POSIX group', doc: 'Create as a non-POSIX group (no GID)' } },
+    mod: { posix: { type: 'bool', flag: true, label: 'POSIX group', doc: 'Change a non-POSIX group into a POSIX group' } },
   },
   computed: {
     member_user: { label: 'Member users', default: true },
     member_group: { label: 'Member groups', default: true },
   },
-  defaultAttributes: ['name', 'description'],
+  defaultAttributes: ['name', 'description', 'gid'],
   searchAttributes: ['name', 'description'],
   hooks: {
+    async preAdd(ctx, attrs, options) {
+      await addGroupPosix(ctx, attrs, options.nonposix === true);
+    },
+    async preMod(ctx, mods, options, entry) {
+      const posix = (entry.attrs.objectClass ?? []).some((c) => c.toLowerCase() === 'posixgroup');
+      const gidMod = mods.find((m) => m.attr === 'gidNumber');
+      if (options.posix === true) {
+        if (posix) throw publicError('ValidationError', { name: 'posix', error: 'the group is already a POSIX group' });
+        if (!gidMod) mods.push({ op: 'replace', attr: 'gidNumber', values: [String(await allocateId(ctx))] });
+        mods.push({ op: 'add', attr: 'objectClass', values: ['posixGroup'] });
+      } else if (gidMod && !posix) {
+        throw publicError('ValidationError', { name: 'gid', error: 'a non-POSIX group has no GID; use --posix' });
+      }
+      if (gidMod?.op === 'replace' && gidMod.values.length === 1 && gidMod.values[0] !== entry.attrs.gidNumber?.[0]) {
+        await checkIdFree(ctx, 'GID', Number(gidMod.values[0]), entry.dn);
+      }
+    },
     async postRead(ctx, entry, out) {
       Object.assign(out, membersByKind(ctx, entry.attrs.member ?? [], { member_user: 'user', member_group: 'group' }));
     },

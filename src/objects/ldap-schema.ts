@@ -20,6 +20,11 @@ export const diridSchema: SchemaDefinition = {
     { name: 'uidNumber', syntax: 'integer', singleValue: true, indexed: true },
     { name: 'homeDirectory', syntax: 'exact', singleValue: true },
     { name: 'loginShell', syntax: 'exact', singleValue: true },
+    { name: 'gecos', syntax: 'string', singleValue: true },
+    // the realm's POSIX ID range (src/objects/posix.ts); names after FreeIPA's range and DNA entries
+    { name: 'dirBaseId', syntax: 'integer', singleValue: true },
+    { name: 'dirIdRangeSize', syntax: 'integer', singleValue: true },
+    { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
     { name: 'dirUserAuthType', syntax: 'string', indexed: true },
     // the link of a user to an external identity (specification §2.3)
@@ -72,6 +77,15 @@ export const diridSchema: SchemaDefinition = {
       must: ['uid'],
       may: ['nsAccountLock', 'dirUserAuthType', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell'],
     },
+    // RFC 2307 (as RFC 2307bis has them: both auxiliary), read by SSSD and nss on hosts
+    {
+      name: 'posixAccount',
+      kind: 'auxiliary',
+      must: ['cn', 'uid', 'uidNumber', 'gidNumber', 'homeDirectory'],
+      may: ['userPassword', 'loginShell', 'gecos', 'description'],
+    },
+    { name: 'posixGroup', kind: 'auxiliary', must: ['gidNumber'], may: ['description'] },
+    { name: 'dirIdRange', kind: 'structural', sup: 'top', must: ['cn', 'dirBaseId', 'dirIdRangeSize', 'dirNextId'], may: ['description'] },
     { name: 'dirIdpUser', kind: 'auxiliary', must: [], may: ['dirIdpSub', 'dirIdpConfigLink'] },
     {
       name: 'krbPrincipalAux',

@@ -5,6 +5,7 @@
  * are single-valued: a linked user cannot be linked to a second reference
  * until the first link is removed. The object class dirIdpUser comes with a
  * link and leaves with it, whichever options made or removed the link.
+ * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
@@ -13,6 +14,7 @@ import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
 import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
+import { addUserPosix, checkIdFree } from './posix.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -64,6 +66,11 @@ export const userObject = defineObject({
     last: { attr: 'sn', type: 'str', label: 'Last name', doc: 'Last name', required: true },
     cn: { attr: 'cn', type: 'str', label: 'Full name', doc: 'Full name (default: first and last name)' },
     email: { attr: 'mail', type: 'str', label: 'Email address', doc: 'Email address', multivalue: true, pattern: /^[^\s@]+@[^\s@]+$/, patternError: 'must be an email address' },
+    uid: { attr: 'uidNumber', type: 'int', label: 'UID', doc: 'User ID number (assigned from the realm\'s ID range when not given)', minValue: 1, maxValue: 2_147_483_646 },
+    gidnumber: { attr: 'gidNumber', type: 'int', label: 'GID', doc: 'Group ID number of the primary group (default: the user private group, equal to the UID)', minValue: 1, maxValue: 2_147_483_646 },
+    homedir: { attr: 'homeDirectory', type: 'str', label: 'Home directory', doc: 'Home directory (default: /home/LOGIN)', pattern: /^\/[^:\n]*$/, patternError: 'must be an absolute path without ":"', maxLength: 1024 },
+    shell: { attr: 'loginShell', type: 'str', label: 'Login shell', doc: 'Login shell (default: /bin/bash)', pattern: /^\/[^:\s]*$/, patternError: 'must be an absolute path without ":" or spaces', maxLength: 1024 },
+    gecos: { attr: 'gecos', type: 'str', label: 'GECOS', doc: 'GECOS field (default: the full name)', pattern: /^[^:\n]*$/, patternError: 'may not contain ":"', maxLength: 1024 },
     password: {
       attr: 'userPassword',
       type: 'password',
@@ -91,7 +98,7 @@ export const userObject = defineObject({
       maxLength: 1024,
     },
   },
-  defaultAttributes: ['login', 'first', 'last', 'email', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
+  defaultAttributes: ['login', 'first', 'last', 'email', 'uid', 'gidnumber', 'homedir', 'shell', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
     async preAdd(ctx: CallContext, attrs: Attributes, options, pkey) {
@@ -104,6 +111,7 @@ export const userObject = defineObject({
         attrs.krbLastPwdChange = [generalizedTime()];
         attrs.userPassword = [await hashPassword(password)];
       }
+      await addUserPosix(ctx, attrs, pkey);
     },
     async preMod(ctx, mods, _options, entry) {
       for (let i = 0; i < mods.length; i++) {
@@ -112,6 +120,9 @@ export const userObject = defineObject({
           const password = m.values[0]!;
           mods[i] = { ...m, values: [await hashPassword(password)] };
           mods.push(...(await passwordKeyMods(ctx, entry, password)));
+        }
+        if (m.attr === 'uidNumber' && m.op === 'replace' && m.values.length === 1 && m.values[0] !== entry.attrs.uidNumber?.[0]) {
+          await checkIdFree(ctx, 'UID', Number(m.values[0]), entry.dn);
         }
         if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
           const current = entry.attrs.dirIdpConfigLink ?? [];

@@ -14,6 +14,9 @@ export interface InitOptions {
   adminPassword: string;
   httpsPort?: number;
   kdcPort?: number;
+  /** the POSIX ID range (default: a random one, objects/posix.ts) */
+  idStart?: number;
+  idMax?: number;
 }
 
 export interface InitStep {

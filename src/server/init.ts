@@ -11,6 +11,7 @@ import type { WriteOp } from '../directory/types.js';
 import { baseDnFromDomain, containers } from '../directory/layout.js';
 import { hashPassword } from '../objects/password.js';
 import { builtinPrivileges } from '../objects/role.js';
+import { DEFAULT_RANGE_SIZE, DEFAULT_SHELL, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
 import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
@@ -31,6 +32,15 @@ export function validateInitOptions(o: InitOptions): void {
   if (!DOMAIN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
   if (!HOST.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
   if (o.adminPassword.length < 8) throw new InitError('the admin password must have at least 8 characters');
+  const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
+  if (problem) throw new InitError(`invalid ID range: ${problem}`);
+}
+
+/** The range init creates: --idstart (default random) to --idmax (default start + 199,999). */
+function idRangeOf(o: InitOptions): IdRange {
+  if (o.idStart === undefined && o.idMax === undefined) return randomRange();
+  const base = o.idStart ?? (o.idMax! - DEFAULT_RANGE_SIZE + 1);
+  return { base, size: (o.idMax ?? base + DEFAULT_RANGE_SIZE - 1) - base + 1 };
 }
 
 function container(dn: string): WriteOp {
@@ -38,22 +48,33 @@ function container(dn: string): WriteOp {
   return { kind: 'add', dn, attrs: { objectClass: ['top', 'dirContainer'], cn: [cn] } };
 }
 
-/** The directory tree, the admin user, the admins group and built-in privileges. */
+/**
+ * The directory tree, the ID range, the admin user, the admins group and
+ * built-in privileges. The admins group takes the range's first ID, admin
+ * the second (its private group's gid is its uid).
+ */
 const treeStep: InitStep = {
   name: 'directory tree and administrators',
-  async run({ dir, options }) {
+  async run({ dir, config, options }) {
     const c = containers(dir.baseDn);
     const adminDn = `uid=admin,${c.users}`;
+    const range = idRangeOf(options);
     await dir.batch([
       ...[c.accounts, c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.pbac, c.privileges, c.kerberos].map(container),
+      ...rangeEntries(dir.baseDn, config.realm, range, range.base + 2),
       {
         kind: 'add',
         dn: adminDn,
         attrs: {
-          objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser'],
+          objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser', 'posixAccount'],
           uid: ['admin'],
           cn: ['Administrator'],
           sn: ['Administrator'],
+          uidNumber: [String(range.base + 1)],
+          gidNumber: [String(range.base + 1)],
+          homeDirectory: ['/home/admin'],
+          loginShell: [DEFAULT_SHELL],
+          gecos: ['Administrator'],
           userPassword: [await hashPassword(options.adminPassword)],
           dirUserAuthType: ['password'],
         },
@@ -61,7 +82,7 @@ const treeStep: InitStep = {
       {
         kind: 'add',
         dn: c.adminsGroup,
-        attrs: { objectClass: ['top', 'dirGroup'], cn: ['admins'], description: ['Account administrators group'], member: [adminDn] },
+        attrs: { objectClass: ['top', 'dirGroup', 'posixGroup'], cn: ['admins'], description: ['Account administrators group'], gidNumber: [String(range.base)], member: [adminDn] },
       },
       ...builtinPrivileges.map(
         (p): WriteOp => ({

@@ -10,12 +10,18 @@ import { watchStarters } from './starter-watch.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
+                    [--https-port N] [--kdc-port N] [--idstart N] [--idmax N]
   dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new InitError(`--${name} must be a port number (0 picks a free port)`);
+  return Number(v);
+}
+
+function idNumber(v: string, name: string): number {
+  if (!/^\d{1,10}$/.test(v)) throw new InitError(`--${name} must be a number, not '${v}'\n${USAGE}`);
   return Number(v);
 }
 
@@ -32,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
         'admin-password-file': { type: 'string' },
         'https-port': { type: 'string' },
         'kdc-port': { type: 'string' },
+        idstart: { type: 'string' },
+        idmax: { type: 'string' },
       },
       strict: true,
     });
@@ -47,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
         adminPassword: readPasswordFile(values['admin-password-file']!),
         httpsPort: port(values['https-port'], 'https-port'),
         kdcPort: port(values['kdc-port'], 'kdc-port'),
+        ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
+        ...(values.idmax !== undefined ? { idMax: idNumber(values.idmax, 'idmax') } : {}),
       },
       (line) => process.stdout.write(line + '\n'),
     );

@@ -22,7 +22,7 @@ export interface TestRealm {
 
 export const ADMIN_PASSWORD = 'Secret123-admin';
 
-export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string } = {}): Promise<TestRealm> {
+export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string; idStart?: number } = {}): Promise<TestRealm> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dirid-test-'));
   const pwFile = join(dataDir, 'admin.pw');
   writeFileSync(pwFile, ADMIN_PASSWORD + '\n', { mode: 0o600 });
@@ -32,6 +32,7 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     domain: opts.domain ?? 'example.test',
     hostname: 'localhost',
     adminPassword: ADMIN_PASSWORD,
+    ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
   const log: string[] = [];
   const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}) });

@@ -1,0 +1,165 @@
+/**
+ * POSIX identities, as Linux hosts read them (RFC 2307 object classes, RFC
+ * 2307bis `member` DNs; docs/posix.md). Every user has a uidNumber, a
+ * gidNumber (by default its user private group: gid = uid, a group hosts
+ * derive from the user, SSSD's `auto_private_groups`), a homeDirectory, a
+ * loginShell and a gecos; every group has a gidNumber unless it is
+ * non-POSIX.
+ *
+ * Numbers come from the realm's ID range, chosen at `init` (a random base,
+ * as FreeIPA does, so that two realms rarely overlap). The range entry
+ * holds the next free number; taking one is a compare-and-swap on it (an
+ * LDAP-style modify that deletes the value it read), so concurrent adds, on
+ * one server or several over one database, never take the same number. A
+ * number given by hand is accepted when no user has it as uidNumber and no
+ * group as gidNumber (a private group's gid is its user's uid, so users and
+ * groups share one space).
+ */
+import { randomInt } from 'node:crypto';
+import { containers, idRangeDn } from '../directory/layout.js';
+import { DirectoryError, type Attributes, type Directory, type WriteOp } from '../directory/types.js';
+import type { CallContext } from '../framework/command.js';
+import { publicError } from '../framework/errors.js';
+
+/** The size of a range FreeIPA picks, and ours: ids base … base + size - 1. */
+export const DEFAULT_RANGE_SIZE = 200_000;
+/** The largest id a range may reach: ids are signed 32-bit numbers on Linux, minus nobody. */
+export const MAX_ID = 2_147_483_646;
+/** Ids below this belong to the host's own system users and groups. */
+export const MIN_ID = 1000;
+export const DEFAULT_SHELL = '/bin/bash';
+
+export interface IdRange {
+  base: number;
+  size: number;
+}
+
+/** A random range as FreeIPA chooses one: a multiple of 200,000 between 200,000 and 2,000,000,000. */
+export function randomRange(): IdRange {
+  return { base: randomInt(1, 10_001) * DEFAULT_RANGE_SIZE, size: DEFAULT_RANGE_SIZE };
+}
+
+/** Why a range cannot be used, or null. */
+export function rangeProblem(r: IdRange): string | null {
+  if (!Number.isSafeInteger(r.base) || r.base < MIN_ID) return `the first ID must be at least ${MIN_ID}`;
+  if (!Number.isSafeInteger(r.size) || r.size < 1) return 'the range must hold at least one ID';
+  if (r.base + r.size - 1 > MAX_ID) return `the range must end at ${MAX_ID} or below`;
+  return null;
+}
+
+/** The entries that hold the range: the containers and the range with its counter at `next`. */
+export function rangeEntries(baseDn: string, realm: string, r: IdRange, next = r.base): WriteOp[] {
+  const c = containers(baseDn);
+  return [
+    { kind: 'add', dn: c.etc, attrs: { objectClass: ['top', 'dirContainer'], cn: ['etc'] } },
+    { kind: 'add', dn: c.ranges, attrs: { objectClass: ['top', 'dirContainer'], cn: ['ranges'] } },
+    {
+      kind: 'add',
+      dn: idRangeDn(baseDn, realm),
+      attrs: {
+        objectClass: ['top', 'dirIdRange'],
+        cn: [`${realm}_id_range`],
+        dirBaseId: [String(r.base)],
+        dirIdRangeSize: [String(r.size)],
+        dirNextId: [String(next)],
+      },
+    },
+  ];
+}
+
+/** The range and its counter; a realm made before ranges existed gets one now. */
+async function readRange(dir: Directory, realm: string): Promise<IdRange & { next: number }> {
+  const dn = idRangeDn(dir.baseDn, realm);
+  let e = await dir.get(dn);
+  if (!e) {
+    const missing: WriteOp[] = [];
+    for (const op of rangeEntries(dir.baseDn, realm, randomRange())) if (op.kind === 'add' && (op.dn === dn || !(await dir.get(op.dn)))) missing.push(op);
+    try {
+      await dir.batch(missing);
+    } catch (err) {
+      // another request created it meanwhile
+      if (!(err instanceof DirectoryError && err.code === 'entryAlreadyExists')) throw err;
+    }
+    e = await dir.get(dn);
+    if (!e) throw publicError('DatabaseError', { desc: 'the ID range could not be created' });
+  }
+  const num = (attr: string) => Number(e.attrs[attr]?.[0]);
+  return { base: num('dirBaseId'), size: num('dirIdRangeSize'), next: num('dirNextId') };
+}
+
+/** Who holds `id` already, as "user alice" / "group staff", or null. */
+async function holderOf(dir: Directory, id: number, exceptDn?: string): Promise<string | null> {
+  const res = await dir.search({
+    base: dir.baseDn,
+    scope: 'sub',
+    filter: `(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`,
+    attrs: ['uid', 'cn', 'uidNumber'],
+    sizeLimit: 2,
+  });
+  const other = res.entries.find((e) => exceptDn === undefined || e.dn.toLowerCase() !== exceptDn.toLowerCase());
+  if (!other) return null;
+  return other.attrs.uidNumber ? `user "${other.attrs.uid?.[0] ?? other.dn}"` : `group "${other.attrs.cn?.[0] ?? other.dn}"`;
+}
+
+/** Refuses an id given by hand that someone else holds. */
+export async function checkIdFree(ctx: CallContext, name: string, id: number, exceptDn?: string): Promise<void> {
+  const holder = await holderOf(ctx.dir, id, exceptDn);
+  if (holder) throw publicError('DuplicateEntry', { reason: `${name} ${id} is already used by ${holder}` });
+}
+
+const ATTEMPTS = 20;
+
+/** The next free id of the realm's range. */
+export async function allocateId(ctx: CallContext): Promise<number> {
+  const dn = idRangeDn(ctx.dir.baseDn, ctx.server.realm);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const r = await readRange(ctx.dir, ctx.server.realm);
+    const last = r.base + r.size - 1;
+    let id = Math.max(r.next, r.base);
+    // numbers given by hand inside the range are skipped
+    while (id <= last && (await holderOf(ctx.dir, id)) !== null) id++;
+    if (id > last) throw publicError('DatabaseError', { desc: `the ID range ${r.base}-${last} is used up` });
+    try {
+      await ctx.dir.modify(dn, [
+        { op: 'delete', attr: 'dirNextId', values: [String(r.next)] },
+        { op: 'add', attr: 'dirNextId', values: [String(id + 1)] },
+      ]);
+      return id;
+    } catch (err) {
+      // the counter moved under us: read it again
+      if (err instanceof DirectoryError && err.code === 'noSuchAttribute') continue;
+      throw err;
+    }
+  }
+  throw publicError('DatabaseError', { desc: 'could not allocate an ID: too many concurrent requests' });
+}
+
+function hasClass(attrs: Attributes, name: string): boolean {
+  return (attrs.objectClass ?? []).some((c) => c.toLowerCase() === name.toLowerCase());
+}
+
+/** A new user's POSIX attributes: what was given, the rest allocated and defaulted. */
+export async function addUserPosix(ctx: CallContext, attrs: Attributes, login: string): Promise<void> {
+  let uid = attrs.uidNumber?.[0];
+  if (uid === undefined) uid = String(await allocateId(ctx));
+  else await checkIdFree(ctx, 'UID', Number(uid));
+  attrs.uidNumber = [uid];
+  // the user private group: gid = uid
+  attrs.gidNumber ??= [uid];
+  attrs.homeDirectory ??= [`/home/${login}`];
+  attrs.loginShell ??= [DEFAULT_SHELL];
+  attrs.gecos ??= [attrs.cn?.[0] ?? login];
+  if (!hasClass(attrs, 'posixAccount')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixAccount'];
+}
+
+/** A new group's gidNumber, unless it is non-POSIX. */
+export async function addGroupPosix(ctx: CallContext, attrs: Attributes, nonPosix: boolean): Promise<void> {
+  if (nonPosix) {
+    if (attrs.gidNumber) throw publicError('MutuallyExclusiveError', { reason: 'gid cannot be set for a non-POSIX group' });
+    return;
+  }
+  const gid = attrs.gidNumber?.[0];
+  if (gid === undefined) attrs.gidNumber = [String(await allocateId(ctx))];
+  else await checkIdFree(ctx, 'GID', Number(gid));
+  if (!hasClass(attrs, 'posixGroup')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixGroup'];
+}
