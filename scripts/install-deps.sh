@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what dirid and its test suite need: Debian packages (MIT krb5
-# client and KDC for interop tests and benchmarks, SSSD's idp plugin,
-# OpenLDAP clients, dnsmasq for SRV tests) and the npm packages.
+# client and KDC, GSS samples, for interop tests and benchmarks; SSSD with
+# its idp plugin, LDAP and krb5 providers; OpenLDAP clients with SASL
+# GSSAPI, and slapd as a benchmark reference; dnsmasq for SRV tests) and the npm packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(krb5-user krb5-kdc krb5-admin-server sssd-idp sssd-krb5 sssd-proxy libpam-sss pamtester ldap-utils dnsmasq-base curl util-linux)
+debs=(krb5-user krb5-kdc krb5-admin-server krb5-gss-samples sssd-idp sssd-krb5 sssd-proxy sssd-ldap libnss-sss libpam-sss pamtester
+  ldap-utils libsasl2-modules-gssapi-mit slapd dnsmasq-base curl util-linux)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -17,6 +19,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # slapd is a reference for bench/ldap.ts only: no database of its own, no daemon started
+  echo 'slapd slapd/no_configuration boolean true' | debconf-set-selections
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
