@@ -1,9 +1,9 @@
 /**
  * Whether an account may authenticate now: the one place every way in asks
  * (the KDC's AS and TGS exchanges, HTTP Negotiate, password login, and each
- * request on a session cookie), and the one place that looks a principal up
- * by name for authentication. Callers only translate its verdict into their
- * wire form (a KRB-ERROR code, a public error).
+ * request on a session cookie). Callers only translate its verdict into their
+ * wire form (a KRB-ERROR code, a public error). Accounts.find is the
+ * look-up by principal name of lookup.ts.
  *
  * The states, after MIT's KDB and FreeIPA's password policy:
  * - disabled: nsAccountLock is TRUE;
@@ -25,9 +25,9 @@
  * Counters are written only on a failure and on the first success after
  * failures, so a usable account costs no write per login.
  */
-import { escapeFilterValue } from '../directory/filter.js';
 import { generalizedTime } from '../directory/schema.js';
 import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
+import { findPrincipal } from './lookup.js';
 
 export interface Account {
   dn: string;
@@ -178,9 +178,8 @@ export class Accounts {
   ) {}
 
   /** The entry of the principal named `principal` (`name@REALM`); null unless exactly one. */
-  async find(principal: string): Promise<Entry | null> {
-    const res = await this.dir.search({ base: this.dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(principal)})`, sizeLimit: 2 });
-    return res.entries.length === 1 ? res.entries[0]! : null;
+  find(principal: string): Promise<Entry | null> {
+    return findPrincipal(this.dir, principal);
   }
 
   /** The account at `dn`, null when it no longer exists. */

@@ -7,12 +7,15 @@
 import { CommandRegistry, type Services } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
 import { groupCommands, groupObject } from './group.js';
+import { hostCommands, hostObject } from './host.js';
 import { idpObject } from './idp.js';
+import { keytabGetCommand } from './keytab.js';
+import { passwdCommand } from './passwd.js';
 import { pingCommand } from './ping.js';
 import { privilegeCommands, privilegeObject, roleCommands, roleObject } from './role.js';
 import { schemaCommand } from './schema.js';
+import { serviceCommands, serviceObject } from './service.js';
 import { userObject } from './user.js';
-import { hostObject, principalCommands, serviceObject } from './service.js';
 
 export function buildRegistry(services: Services = {}): CommandRegistry {
   const r = new CommandRegistry(services);
@@ -23,7 +26,10 @@ export function buildRegistry(services: Services = {}): CommandRegistry {
     ...groupCommands(),
     ...roleCommands(),
     ...privilegeCommands(),
-    ...principalCommands(),
+    ...serviceCommands(),
+    ...hostCommands(),
+    keytabGetCommand,
+    passwdCommand,
     pingCommand,
     schemaCommand,
   );

@@ -1,14 +1,32 @@
 /**
  * schema: the API contract for clients, with a fingerprint and a TTL so the
- * CLI can cache it per user and per server (specification §9.3).
- * `known_fingerprints` lets a client ask "has it changed?" cheaply.
+ * CLI can cache it per user and per server (docs/conventions.md, "Schema
+ * cache"). `known_fingerprints` lets a client ask "has it changed?" cheaply.
+ * The contract is worked out once per registry, on the first call, and kept
+ * for that registry only.
  */
 import { apiContract, fingerprint, type ApiContract } from '../framework/api.js';
-import type { Command } from '../framework/command.js';
+import type { Command, CommandRegistry } from '../framework/command.js';
 
 export const SCHEMA_TTL_SECONDS = 3600;
 
-let cached: { contract: ApiContract; fingerprint: string } | undefined;
+interface Described {
+  contract: ApiContract;
+  fingerprint: string;
+}
+
+/** Each registry's contract, held only as long as the registry itself. */
+const described = new WeakMap<CommandRegistry, Described>();
+
+function describedOf(registry: CommandRegistry): Described {
+  let d = described.get(registry);
+  if (!d) {
+    const contract = apiContract(registry);
+    d = { contract, fingerprint: fingerprint(contract) };
+    described.set(registry, d);
+  }
+  return d;
+}
 
 export const schemaCommand: Command = {
   name: 'schema',
@@ -26,13 +44,10 @@ export const schemaCommand: Command = {
   access: 'authenticated',
   output: 'custom',
   async run(ctx, _args, opts) {
-    if (!cached) {
-      const contract = apiContract(ctx.registry);
-      cached = { contract, fingerprint: fingerprint(contract) };
-    }
+    const d = describedOf(ctx.registry);
     const known = (opts.known_fingerprints as string[] | undefined) ?? [];
-    const base = { fingerprint: cached.fingerprint, ttl: SCHEMA_TTL_SECONDS, version: ctx.server.version };
-    if (known.includes(cached.fingerprint)) return { result: { ...base, unchanged: true }, summary: null };
-    return { result: { ...base, unchanged: false, ...cached.contract }, summary: null };
+    const base = { fingerprint: d.fingerprint, ttl: SCHEMA_TTL_SECONDS, version: ctx.server.version };
+    if (known.includes(d.fingerprint)) return { result: { ...base, unchanged: true }, summary: null };
+    return { result: { ...base, unchanged: false, ...d.contract }, summary: null };
   },
 };

@@ -1,7 +1,7 @@
 /**
- * What an init step is: a named part of \`dirid-server init\` that creates
+ * What an init step is: a named part of `dirid-server init` that creates
  * its own files and entries, given the options and the new store. init.ts
- * runs the list; kerberos-init.ts contributes its steps.
+ * runs the list; kerberos-init.ts and krb5-conf.ts contribute a step each.
  */
 import type { Directory } from '../directory/types.js';
 import type { DataPaths, ServerConfig } from './config.js';

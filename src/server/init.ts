@@ -1,9 +1,9 @@
 /**
  * `dirid-server init`: creates a realm in a data directory. Refuses to touch
  * an existing realm. Steps run in order and each owns its files and entries:
- * master key, store and tree, administrators, TLS, client files. The
- * Kerberos steps (krbtgt, host/ and HTTP/ principals, krb5.conf,
- * host.keytab) slot into the same list.
+ * master key, store and tree, administrators, the Kerberos principals and
+ * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, client
+ * files.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +15,8 @@ import { DEFAULT_RANGE_SIZE, DEFAULT_SHELL, randomRange, rangeEntries, rangeProb
 import { createCa, issueServerCert } from './pki.js';
 import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
-import { kerberosInitSteps } from './kerberos-init.js';
+import { kerberosInitStep } from './kerberos-init.js';
+import { krb5ConfStep } from './krb5-conf.js';
 import type { InitOptions, InitStep } from './init-step.js';
 
 export type { InitOptions } from './init-step.js';
@@ -117,7 +118,7 @@ const clientFilesStep: InitStep = {
 };
 
 /** Ordered init steps. */
-export const initSteps: InitStep[] = [treeStep, ...kerberosInitSteps, tlsStep, clientFilesStep];
+export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, clientFilesStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);

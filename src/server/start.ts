@@ -25,7 +25,7 @@ import { httpsFetch } from '../oauth/http.js';
 import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
-import { writeKrb5Conf } from './kerberos-init.js';
+import { writeKrb5Conf } from './krb5-conf.js';
 
 export interface StartOptions {
   dataDir: string;

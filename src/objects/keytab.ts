@@ -1,0 +1,46 @@
+/**
+ * The random keys of service and host principals: set when one is added,
+ * and keytab_get, which gives administrators a keytab for one (new random
+ * keys with the next key version, or with --retrieve the current ones).
+ * Users have password keys and get no keytab here.
+ */
+import type { Attributes } from '../directory/types.js';
+import type { Command } from '../framework/command.js';
+import { publicError } from '../framework/errors.js';
+import { findPrincipal, inRealm } from '../account/lookup.js';
+import { keytabFor, parseKeys, randomKeys, serializeKeys } from '../account/keys.js';
+
+/** Gives a new service or host principal random keys (key version 1). */
+export function addRandomKeys(attrs: Attributes): void {
+  attrs.krbPrincipalKey = serializeKeys(randomKeys(1));
+}
+
+export const keytabGetCommand: Command = {
+  name: 'keytab_get',
+  doc: 'Retrieve a keytab for a service or host principal (new random keys unless --retrieve).',
+  args: [{ name: 'principal', type: 'str', label: 'Principal name', doc: 'Service or host principal', required: true, maxLength: 512 }],
+  options: {
+    retrieve: { type: 'bool', flag: true, label: 'Retrieve', doc: 'Return the current keys instead of generating new ones' },
+  },
+  access: { manage: 'service' },
+  output: 'custom',
+  async run(ctx, args, opts) {
+    const wanted = inRealm(String(args[0]), ctx.server.realm);
+    const entry = await findPrincipal(ctx.dir, wanted);
+    if (!entry) throw publicError('NotFound', { reason: `${wanted}: principal not found` });
+    const classes = (entry.attrs.objectClass ?? []).map((c) => c.toLowerCase());
+    if (classes.includes('diruser')) throw publicError('ValidationError', { name: 'principal', error: 'keytabs are for service and host principals, not users' });
+    const name = entry.attrs.krbPrincipalName![0]!;
+    const [components, realm] = [name.slice(0, name.lastIndexOf('@')).split('/'), name.slice(name.lastIndexOf('@') + 1)];
+    let keys = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
+    if (opts.retrieve !== true) {
+      keys = randomKeys(Math.max(0, ...keys.map((k) => k.kvno)) + 1);
+      await ctx.dir.modify(entry.dn, [{ op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keys) }]);
+    }
+    if (keys.length === 0) throw publicError('NotFound', { reason: `${name}: principal has no keys` });
+    return {
+      result: { principal: name, kvno: keys[0]!.kvno, keytab: keytabFor(realm, components, keys) },
+      summary: `Keytab for "${name}" (kvno ${keys[0]!.kvno})`,
+    };
+  },
+};
