@@ -143,10 +143,16 @@ export function failuresAfter(a: Account, policy: LockoutPolicy, now: number): n
   return n + 1;
 }
 
-/** Counter writes per account, one after another: concurrent failures each count. */
-const pending = new Map<string, Promise<void>>();
+/**
+ * Counter writes per account, one after another: concurrent failures each
+ * count. The queues belong to the directory written to, so every Accounts
+ * on one store (the KDC's, the API's) shares them and two stores do not.
+ */
+const queuesOf = new WeakMap<Directory, Map<string, Promise<void>>>();
 
-function serialized(dn: string, write: () => Promise<void>): Promise<void> {
+function serialized(dir: Directory, dn: string, write: () => Promise<void>): Promise<void> {
+  let pending = queuesOf.get(dir);
+  if (!pending) queuesOf.set(dir, (pending = new Map()));
   const next = (pending.get(dn) ?? Promise.resolve()).then(write);
   const settled = next.catch(() => {});
   pending.set(dn, settled);
@@ -201,7 +207,7 @@ export class Accounts {
   /** Counts a wrong password at `now` (users only), from the counters as stored now. */
   failedPassword(a: Account, policy: LockoutPolicy, now: number): Promise<void> {
     if (!a.isUser || policy.maxFailures === 0) return Promise.resolve();
-    return serialized(a.dn, async () => {
+    return serialized(this.dir, a.dn, async () => {
       const e = await this.dir.get(a.dn, COUNTER_ATTRS);
       if (!e) return;
       const n = failuresAfter(accountOf(e), policy, now);
@@ -215,6 +221,6 @@ export class Accounts {
   /** A correct password resets the count; nothing to write (and no promise) when there were no failures. */
   passwordAccepted(a: Account): Promise<void> | undefined {
     if (a.failedLogins === 0) return undefined;
-    return serialized(a.dn, () => modifyIfPresent(this.dir, a.dn, [{ op: 'replace', attr: 'krbLoginFailedCount', values: ['0'] }]));
+    return serialized(this.dir, a.dn, () => modifyIfPresent(this.dir, a.dn, [{ op: 'replace', attr: 'krbLoginFailedCount', values: ['0'] }]));
   }
 }
