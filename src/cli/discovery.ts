@@ -1,6 +1,6 @@
 /**
- * Which servers the client tries, in order (specification §4,
- * PRODUCT-NOTES.md "Server discovery"): the configured xmlrpc_uri, or the
+ * Which servers the client tries, in order (docs/conventions.md, "Server
+ * discovery and -v"): the configured xmlrpc_uri, or the
  * host of `ping --server HOST` alone; then servers from DNS SRV records
  * `_dirid._tcp.<domain>` and `_ldap._tcp.<domain>`, each set ordered by
  * priority and, within a priority, by RFC 2782 weighted random selection.

@@ -1,5 +1,5 @@
 /**
- * The API schema on the client (specification §9.3): fetched with the
+ * The API schema on the client (docs/conventions.md, Schema cache): fetched with the
  * `schema` command, cached per user (under $XDG_CACHE_HOME/dirid or
  * ~/.cache/dirid) and per server with its fingerprint and TTL, reused until
  * the TTL runs out, then revalidated with known_fingerprints. Deleting the

@@ -1,5 +1,5 @@
 /**
- * IdP references (specification §2.1, §2.2, §4.1–4.5): the OAuth 2.0 / OIDC
+ * IdP references (docs/conventions.md: labels, provider templates): the OAuth 2.0 / OIDC
  * identity providers users can be linked to. Declared once; idp-add/del/find/
  * mod/show are derived. What is special lives in the `complete` hook, which
  * sees every add and mod whatever options made it: provider templates, the
@@ -155,7 +155,7 @@ function buildFrom(template: Template, org: string | undefined, base: string | u
 }
 
 /**
- * A template-built reference (specification §2.2): its parameters are the
+ * A template-built reference (docs/conventions.md, Provider templates): its parameters are the
  * ones the template needs, and its endpoints are the ones the template
  * builds from them, on add and after every change of a parameter; an
  * endpoint given otherwise is refused. The issuer, scope and user id
@@ -358,7 +358,7 @@ export const idpObject = defineObject({
   searchAttributes: ['name', 'client_id', 'auth_uri', 'token_uri', 'issuer_url', 'scope'],
   hooks: {
     async complete(ctx, entry) {
-      // the generic provider is the absence of a template (specification §2.2)
+      // the generic provider is the absence of a template (docs/conventions.md, Provider templates)
       if (entry.values('dirIdpProvider')[0] === 'oidc') entry.set('dirIdpProvider', []);
       const provider = entry.values('dirIdpProvider')[0];
       if (provider !== undefined && Object.hasOwn(templates, provider)) applyTemplate(entry, provider as TemplateName);

@@ -1,7 +1,7 @@
 /**
  * dirid's directory schema: attribute types and object classes of users,
  * groups, roles, privileges and IdP references. The product prefix is `dir`
- * (specification §2: object class dirIdpUser, attributes dirIdpSub and
+ * (object class dirIdpUser, attributes dirIdpSub and
  * dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used where
  * one exists.
  */
@@ -27,10 +27,10 @@ export const diridSchema: SchemaDefinition = {
     { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
     { name: 'dirUserAuthType', syntax: 'string', indexed: true },
-    // the link of a user to an external identity (specification §2.3)
+    // the link of a user to an external identity (docs/device-flow.md)
     { name: 'dirIdpSub', syntax: 'exact', singleValue: true, indexed: true },
     { name: 'dirIdpConfigLink', syntax: 'dn', singleValue: true, indexed: true, references: 'restrict' },
-    // IdP references (specification §2.1)
+    // IdP references (docs/conventions.md)
     { name: 'dirIdpProvider', syntax: 'string', singleValue: true },
     { name: 'dirIdpOrg', syntax: 'exact', singleValue: true },
     { name: 'dirIdpBaseUrl', syntax: 'exact', singleValue: true },

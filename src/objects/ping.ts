@@ -1,7 +1,7 @@
 /**
- * ping (specification §2.3.1, §4.7): exercises the whole stack (HTTPS, RPC,
+ * ping (docs/conventions.md): exercises the whole stack (HTTPS, RPC,
  * authentication, dispatch) and reports the server and API versions.
- * Authenticated callers only (§5.1); it reads and writes nothing.
+ * Authenticated callers only; it reads and writes nothing.
  */
 import type { Command } from '../framework/command.js';
 

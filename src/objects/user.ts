@@ -1,6 +1,6 @@
 /**
- * Users, with the link to an external identity (specification §2.3, §3,
- * §4.6): `--user-auth-type`, `--idp` (stored as the DN of the IdP reference
+ * Users, with the link to an external identity (docs/device-flow.md):
+ * `--user-auth-type`, `--idp` (stored as the DN of the IdP reference
  * in dirIdpConfigLink) and `--idp-user-id` (dirIdpSub). Both link attributes
  * are single-valued: a linked user cannot be linked to a second reference
  * until the first link is removed. The object class dirIdpUser comes with a
