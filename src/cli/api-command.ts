@@ -1,7 +1,8 @@
 /**
  * Running an API command from the command line: find a server, get the
  * schema (cache or server), parse the command line against it, prompt for
- * secrets, call, and print. Exit codes: 0 ok, 1 error, 2 not found.
+ * secrets, call, and print. Exit codes: 0 ok, 1 error, 2 not found; a
+ * server's error gets its exit code from cli/errors.ts (serverError).
  */
 import { writeFileSync, chmodSync } from 'node:fs';
 import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
@@ -9,7 +10,7 @@ import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
 import { helpText, parseCommandLine } from './args.js';
 import { loadClientConfig } from './config.js';
 import { firstServerUrl } from './discovery.js';
-import { CliError } from './errors.js';
+import { CliError, serverError } from './errors.js';
 import { formatResult, summaryBlock } from './output.js';
 import { readSecret } from './prompt.js';
 import { currentSchema, type CachedSchema } from './schema-cache.js';
@@ -20,11 +21,8 @@ export interface GlobalOptions {
   verbose: boolean;
 }
 
-const NOT_FOUND = 4001;
-
 function fail(resp: RpcResponse): never {
-  const e = resp.error!;
-  throw new CliError(e.message, e.code === NOT_FOUND ? 2 : 1);
+  throw serverError(resp.error!);
 }
 
 export async function runApiCommand(g: GlobalOptions, cliName: string, argv: string[]): Promise<number> {

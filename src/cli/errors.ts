@@ -1,9 +1,23 @@
-/** An error the CLI reports as `dirid: ERROR: <message>` with an exit code. */
+/**
+ * Errors the CLI reports as `dirid: ERROR: <message>` with an exit code
+ * (0 success, 1 error, 2 not found: contract/errors.ts). A server's error
+ * becomes one in one place, serverError, whose exit code comes from the
+ * error registry's numbers; every path that reports a server's answer
+ * (a command, the schema, a refused login) goes through it.
+ */
+import { ExitCode, exitCodeOf } from '../contract/errors.js';
+import type { RpcError } from '../rpc/codec/types.js';
+
 export class CliError extends Error {
   constructor(
     message: string,
-    readonly exitCode = 1,
+    readonly exitCode: number = ExitCode.error,
   ) {
     super(message);
   }
+}
+
+/** A server's error as the CLI reports it: the server's message, the exit code of its number. */
+export function serverError(e: RpcError): CliError {
+  return new CliError(e.message, exitCodeOf(e.code));
 }

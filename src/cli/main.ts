@@ -6,6 +6,7 @@
  * ticket (or the session cookie it earned).
  */
 import { listCommands, runApiCommand, type GlobalOptions } from './api-command.js';
+import { ExitCode } from '../contract/errors.js';
 import { CliError } from './errors.js';
 
 const USAGE = `usage: dirid [-c FILE] [-v] COMMAND [ARGS] [OPTIONS]
@@ -73,6 +74,6 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`dirid: ERROR: ${msg}\n`);
-    process.exit(err instanceof CliError ? err.exitCode : 1);
+    process.exit(err instanceof CliError ? err.exitCode : ExitCode.error);
   },
 );

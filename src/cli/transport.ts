@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { decodeJsonResponse, encodeJsonRequest } from '../rpc/codec/json.js';
 import { CodecError, type RpcResponse, type WireValue } from '../rpc/codec/types.js';
 import { cacheDir, type ClientConfig } from './config.js';
-import { CliError } from './errors.js';
+import { CliError, serverError } from './errors.js';
 import { NOT_AUTHENTICATED, ticketPrincipal } from './principal.js';
 import { serverCandidates, type SrvLookup } from './discovery.js';
 
@@ -288,18 +288,15 @@ export function decodeReply(r: HttpReply): RpcResponse {
   }
 }
 
-/** Public errors a login refusal may carry (docs/errors.md 1004-1007: the account may not authenticate now). */
-const ACCOUNT_REFUSALS = new Set([1004, 1005, 1006, 1007]);
-
-/** What a 401 says: the account's state when the server names it, else "not authenticated". */
-function refusalMessage(r: HttpReply): string {
+/** A refused call (401): the server's error (not authenticated, or why the account may not authenticate), else "not authenticated". */
+function refusal(r: HttpReply): CliError {
   try {
     const e = decodeJsonResponse(r.body).error;
-    if (e && ACCOUNT_REFUSALS.has(e.code) && typeof e.message === 'string') return e.message;
+    if (e) return serverError(e);
   } catch {
     // not a JSON-RPC answer
   }
-  return NOT_AUTHENTICATED;
+  return new CliError(NOT_AUTHENTICATED);
 }
 
 function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string) => void) | null): Session {
@@ -338,7 +335,7 @@ function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string
         throw e;
       }
       const r = await post(new URL('/dirid/json', origin), ca, body, { ...baseHeaders, Authorization: `Negotiate ${token}` });
-      if (r.status === 401) throw new CliError(refusalMessage(r));
+      if (r.status === 401) throw refusal(r);
       auth.verifyReply?.(serviceHost, r.headers['www-authenticate'] as string | undefined);
       const resp = decodeReply(r);
       saveCookie(origin, resp.principal ?? principal, r.headers['set-cookie']);

@@ -2,14 +2,15 @@
  * Derives X-add, X-del, X-find, X-mod and X-show from an object declaration
  * (FreeIPA's crud/baseldap idea, docs/architecture.md, "How the code is built"). Options, validation, output
  * shaping (labels are applied by clients from the API schema), access rules
- * and the mapping of directory errors to public errors all live here once,
+ * and the mapping of directory errors to public errors (mapDirectoryError,
+ * through writeEntries for every command that writes) all live here once,
  * and so do the rules every object follows: each add and mod ends in one
  * check of the complete entry (required params, then the object's
  * `complete` hook), a delete of several names is one transaction unless
  * --continue, and find returns entries ordered by their primary key.
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
-import { escapeRdnValue, parseDn, sameDn } from '../directory/dn.js';
+import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
 import { canManage } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
@@ -83,15 +84,24 @@ export async function getEntry(ctx: CallContext, obj: ObjectDef, pkey: string): 
   return entry;
 }
 
-/** Maps a directory failure to the public error a user should see. */
+/**
+ * The one mapping of a directory failure to the public error a caller sees,
+ * for every command that writes an object's entries. `pkey` names the
+ * entry the write was about; when the failure names an entry of the same
+ * object (err.dn: the name a rename or an add collides with, the entry of a
+ * batch that failed), that entry is named instead. A value that is not a
+ * DirectoryError, or a code with no public meaning (a fault of the server),
+ * is returned unchanged: the transport logs it and answers InternalError.
+ */
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
   const attrName = err.attr ?? '';
+  const named = err.dn !== undefined && isEntryOf(ctx, obj, err.dn) ? pkeyOfDn(err.dn) : pkey;
   switch (err.code) {
     case 'noSuchObject':
-      return notFound(obj, pkey);
+      return notFound(obj, named);
     case 'entryAlreadyExists':
-      return publicError('DuplicateEntry', { reason: `${obj.labelSingular} with name "${pkey}" already exists` });
+      return publicError('DuplicateEntry', { reason: `${obj.labelSingular} with name "${named}" already exists` });
     case 'referenced':
       return publicError('ReferencedEntry');
     case 'referenceTargetMissing':
@@ -114,6 +124,25 @@ export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string
       return publicError('NotAllowedOnNonLeaf');
     default:
       return err;
+  }
+}
+
+/** Whether `dn` names an entry of `obj` (one directly in its container); false for a DN that does not parse. */
+function isEntryOf(ctx: CallContext, obj: ObjectDef, dn: string): boolean {
+  try {
+    const rdns = parseDn(dn);
+    return rdns.length > 1 && sameDn(formatDn(rdns.slice(1)), containerOf(obj, ctx.dir.baseDn));
+  } catch {
+    return false;
+  }
+}
+
+/** Runs a write of an object's entries; a directory failure leaves as its public error (mapDirectoryError). */
+export async function writeEntries<T>(ctx: CallContext, obj: ObjectDef, pkey: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    throw mapDirectoryError(ctx, obj, pkey, err);
   }
 }
 
@@ -385,11 +414,7 @@ function addCommand(obj: ObjectDef): Command {
       await obj.hooks?.preAdd?.(ctx, attrs, opts, pkey);
       await completeEntry(ctx, obj, new Pending(ctx.dir.schema, null, attrs, null), opts);
       const dn = dnOf(obj, ctx.dir.baseDn, pkey);
-      try {
-        await ctx.dir.add(dn, attrs);
-      } catch (err) {
-        throw mapDirectoryError(ctx, obj, pkey, err);
-      }
+      await writeEntries(ctx, obj, pkey, () => ctx.dir.add(dn, attrs));
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: `Added ${obj.labelSingular} "${pkey}"` };
     },
@@ -404,12 +429,7 @@ async function deleteEntries(ctx: CallContext, obj: ObjectDef, pkeys: readonly s
     await obj.hooks?.preDel?.(ctx, entry);
     entries.push(entry);
   }
-  try {
-    await ctx.dir.batch(entries.map((e) => ({ kind: 'delete' as const, dn: e.dn })));
-  } catch (err) {
-    const failing = err instanceof DirectoryError && err.dn ? entries.find((e) => sameDn(e.dn, err.dn!)) : undefined;
-    throw mapDirectoryError(ctx, obj, failing ? pkeyOfDn(failing.dn) : pkeys[0]!, err);
-  }
+  await writeEntries(ctx, obj, pkeys[0]!, () => ctx.dir.batch(entries.map((e) => ({ kind: 'delete' as const, dn: e.dn }))));
 }
 
 function delCommand(obj: ObjectDef): Command {
@@ -571,17 +591,11 @@ function modCommand(obj: ObjectDef): Command {
         throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });
       }
       if (effective.length === 0 && newName === undefined) throw publicError('EmptyModlist');
-      try {
-        const ops: Parameters<typeof ctx.dir.batch>[0] = [];
-        if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
-        if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
-        await ctx.dir.batch(ops);
-      } catch (err) {
-        if (err instanceof DirectoryError && err.code === 'entryAlreadyExists' && newName !== undefined) {
-          throw publicError('DuplicateEntry', { reason: `${obj.labelSingular} with name "${newName}" already exists` });
-        }
-        throw mapDirectoryError(ctx, obj, pkey, err);
-      }
+      const ops: Parameters<typeof ctx.dir.batch>[0] = [];
+      if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
+      // a rename onto a taken name fails naming that name (the DN it collides with)
+      if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
+      await writeEntries(ctx, obj, pkey, () => ctx.dir.batch(ops));
       const finalName = newName ?? pkey;
       const updated = await getEntry(ctx, obj, finalName);
       return {

@@ -1,54 +1,68 @@
 /**
  * The public error registry: every error a client can see, with a stable
- * number, a name and a message template, listed in docs/errors.md. Numbers
- * are grouped: 900s protocol, 1000s authentication, 2000s authorization,
- * 3000s invocation, 4000s execution. Anything not registered reaches the wire
- * as InternalError without detail; the detail goes to the server log.
+ * number, a name and a message template, listed in docs/errors.md. Names,
+ * numbers and CLI exit codes are the wire contract and live in
+ * contract/errors.ts (the client reads them there); this module adds the
+ * message templates and raises them (PublicError). Anything not registered
+ * reaches the wire as InternalError without detail; the detail goes to the
+ * server log.
  *
  * Each transport maps a PublicError to its wire form in exactly one place
- * (rpc/errors.ts for JSON-RPC and XML-RPC, kdc for KRB-ERROR, cli for exit codes).
+ * (rpc/errors.ts for JSON-RPC and XML-RPC, kdc/kdc-error.ts for KRB-ERROR,
+ * cli/errors.ts for messages and exit codes); directory failures become
+ * public errors in one place too (crud.ts, mapDirectoryError).
  */
+import { errorCodes, type ErrorName } from '../contract/errors.js';
 
-export const errorRegistry = {
+export type { ErrorName };
+
+/** The message template of each public error; `{param}` is filled from the error's params. */
+const templates = {
   // 900s: protocol
-  InternalError: { code: 903, template: 'an internal error has occurred' },
-  CommandError: { code: 905, template: "unknown command '{name}'" },
-  ProtocolError: { code: 909, template: 'invalid request: {reason}' },
-  VersionError: { code: 911, template: "API version '{client}' is newer than the server's '{server}'" },
+  InternalError: 'an internal error has occurred',
+  CommandError: "unknown command '{name}'",
+  ProtocolError: 'invalid request: {reason}',
   // 1000s: authentication
-  NotAuthenticated: { code: 1001, template: 'Insufficient access: not authenticated' },
-  InvalidCredentials: { code: 1002, template: 'Insufficient access: invalid user name or password' },
-  SessionExpired: { code: 1003, template: 'Insufficient access: session expired' },
+  NotAuthenticated: 'Insufficient access: not authenticated',
+  InvalidCredentials: 'Insufficient access: invalid user name or password',
   // an account that may not authenticate now (account/state.ts), on every way in
-  AccountDisabled: { code: 1004, template: 'Insufficient access: account disabled' },
-  AccountLocked: { code: 1005, template: 'Insufficient access: account locked after too many failed logins' },
-  AccountExpired: { code: 1006, template: 'Insufficient access: account expired' },
-  PasswordExpired: { code: 1007, template: 'Insufficient access: password expired' },
+  AccountDisabled: 'Insufficient access: account disabled',
+  AccountLocked: 'Insufficient access: account locked after too many failed logins',
+  AccountExpired: 'Insufficient access: account expired',
+  PasswordExpired: 'Insufficient access: password expired',
   // 2000s: authorization
-  ACIError: { code: 2100, template: 'Insufficient access: {info}' },
+  ACIError: 'Insufficient access: {info}',
   // 3000s: invocation
-  ArgumentCountError: { code: 3002, template: '{command} takes {expected} argument(s), {given} given' },
-  OptionError: { code: 3004, template: "unknown option '{option}'" },
-  MutuallyExclusiveError: { code: 3005, template: '{reason}' },
-  RequirementError: { code: 3007, template: "'{name}' is required" },
-  ValidationError: { code: 3009, template: "invalid '{name}': {error}" },
+  ArgumentCountError: '{command} takes {expected} argument(s), {given} given',
+  OptionError: "unknown option '{option}'",
+  MutuallyExclusiveError: '{reason}',
+  RequirementError: "'{name}' is required",
+  ValidationError: "invalid '{name}': {error}",
   // 4000s: execution
-  NotFound: { code: 4001, template: '{reason}' },
-  DuplicateEntry: { code: 4002, template: '{reason}' },
-  AttrValueNotFound: { code: 4022, template: '{attr} does not contain \'{value}\'' },
-  EmptyModlist: { code: 4202, template: 'no modifications to be performed' },
-  DatabaseError: { code: 4203, template: '{desc}' },
-  ObjectclassViolation: { code: 4205, template: 'attribute "{attr}" not allowed' },
-  NotAllowedOnNonLeaf: { code: 4207, template: 'Not allowed on non-leaf entry' },
-  ReferencedEntry: { code: 4210, template: 'This entry is being referenced by other entries' },
-  OnlyOneValueAllowed: { code: 4305, template: '{attr}: Only one value allowed.' },
-  AlreadyMember: { code: 4306, template: '{reason}' },
-  SchemaUpToDate: { code: 4308, template: 'Schema is up to date (fingerprint \'{fingerprint}\', TTL {ttl} s)' },
-  LimitsExceeded: { code: 4310, template: 'limits exceeded for this query' },
-  DiscoveryError: { code: 4330, template: 'OIDC discovery at {url} failed: {reason}' },
-} as const satisfies Record<string, { code: number; template: string }>;
+  NotFound: '{reason}',
+  DuplicateEntry: '{reason}',
+  AttrValueNotFound: "{attr} does not contain '{value}'",
+  EmptyModlist: 'no modifications to be performed',
+  DatabaseError: '{desc}',
+  ObjectclassViolation: 'attribute "{attr}" not allowed',
+  NotAllowedOnNonLeaf: 'Not allowed on non-leaf entry',
+  ReferencedEntry: 'This entry is being referenced by other entries',
+  OnlyOneValueAllowed: '{attr}: Only one value allowed.',
+  DiscoveryError: 'OIDC discovery at {url} failed: {reason}',
+} as const satisfies Record<ErrorName, string>;
 
-export type ErrorName = keyof typeof errorRegistry;
+export interface RegistryEntry {
+  /** the stable number */
+  readonly code: number;
+  readonly template: string;
+  /** what `dirid` exits with on this error */
+  readonly exit: number;
+}
+
+/** Every public error by name: number and exit code from the contract, template from here. */
+export const errorRegistry: { readonly [K in ErrorName]: RegistryEntry } = Object.fromEntries(
+  (Object.keys(errorCodes) as ErrorName[]).map((name) => [name, { ...errorCodes[name], template: templates[name] }]),
+) as { readonly [K in ErrorName]: RegistryEntry };
 
 /** Values substituted into a template; also sent as the error's data. */
 export type ErrorParams = Record<string, string | number>;

@@ -3,8 +3,9 @@
  * derived from a declaration of which kinds of members an object takes.
  * Members are DNs in a `member` attribute; `direction: 'reverse'` stores the
  * object's DN in the target's `member` instead (a privilege lists its roles).
+ * A directory failure of the write becomes its public error as in crud.ts.
  */
-import { commonOptions, containerOf, dnOf, getEntry, outputEntry, pkeyOfDn, withArticle } from './crud.js';
+import { commonOptions, containerOf, dnOf, getEntry, outputEntry, pkeyOfDn, withArticle, writeEntries } from './crud.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
 import type { Entry } from '../directory/types.js';
@@ -57,7 +58,8 @@ async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKi
         failed[k.kind]!.push([name, 'A group may not be a member of itself']);
         continue;
       }
-      await ctx.dir.modify(holder.dn, [{ op: add ? 'add' : 'delete', attr: 'member', values: [value] }]);
+      const holderObj = k.direction === 'reverse' ? target : obj;
+      await writeEntries(ctx, holderObj, k.direction === 'reverse' ? name : pkey, () => ctx.dir.modify(holder.dn, [{ op: add ? 'add' : 'delete', attr: 'member', values: [value] }]));
       if (holder === entry) entry.attrs.member = add ? [...(entry.attrs.member ?? []), value] : (entry.attrs.member ?? []).filter((m) => m !== value);
       completed++;
     }

@@ -3,7 +3,9 @@
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
  * and `/dirid/session/login_kerberos`. It authenticates, decodes, dispatches
- * to the framework and encodes; errors reach the wire through rpc/errors.ts.
+ * to the framework and encodes. Every error it answers with, whatever the
+ * endpoint (JSON-RPC, XML-RPC, a 401 refusal, a login's text answer, a
+ * failure outside any command), takes its wire form from rpc/errors.ts.
  * Every call is logged as one line without argument values. Whether an
  * account may authenticate is account/state.ts's to say, on every way in
  * (password login, Negotiate, each request on a session cookie); an
@@ -12,12 +14,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallContext, CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
 import { dispatch } from '../framework/dispatch.js';
-import { publicError, PublicError, type ErrorName } from '../framework/errors.js';
+import { publicError, type PublicError } from '../framework/errors.js';
 import { describeRefusal, type Refusal } from '../account/state.js';
-import { CodecError, type RpcRequest, type RpcResponse, type WireValue } from './codec/types.js';
+import type { RpcRequest, RpcResponse, WireValue } from './codec/types.js';
 import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
-import { errorToWire } from './errors.js';
+import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -52,25 +54,16 @@ export class AuthRefusal extends Error {
  * would protect nothing, and the user learns why they cannot log in. A
  * password's expiry is told only to whoever gave that password.
  */
-const refusalErrors = {
-  disabled: 'AccountDisabled',
-  locked: 'AccountLocked',
-  expired: 'AccountExpired',
-  'password-expired': 'PasswordExpired',
-} as const satisfies Record<Refusal['state'], ErrorName>;
+const refusalErrors: Record<Refusal['state'], () => PublicError> = {
+  disabled: () => publicError('AccountDisabled'),
+  locked: () => publicError('AccountLocked'),
+  expired: () => publicError('AccountExpired'),
+  'password-expired': () => publicError('PasswordExpired'),
+};
 
 export function accountRefusal(v: Refusal): AuthRefusal {
-  return new AuthRefusal(publicError(refusalErrors[v.state]), describeRefusal(v));
+  return new AuthRefusal(refusalErrors[v.state](), describeRefusal(v));
 }
-
-/** `X-Dirid-Rejection-Reason` of a refused password login, FreeIPA's names where it has one. */
-const rejectionReasons: Partial<Record<ErrorName, string>> = {
-  InvalidCredentials: 'invalid-password',
-  AccountDisabled: 'account-disabled',
-  AccountLocked: 'user-locked',
-  AccountExpired: 'krbprincipal-expired',
-  PasswordExpired: 'password-expired',
-};
 
 export interface RpcServerOptions {
   registry: CommandRegistry;
@@ -174,8 +167,16 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   const encode = (enc: Encoding, r: RpcResponse) => (enc === 'json' ? encodeJsonResponse(r) : encodeXmlResponse(r));
   const contentType = (enc: Encoding) => (enc === 'json' ? 'application/json; charset=utf-8' : 'text/xml; charset=utf-8');
 
-  function errorResponse(enc: Encoding, err: PublicError, id: WireValue, principal: Principal | null): string {
-    return encode(enc, { result: null, error: errorToWire(err), id, principal: principal?.name ?? null, version: opts.server.version });
+  /** The envelope of an error: anything thrown, in its one wire form (rpc/errors.ts). */
+  function errorResponse(enc: Encoding, err: unknown, id: WireValue, principal: Principal | null): { body: string; name: string; code: number } {
+    const error = toRpcError(err, opts.log);
+    return { body: encode(enc, { result: null, error, id, principal: principal?.name ?? null, version: opts.server.version }), name: error.name, code: error.code };
+  }
+
+  /** The encoding the endpoint of a request target answers in; null for the others (login endpoints, targets that do not parse), which answer in text. */
+  function encodingOf(target: string | undefined): Encoding | null {
+    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec((target ?? '/').split('?')[0]!);
+    return m ? (m[1] as Encoding) : null;
   }
 
   /** The Referer must point into our own /dirid/ tree (CSRF protection). */
@@ -198,15 +199,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       const result = await dispatch(ctx, request.method, request.args, request.options);
       responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
     } catch (err) {
-      let pub: PublicError;
-      if (err instanceof PublicError) pub = err;
-      else if (err instanceof CodecError) pub = publicError('ProtocolError', { reason: err.message });
-      else {
-        pub = publicError('InternalError');
-        opts.log(`${new Date().toISOString()} error internal ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      }
-      outcome = `${pub.errorName}(${pub.code})`;
-      responseBody = errorResponse(enc, pub, request?.id ?? null, principal);
+      const answer = errorResponse(enc, err, request?.id ?? null, principal);
+      outcome = `${answer.name}(${answer.code})`;
+      responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     opts.log(
@@ -216,7 +211,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   }
 
   function refused(enc: Encoding, res: ServerResponse, err: PublicError, negotiate: boolean): void {
-    send(res, 401, contentType(enc), errorResponse(enc, err, null, null), negotiate ? { 'WWW-Authenticate': 'Negotiate' } : {});
+    send(res, 401, contentType(enc), errorResponse(enc, err, null, null).body, negotiate ? { 'WWW-Authenticate': 'Negotiate' } : {});
   }
 
   function unauthenticated(enc: Encoding, res: ServerResponse, negotiate: boolean): void {
@@ -243,9 +238,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
             : new AuthRefusal(publicError('InvalidCredentials'), 'user name or password missing or too long');
         const who = JSON.stringify(user.slice(0, 64));
         if (outcome instanceof AuthRefusal) {
-          const err = outcome.publicError;
-          opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=denied error=${err.errorName}(${err.code}) reason=${JSON.stringify(outcome.message)}`);
-          return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReasons[err.errorName] ?? 'denied' });
+          const err = toRpcError(outcome.publicError, opts.log);
+          opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=denied error=${err.name}(${err.code}) reason=${JSON.stringify(outcome.message)}`);
+          return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReason(err) });
         }
         opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': opts.sessions.cookieFor(outcome) });
@@ -255,8 +250,8 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         await readBody(req);
         const outcome = await negotiateFrom(req);
         if (!outcome || outcome instanceof AuthRefusal) {
-          const message = outcome ? outcome.publicError.message : 'Insufficient access: not authenticated';
-          return send(res, 401, 'text/plain; charset=utf-8', `${message}\n`, { 'WWW-Authenticate': 'Negotiate' });
+          const err = toRpcError(outcome ? outcome.publicError : publicError('NotAuthenticated'), opts.log);
+          return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'WWW-Authenticate': 'Negotiate' });
         }
         const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
@@ -315,8 +310,10 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         send(res, err.status, 'text/plain; charset=utf-8', `${err.message}\n`, err.status === 413 ? { Connection: 'close' } : {});
         return;
       }
-      opts.log(`${new Date().toISOString()} error http ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+      // a failure outside any command: the endpoint's own form of InternalError, the detail in the log
+      const enc = encodingOf(req.url);
+      if (enc) send(res, 500, contentType(enc), errorResponse(enc, err, null, null).body);
+      else send(res, 500, 'text/plain; charset=utf-8', `${toRpcError(err, opts.log).message}\n`);
     });
   };
 }

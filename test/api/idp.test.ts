@@ -178,7 +178,7 @@ for (const encoding of ['json', 'xml'] as const) {
       assert.equal(ren.value, 'renamed');
       assert.deepEqual(ren.result.cn, ['renamed']);
       await rejects(admin.call('idp_show', ['second']), 4001);
-      await rejects(admin.call('idp_mod', ['renamed'], { rename: 'generic' }), 4002);
+      await rejects(admin.call('idp_mod', ['renamed'], { rename: 'generic' }), 4002, 'IdP reference with name "generic" already exists');
       await rejects(admin.call('idp_mod', ['nope'], { scope: 'x' }), 4001, 'nope: IdP reference not found');
       const m = await admin.call('idp_mod', ['renamed'], { rights: true, all: true, client_id: 'new-id' });
       assert.equal(m.result.attributelevelrights.diridpclientid, 'rscwo');

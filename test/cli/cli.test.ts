@@ -118,6 +118,18 @@ describe('dirid command-line client', () => {
     assert.equal((await dirid(['idp-del', 'keycloak'])).code, 0);
   });
 
+  it("a server's error: exit 2 when what was named does not exist, 1 for any other", async () => {
+    const missing = await dirid(['user-show', 'nosuchuser']);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.equal(missing.stderr, 'dirid: ERROR: nosuchuser: user not found\n');
+    const twice = await dirid(['user-add', 'alice', '--first', 'Alice', '--last', 'Again']);
+    assert.equal(twice.code, 1);
+    assert.equal(twice.stderr, 'dirid: ERROR: user with name "alice" already exists\n');
+    const nothing = await dirid(['user-mod', 'alice', '--first', 'Alice']);
+    assert.equal(nothing.code, 1);
+    assert.equal(nothing.stderr, 'dirid: ERROR: no modifications to be performed\n');
+  });
+
   it('prompts twice without echo for --secret on a terminal', async () => {
     const script = `node ${DIRID} -c ${conf} idp-add ptyidp --provider github --client-id c --secret`;
     const child = spawn('script', ['-qfec', script, '/dev/null'], { env: { ...process.env, ...env } });
