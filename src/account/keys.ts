@@ -53,3 +53,8 @@ export function keytabFor(realm: string, components: string[], keys: StoredKey[]
   const now = Math.floor(Date.now() / 1000);
   return writeKeytab(keys.map((k) => ({ realm, components, nameType: components.length > 1 ? 3 : 1, timestamp: now, kvno: k.kvno, etype: k.etype, key: k.key })));
 }
+
+/** The stored keys of a new service or host principal: random, key version 1. */
+export function newRandomKeys(): string[] {
+  return serializeKeys(randomKeys(1));
+}

@@ -1,5 +1,5 @@
 /**
- * Client configuration (ARCHITECTURE.md "Contracts"): `/etc/dirid/default.conf`,
+ * Client configuration (docs/architecture.md "Contracts"): `/etc/dirid/default.conf`,
  * then `~/.dirid/default.conf` (later files win key by key), or only
  * `dirid -c FILE`. Section [global]: xmlrpc_uri (https, required), realm
  * (required), domain (default: the realm in lower case), server, ca_file

@@ -1,6 +1,6 @@
 /**
  * Printing command results as administrators of identity servers expect
- * (PRODUCT-NOTES.md "Output"): summaries between dash lines as long as the
+ * (docs/conventions.md "Output"): summaries between dash lines as long as the
  * text; entries with a two-space indent and labels in the object's field
  * order; `--all` with `dn:` first and unlabelled extras after, sorted;
  * `--raw` with attribute names and one value per line; find counts;
@@ -98,7 +98,7 @@ function failureLines(failed: unknown): string[] {
 /**
  * Formats one command result; `kind` is the command's output kind from the
  * schema (entry, entries, deleted, summary, custom). Find with no match
- * exits 1 (PRODUCT-NOTES.md), and so do a membership change with failures
+ * exits 1 (docs/conventions.md), and so do a membership change with failures
  * and a `--continue` delete that could not delete every name.
  */
 export function formatResult(kind: string, objectName: string | null, result: Record<string, unknown>, contract: ApiContract, o: OutputOptions): CommandOutput {

@@ -1,5 +1,5 @@
 /**
- * Talking to dirid servers over HTTPS (ARCHITECTURE.md "Contracts"):
+ * Talking to dirid servers over HTTPS (docs/architecture.md "Contracts"):
  * trusting only the realm's CA (`ca_file`), with a `Referer` under the
  * server's own `/dirid/` (CSRF rule), `User-Agent: dirid/<version>` and
  * `Accept-Language` from the locale. The client speaks JSON-RPC — one

@@ -6,7 +6,7 @@
 import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
 import { defineObject } from '../framework/object.js';
-import { addRandomKeys } from './keytab.js';
+import { newRandomKeys } from '../account/keys.js';
 
 const FQDN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
@@ -31,7 +31,7 @@ export const hostObject = defineObject({
     async preAdd(ctx, attrs, _options, pkey) {
       attrs.cn = [pkey];
       attrs.krbPrincipalName = [`host/${pkey}@${ctx.server.realm}`];
-      addRandomKeys(attrs);
+      attrs.krbPrincipalKey = newRandomKeys();
     },
     async postRead(_ctx, entry, out) {
       if (entry.attrs.krbPrincipalName) out.principal = entry.attrs.krbPrincipalName;

@@ -4,16 +4,13 @@
  * keys with the next key version, or with --retrieve the current ones).
  * Users have password keys and get no keytab here.
  */
-import type { Attributes } from '../directory/types.js';
 import type { Command } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
+import { writeEntries } from '../framework/crud.js';
+import { hostObject } from './host.js';
+import { serviceObject } from './service.js';
 import { findPrincipal, inRealm } from '../account/lookup.js';
 import { keytabFor, parseKeys, randomKeys, serializeKeys } from '../account/keys.js';
-
-/** Gives a new service or host principal random keys (key version 1). */
-export function addRandomKeys(attrs: Attributes): void {
-  attrs.krbPrincipalKey = serializeKeys(randomKeys(1));
-}
 
 export const keytabGetCommand: Command = {
   name: 'keytab_get',
@@ -35,7 +32,8 @@ export const keytabGetCommand: Command = {
     let keys = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
     if (opts.retrieve !== true) {
       keys = randomKeys(Math.max(0, ...keys.map((k) => k.kvno)) + 1);
-      await ctx.dir.modify(entry.dn, [{ op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keys) }]);
+      const obj = classes.includes('dirhost') ? hostObject : serviceObject;
+      await writeEntries(ctx, obj, name, () => ctx.dir.modify(entry.dn, [{ op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keys) }]));
     }
     if (keys.length === 0) throw publicError('NotFound', { reason: `${name}: principal has no keys` });
     return {

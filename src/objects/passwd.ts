@@ -5,7 +5,7 @@
  */
 import { canManage, isAdmin } from '../framework/access.js';
 import type { Command } from '../framework/command.js';
-import { getEntry } from '../framework/crud.js';
+import { getEntry, writeEntries } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
 import { hashPassword } from './password.js';
 import { passwordKeyMods, userObject } from './user.js';
@@ -29,7 +29,8 @@ export const passwdCommand: Command = {
     const password = String(args[1]);
     if (password.length < 8) throw publicError('ValidationError', { name: 'password', error: 'must be at least 8 characters' });
     const entry = await getEntry(ctx, userObject, login);
-    await ctx.dir.modify(entry.dn, [{ op: 'replace', attr: 'userPassword', values: [await hashPassword(password)] }, ...(await passwordKeyMods(ctx, entry, password))]);
+    const mods = [{ op: 'replace' as const, attr: 'userPassword', values: [await hashPassword(password)] }, ...(await passwordKeyMods(ctx, entry, password))];
+    await writeEntries(ctx, userObject, login, () => ctx.dir.modify(entry.dn, mods));
     return { result: null, value: login, summary: `Changed password for "${login}@${ctx.server.realm}"` };
   },
 };

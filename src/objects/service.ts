@@ -8,7 +8,7 @@ import { crudCommands } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { inRealm } from '../account/lookup.js';
-import { addRandomKeys } from './keytab.js';
+import { newRandomKeys } from '../account/keys.js';
 
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}\/[A-Za-z0-9.-]{1,253}(@[A-Z0-9.-]{1,253})?$/;
 
@@ -39,7 +39,7 @@ export const serviceObject = defineObject({
   hooks: {
     async preAdd(ctx, attrs, _options, pkey) {
       if (!pkey.endsWith(`@${ctx.server.realm}`)) throw publicError('ValidationError', { name: 'principal', error: `must be in realm ${ctx.server.realm}` });
-      addRandomKeys(attrs);
+      attrs.krbPrincipalKey = newRandomKeys();
     },
   },
 });
