@@ -9,7 +9,7 @@
  * number, and a received token must carry exactly the next number expected.
  */
 import { randomInt } from 'node:crypto';
-import { acceptApReq, ApError, makeApRep, type AcceptedAp } from './ap-exchange.js';
+import { acceptApReq, ApError, makeApRep, SKEW_MS, type AcceptedAp } from './ap-exchange.js';
 import type { EncApRepPart } from './asn1/ap-req.js';
 import { Asn1Error } from './asn1/der.js';
 import { decodeGssChecksum, decodeInitialContextToken, encodeKrb5Token, GssFlag, Oid, TokId } from './asn1/gss.js';
@@ -27,7 +27,7 @@ export interface GssContextInit {
   sendSeq: number;
   /** the sequence number the peer's first token must carry */
   recvSeq: number;
-  /** when the ticket ends (ms since the epoch); tokens are refused after it */
+  /** when the context ends (ms since the epoch); tokens are refused after it */
   expires?: number;
   now?: () => number;
 }
@@ -119,7 +119,7 @@ export interface AcceptedContext {
   mutual: boolean;
   /** the token to send back: the AP-REP, when mutual */
   outputToken?: Buffer;
-  /** the end of the ticket */
+  /** the end of the ticket (the context takes tokens until the clock skew after it) */
   expires: Date;
   /** channel-binding hash the initiator sent (zeros when none); not checked */
   bindings: Buffer;
@@ -170,16 +170,18 @@ export async function acceptSecContext(tokenBytes: Uint8Array, o: AcceptSecConte
   const mutual = (gss.flags & GssFlag.MUTUAL) !== 0 || accepted.mutual;
   const expires = accepted.ticket.endtime;
   const common = { client: accepted.client, server: accepted.server, mech, flags: gss.flags, expires, bindings: gss.bindings, ...(gss.delegation ? { delegation: gss.delegation } : {}) };
+  // the ticket was accepted up to the clock skew past its end; the context lives as long
+  const end = expires.getTime() + SKEW_MS;
   if (!mutual) {
     // with no AP-REP to carry our own number, both directions start from the initiator's (as MIT does)
-    const context = new GssContext({ keys: { role: 'acceptor', initiatorKey }, sendSeq: recvSeq, recvSeq, expires: expires.getTime(), now });
+    const context = new GssContext({ keys: { role: 'acceptor', initiatorKey }, sendSeq: recvSeq, recvSeq, expires: end, now });
     return { ...common, context, mutual: false };
   }
   const sendSeq = randomInt(0, 0x40000000);
   const acceptorSubkey = o.acceptorSubkey === false ? undefined : profile(initiatorKey.etype).randomKey();
   const apRep = encodeKrb5Token(TokId.AP_REP, makeApRep(accepted, sendSeq, acceptorSubkey), mech);
   const keys: TokenKeys = { role: 'acceptor', initiatorKey, ...(acceptorSubkey ? { acceptorSubkey } : {}) };
-  const context = new GssContext({ keys, sendSeq, recvSeq, expires: expires.getTime(), now });
+  const context = new GssContext({ keys, sendSeq, recvSeq, expires: end, now });
   return { ...common, context, mutual: true, outputToken: apRep };
 }
 

@@ -30,7 +30,7 @@ const ALL = SaslLayer.NONE | SaslLayer.INTEGRITY | SaslLayer.CONFIDENTIALITY;
 const saslError = (code?: SaslGssapiErrorCode) => (e: unknown) => e instanceof SaslGssapiError && (code === undefined || e.code === code);
 
 /** A service key and a ticket for alice under it, as a KDC would issue. */
-function issue(etype: number, client = 'alice') {
+function issue(etype: number, client = 'alice', endsInMs = 3_600_000) {
   const p = profile(etype);
   const serviceKey = p.randomKey();
   const sessionKey = p.randomKey();
@@ -42,7 +42,7 @@ function issue(etype: number, client = 'alice') {
     cname: { nameType: NameType.PRINCIPAL, nameString: [client] },
     transited: { type: 1, contents: Buffer.alloc(0) },
     authtime: new Date(now - 60_000),
-    endtime: new Date(now + 3_600_000),
+    endtime: new Date(now + endsInMs),
   });
   const ticket = decodeTicket(encodeTicket({ realm: REALM, sname: { nameType: NameType.SRV_HST, nameString: ['ldap', 'ldap.example.test'] }, encPart: { etype, kvno: 3, cipher: p.encrypt(serviceKey, KeyUsage.TICKET, enc) } }));
   const keyFor = async (server: string, e: number, kvno: number | undefined): Promise<EncryptionKey | null> => (server === SERVICE && e === etype && kvno === 3 ? serviceKey : null);
@@ -199,6 +199,13 @@ describe('SASL GSSAPI server: the exchange', () => {
     assert.equal(client.ctx!.unwrap(f!).message.toString(), 'hi');
   });
 
+  it('a ticket that ended within the clock skew still gets through the whole exchange', async () => {
+    const t = issue(18, 'alice', -120_000);
+    const { server, client } = await toOffer(t);
+    assert.equal((await server.step(client.choose(SaslLayer.CONFIDENTIALITY, 1000))).done, true);
+    assert.equal(server.decode(client.ctx!.wrap(Buffer.from('late'), { conf: true })).toString(), 'late');
+  });
+
   it('a client that sends no initial response gets one empty challenge', async () => {
     const t = issue(18);
     const server = serverFor(t);
@@ -338,6 +345,21 @@ describe('SASL GSSAPI server: refusals', () => {
       await refused(() => x.server.decode(mangle(x.client.ctx!.wrap(Buffer.from('some request'), { conf: r(2) === 1 }))));
     }
     assert.ok(accepted < 10, `${accepted} mangled tokens accepted`);
+  });
+
+  it('mangled AP-REQ tokens end in SaslGssapiError or a harmless success, never another exception', async () => {
+    const r = prng(1964);
+    const t = issue(20);
+    const good = new Client(t).firstToken();
+    for (let i = 0; i < 2000; i++) {
+      const m = Buffer.from(good.subarray(0, r(good.length + 1)));
+      for (let k = 1 + r(6); k > 0 && m.length; k--) m[r(m.length)] ^= 1 + r(255);
+      try {
+        await serverFor(t).step(m);
+      } catch (e) {
+        assert.ok(e instanceof SaslGssapiError, String(e));
+      }
+    }
   });
 
   it('the options are checked when the server is made', () => {
