@@ -77,6 +77,7 @@ export class SaslGssapiServer {
   private emptyStart = false;
   private ctx: GssContext | undefined;
   private principal: string | undefined;
+  private ticketEnd: Date | undefined;
   private chosen = 0;
   private clientMax = 0;
   private readonly offered: number;
@@ -94,6 +95,11 @@ export class SaslGssapiServer {
   /** the client principal, once the Kerberos context is established */
   get client(): string | undefined {
     return this.principal;
+  }
+
+  /** the end of the client's ticket, once the context is established: the layer's tokens stop working a clock skew later */
+  get expires(): Date | undefined {
+    return this.ticketEnd;
   }
 
   /** the negotiated layer (0 until done) */
@@ -144,6 +150,7 @@ export class SaslGssapiServer {
         const a = await acceptSecContext(token, this.o);
         this.ctx = a.context;
         this.principal = a.client;
+        this.ticketEnd = a.expires;
         if (a.outputToken) {
           this.state = 'await-empty';
           return { done: false, serverToken: a.outputToken };

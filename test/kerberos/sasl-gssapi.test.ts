@@ -118,6 +118,7 @@ async function toOffer(t: Issued, layers = ALL, o: { mutual?: boolean; maxBuffer
   if (o.mutual ?? true) {
     client.apRep(out);
     assert.equal(server.client, `alice@${REALM}`, 'the principal is known once the context is');
+    assert.ok(server.expires instanceof Date);
     out = challenge(await server.step(Buffer.alloc(0)));
   }
   return { server, client, offer: client.offer(out), offerToken: out };
@@ -202,6 +203,7 @@ describe('SASL GSSAPI server: the exchange', () => {
   it('a ticket that ended within the clock skew still gets through the whole exchange', async () => {
     const t = issue(18, 'alice', -120_000);
     const { server, client } = await toOffer(t);
+    assert.ok(server.expires!.getTime() < Date.now());
     assert.equal((await server.step(client.choose(SaslLayer.CONFIDENTIALITY, 1000))).done, true);
     assert.equal(server.decode(client.ctx!.wrap(Buffer.from('late'), { conf: true })).toString(), 'late');
   });
