@@ -7,6 +7,7 @@
  * the established context's per-message operations (gss-tokens.ts) with the
  * sequence numbers kept here: each side counts up from its own initial
  * number, and a received token must carry exactly the next number expected.
+ * A context takes no tokens once its ticket has ended (plus the clock skew).
  */
 import { randomInt } from 'node:crypto';
 import { acceptApReq, ApError, makeApRep, SKEW_MS, type AcceptedAp } from './ap-exchange.js';
