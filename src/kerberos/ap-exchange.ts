@@ -3,12 +3,14 @@
  * authenticator decrypts with the ticket's session key and names the
  * ticket's client, its time is within the clock skew, the ticket is within
  * its times, and the authenticator is not a replay) and building the AP-REP
- * for mutual authentication; plus the initiator side for clients. The one
- * AP-REQ verification of the project: HTTP Negotiate, the KDC's TGS exchange
- * (§3.3.2) and FAST armor (RFC 6113 §5.4.1.1) all use {@link verifyApReq};
- * they differ only in how they open the ticket.
+ * for mutual authentication (with the acceptor's sequence number and subkey
+ * a GSS-API context needs); plus the initiator side for clients. The one
+ * AP-REQ verification of the project: HTTP Negotiate, the GSS-API acceptor
+ * (gss-context.ts, for SASL GSSAPI), the KDC's TGS exchange (§3.3.2) and FAST
+ * armor (RFC 6113 §5.4.1.1) all use {@link verifyApReq}; they differ only in
+ * how they open the ticket.
  */
-import { decodeApReq, decodeAuthenticator, decodeEncApRepPart, encodeApRep, encodeApReq, encodeAuthenticator, encodeEncApRepPart, decodeApRep, type ApReq, type Authenticator } from './asn1/ap-req.js';
+import { decodeApReq, decodeAuthenticator, decodeEncApRepPart, encodeApRep, encodeApReq, encodeAuthenticator, encodeEncApRepPart, decodeApRep, type ApReq, type Authenticator, type EncApRepPart } from './asn1/ap-req.js';
 import { principalToString, type PrincipalName } from './asn1/primitives.js';
 import { decodeEncTicketPart, type EncTicketPart, type Ticket } from './asn1/ticket.js';
 import { profile, type EncryptionKey } from './crypto/index.js';
@@ -102,17 +104,26 @@ export async function acceptApReq(
   return { client: principalToString(etp.cname, etp.crealm), ticket: etp, authenticator: auth, sessionKey, mutual: (ap.apOptions & flagBit(2)) !== 0, server };
 }
 
-/** AP-REP echoing the authenticator's time (mutual authentication). */
-export function makeApRep(a: AcceptedAp, seqNumber?: number): Buffer {
-  const part = encodeEncApRepPart({ ctime: a.authenticator.ctime, cusec: a.authenticator.cusec, ...(seqNumber !== undefined ? { seqNumber } : {}) });
+/**
+ * AP-REP echoing the authenticator's time (mutual authentication), with the
+ * acceptor's initial sequence number and subkey when it has them (GSS-API).
+ */
+export function makeApRep(a: AcceptedAp, seqNumber?: number, subkey?: EncryptionKey): Buffer {
+  const part = encodeEncApRepPart({
+    ctime: a.authenticator.ctime,
+    cusec: a.authenticator.cusec,
+    ...(subkey ? { subkey: { etype: subkey.etype, value: subkey.value } } : {}),
+    ...(seqNumber !== undefined ? { seqNumber } : {}),
+  });
   return encodeApRep({ etype: a.sessionKey.etype, cipher: profile(a.sessionKey.etype).encrypt(a.sessionKey, KeyUsage.AP_REP_ENC_PART, part) });
 }
 
 /** Builds an AP-REQ for a service ticket (client side). */
-export function makeApReq(o: { ticket: Ticket; sessionKey: EncryptionKey; client: PrincipalName; crealm: string; checksum?: { type: number; value: Buffer }; mutual?: boolean; subkey?: EncryptionKey }): { apReq: Buffer; ctime: Date; cusec: number } {
+export function makeApReq(o: { ticket: Ticket; sessionKey: EncryptionKey; client: PrincipalName; crealm: string; checksum?: { type: number; value: Buffer }; mutual?: boolean; subkey?: EncryptionKey }): { apReq: Buffer; ctime: Date; cusec: number; seqNumber: number } {
   const now = Date.now();
   const ctime = wholeSeconds(now);
   const cusec = microseconds(now);
+  const seqNumber = Math.floor(Math.random() * 0x7fffffff);
   const auth = encodeAuthenticator({
     crealm: o.crealm,
     cname: o.client,
@@ -120,20 +131,21 @@ export function makeApReq(o: { ticket: Ticket; sessionKey: EncryptionKey; client
     ctime,
     ...(o.checksum ? { cksum: o.checksum } : {}),
     ...(o.subkey ? { subkey: { etype: o.subkey.etype, value: o.subkey.value } } : {}),
-    seqNumber: Math.floor(Math.random() * 0x7fffffff),
+    seqNumber,
   });
   const cipher = profile(o.sessionKey.etype).encrypt(o.sessionKey, KeyUsage.AP_REQ_AUTH, auth);
-  return { apReq: encodeApReq({ apOptions: o.mutual ? flagBit(2) : 0, ticket: o.ticket, authenticator: { etype: o.sessionKey.etype, cipher } }), ctime, cusec };
+  return { apReq: encodeApReq({ apOptions: o.mutual ? flagBit(2) : 0, ticket: o.ticket, authenticator: { etype: o.sessionKey.etype, cipher } }), ctime, cusec, seqNumber };
 }
 
-/** Checks an AP-REP against the authenticator we sent (client side). */
-export function verifyApRep(apRep: Buffer, sessionKey: EncryptionKey, ctime: Date, cusec: number): void {
+/** Checks an AP-REP against the authenticator we sent (client side); returns its part (the acceptor's subkey and sequence number). */
+export function verifyApRep(apRep: Buffer, sessionKey: EncryptionKey, ctime: Date, cusec: number): EncApRepPart {
   const enc = decodeApRep(apRep);
-  let part;
+  let part: EncApRepPart;
   try {
     part = decodeEncApRepPart(profile(sessionKey.etype).decrypt(sessionKey, KeyUsage.AP_REP_ENC_PART, enc.cipher));
   } catch {
     throw new ApError('mutual authentication failed: the AP-REP does not decrypt', ErrorCode.KRB_AP_ERR_MUT_FAIL);
   }
   if (part.ctime.getTime() !== ctime.getTime() || part.cusec !== cusec) throw new ApError('mutual authentication failed', ErrorCode.KRB_AP_ERR_MUT_FAIL);
+  return part;
 }
