@@ -1,23 +1,18 @@
 /**
  * Referential integrity of DN-valued attributes with `references` (the
- * rules; backends supply the look-ups): new values must name existing
- * entries, a delete is refused while a 'restrict' value names the entry and
- * drops 'remove' values from their referrers, and a rename rewrites every
- * value naming the entry or a descendant. Backend-independent.
+ * rules, as pure functions; the write path applies them with the storage's
+ * look-ups): new values must name existing entries, a delete is refused
+ * while a 'restrict' value names the entry and drops 'remove' values from
+ * their referrers, and a rename rewrites every value naming the entry or a
+ * descendant. Backend-independent.
  */
 import { isWithin, normalizeDn, rebaseDn } from './dn.js';
+import type { OutgoingReference, Reference } from './storage.js';
 import { DirectoryError, type Attributes, type Schema } from './types.js';
 
-/** One stored reference: entry `entry` holds in `attr` a value naming `target` (normalised DN). */
-export interface Reference<Id> {
-  attr: string;
-  target: string;
-  entry: Id;
-}
-
 /** The normalised targets of every referencing value of an entry, for the backend's reference table. */
-export function referencesOf(schema: Schema, attrs: Attributes): { attr: string; target: string }[] {
-  const out: { attr: string; target: string }[] = [];
+export function referencesOf(schema: Schema, attrs: Attributes): OutgoingReference[] {
+  const out: OutgoingReference[] = [];
   for (const name in attrs) {
     if (!schema.attribute(name)?.references) continue;
     for (const v of attrs[name]!) out.push({ attr: name, target: normalizeDn(v) });
@@ -26,18 +21,25 @@ export function referencesOf(schema: Schema, attrs: Attributes): { attr: string;
 }
 
 /**
- * Checks that values added to referencing attributes (those not already in
- * `before`) name entries that exist; throws 'referenceTargetMissing'.
+ * The values added to referencing attributes (those not already in
+ * `before`), in order: each must name an entry that exists.
  */
-export function verifyNewReferences(schema: Schema, attrs: Attributes, before: Attributes | undefined, exists: (ndn: string) => boolean): void {
+export function newReferences(schema: Schema, attrs: Attributes, before: Attributes | undefined): { attr: string; value: string; target: string }[] {
+  const out: { attr: string; value: string; target: string }[] = [];
   for (const name in attrs) {
     if (!schema.attribute(name)?.references) continue;
     const old = new Set((before?.[name] ?? []).map((v) => normalizeDn(v)));
     for (const v of attrs[name]!) {
       const n = normalizeDn(v);
-      if (!old.has(n) && !exists(n)) throw new DirectoryError('referenceTargetMissing', `${name}: no entry ${v}`, { attr: name, dn: v });
+      if (!old.has(n)) out.push({ attr: name, value: v, target: n });
     }
   }
+  return out;
+}
+
+/** The error for a new reference naming no entry. */
+export function targetMissing(r: { attr: string; value: string }): DirectoryError {
+  return new DirectoryError('referenceTargetMissing', `${r.attr}: no entry ${r.value}`, { attr: r.attr, dn: r.value });
 }
 
 /**

@@ -2,7 +2,8 @@
  * Secrets at rest: sealed boxes (crypto/sealed-box.ts) under the realm's
  * master key, with additional data binding the ciphertext to the entry
  * (its entryUUID) and the attribute, so a value copied to another entry or
- * attribute does not decrypt. Shared by every backend.
+ * attribute does not decrypt. Sealed and opened by the write path
+ * (write-path.ts), so no backend sees a plaintext.
  */
 import { open, seal } from '../crypto/sealed-box.js';
 import { DirectoryError } from './types.js';

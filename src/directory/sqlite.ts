@@ -1,40 +1,29 @@
 /**
- * The embedded backend: SQLite through better-sqlite3, WAL journal and
- * synchronous=FULL so every commit is fsync'd; every write, and every batch,
- * is one transaction. Tables: entries (entryUUID, DN, normalised DN, parent,
- * public attributes as JSON, sealed secrets as JSON), idx (index keys of
- * indexed attributes, with an FTS5 trigram index over the user attributes
- * for substrings), refs (DN-valued references, for referential integrity)
- * and meta. idx and refs are derived: they are rebuilt when the schema's
- * indexing changes. Searches take candidate ids from idx where the filter
- * allows, else scan entries pre-selected in SQL by the attributes the filter
- * needs; the evaluator decides every candidate. An ordered search (RFC 2891
- * sort, one key) reads candidates in the order of the key's index keys when
- * a size limit makes that cheaper than sorting every match. Validation,
- * filters, DNs and secrets come from the backend-independent modules; this
- * file holds only storage and query planning.
+ * The embedded backend's storage and query planning: SQLite through
+ * better-sqlite3, WAL journal and synchronous=FULL so every commit is
+ * fsync'd; every write, and every batch, is one transaction. Tables: entries
+ * (entryUUID, DN, normalised DN, parent, public attributes as JSON, sealed
+ * secrets as JSON), idx (index keys of indexed attributes, with an FTS5
+ * trigram index over the user attributes for substrings), refs (DN-valued
+ * references, for referential integrity) and meta. idx and refs are derived:
+ * they are rebuilt when the schema's indexing changes. Searches take
+ * candidate ids from idx where the filter allows, else scan entries
+ * pre-selected in SQL by the attributes the filter needs; the evaluator
+ * decides every candidate. An ordered search (RFC 2891 sort, one key) reads
+ * candidates in the order of the key's index keys when a size limit makes
+ * that cheaper than sorting every match. Every rule of a write (validation,
+ * referential integrity, operational attributes, sealing secrets) runs in
+ * write-path.ts above this storage; its transaction methods answer
+ * synchronously, so a whole write runs in one better-sqlite3 transaction.
  */
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
-import { formatDn, isWithin, normalizeDn, parseDn, rebaseDn, type Rdn } from './dn.js';
-import { planDelete, referencesOf, referrersWithin, rewriteReferences, verifyNewReferences, withoutTarget, type Reference } from './refint.js';
-import { addRdnValues, applyModifications, draftFromInput, draftFromStored, removeRdnValues, validateDraft, type Draft } from './entry.js';
+import { isWithin, normalizeDn } from './dn.js';
 import { compileFilter, filterAttributeType, filterAttributes, hasOrderingRule, hasSubstringRule, parseFilter, requiredAttributes, type Filter } from './filter.js';
-import { compareCodePoints, compileSchema, generalizedTime, indexKey, normalizeValue } from './schema.js';
-import { openSecret, sealSecret } from './secrets.js';
-import {
-  DirectoryError,
-  type AttributeType,
-  type Attributes,
-  type Directory,
-  type Entry,
-  type Modification,
-  type Schema,
-  type SchemaDefinition,
-  type SearchRequest,
-  type SearchResult,
-  type WriteOp,
-} from './types.js';
+import { referencesOf } from './refint.js';
+import { compareCodePoints, indexKey, normalizeValue } from './schema.js';
+import { isPromise, type DirectoryStorage, type Maybe, type OutgoingReference, type Reference, type Sealed, type StorageTx } from './storage.js';
+import { DirectoryError, type AttributeType, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from './types.js';
+import { openDirectory } from './write-path.js';
 
 export interface SqliteOptions {
   path: string;
@@ -152,37 +141,31 @@ function likeEscape(s: string): string {
   return s.replace(/[\\%_]/g, (c) => '\\' + c);
 }
 
-export async function openSqliteDirectory(o: SqliteOptions): Promise<Directory> {
-  return new SqliteDirectory(o);
+/** A directory on SQLite: the write path (write-path.ts) over this file's storage. */
+export function openSqliteDirectory(o: SqliteOptions): Promise<Directory> {
+  return openDirectory(o, (schema) => new SqliteStorage(o.path, schema, !!o.create));
 }
 
-type RefRow = Reference<number>;
-
-class SqliteDirectory implements Directory {
-  readonly baseDn: string;
+class SqliteStorage implements DirectoryStorage<Row> {
   readonly schema: Schema;
   private readonly db: Database.Database;
-  private readonly key: Buffer;
-  private readonly nBase: string;
-  private readonly st: ReturnType<SqliteDirectory['prepare']>;
+  private readonly st: ReturnType<SqliteStorage['prepare']>;
+  /** the storage operations of a write, on the one connection */
+  private readonly tx: StorageTx<Row>;
   private readonly inStatements = new Map<number, Database.Statement>();
   private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
   private readonly parsed = new Map<number, { json: string; attrs: Attributes }>();
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
-  /** index keys per attribute, as of a generation (ordered searches choose how to order by it) */
-  private readonly keyCounts = new Map<string, { generation: number; count: number }>();
-  generation = 0;
+  /** index keys per attribute, as of a version (ordered searches choose how to order by it) */
+  private readonly keyCounts = new Map<string, { version: number; count: number }>();
+  /** moves when a transaction ends, committed or rolled back */
+  private version = 0;
 
-  constructor(o: SqliteOptions) {
-    if (!Buffer.isBuffer(o.masterKey) || o.masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
-    this.key = o.masterKey;
-    this.schema = compileSchema(o.schema);
-    this.baseDn = o.baseDn;
-    this.nBase = normalizeDn(o.baseDn);
-    if (this.nBase === '') throw new DirectoryError('invalidDNSyntax', 'the base DN cannot be empty');
-    this.db = new Database(o.path, { fileMustExist: !o.create });
+  constructor(path: string, schema: Schema, create: boolean) {
+    this.schema = schema;
+    this.db = new Database(path, { fileMustExist: !create });
     try {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
@@ -194,11 +177,11 @@ class SqliteDirectory implements Directory {
       this.db.exec(INDEX_SQL);
       this.st = this.prepare();
       this.checkIndexLayout();
-      if (o.create && !this.st.byNdn.get(this.nBase)) this.createBase();
     } catch (e) {
       this.db.close();
       throw e;
     }
+    this.tx = this.transactionOps();
   }
 
   private prepare() {
@@ -256,19 +239,12 @@ class SqliteDirectory implements Directory {
       this.db.exec(INDEX_SQL);
       this.db.exec(trigramTriggersSql([...this.trigramAttrs]));
       Object.assign(this.st, this.prepare());
-      for (const row of this.st.all.all() as Row[]) this.writeIndexes(row.id, this.load(row, false).attrs, false);
+      for (const row of this.st.all.all() as Row[]) {
+        const attrs = this.load(row, false).attrs;
+        this.writeIndexes(row.id, attrs, referencesOf(this.schema, attrs), false);
+      }
       this.st.metaSet.run('indexLayout', layout);
     })();
-  }
-
-  private createBase(): void {
-    const rdn = parseDn(this.baseDn)[0]!;
-    const first = rdn[0]!;
-    const attrs: Attributes =
-      first.type.toLowerCase() === 'dc'
-        ? { objectClass: ['top', 'domain'], dc: [first.value] }
-        : { objectClass: ['top', 'dirContainer'], cn: [first.value] };
-    this.write(() => this.addTx(this.baseDn, attrs, true));
   }
 
   // ---- reading -------------------------------------------------------------
@@ -332,14 +308,9 @@ class SqliteDirectory implements Directory {
     return row ? this.toEntry(this.load(row), attrs) : null;
   }
 
-  async readSecret(dn: string, attr: string): Promise<string[]> {
-    const at = this.schema.attribute(attr);
-    if (!at || at.syntax !== 'secret') throw new DirectoryError('undefinedAttributeType', `${attr} is not a secret attribute`, { attr });
+  async sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null> {
     const row = this.rowByDn(dn);
-    if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
-    const sealed: unknown = this.sealedOf(row)[at.name] ?? [];
-    if (!Array.isArray(sealed)) throw new DirectoryError('unwillingToPerform', `the stored secret ${at.name} of ${row.dn} is damaged`, { dn: row.dn, attr: at.name });
-    return sealed.map((s: unknown) => openSecret(this.key, row.uuid, at.name, s as string));
+    return row ? { dn: row.dn, uuid: row.uuid, sealed: this.sealedOf(row) } : null;
   }
 
   /**
@@ -546,8 +517,8 @@ class SqliteDirectory implements Directory {
   private orderPlan(at: AttributeType, candidates: number, sizeLimit: number): 'walk' | 'keys' | 'collect' {
     if (!at.indexed || sizeLimit >= candidates) return 'collect';
     let cached = this.keyCounts.get(at.name);
-    if (!cached || cached.generation !== this.generation) {
-      cached = { generation: this.generation, count: this.st.idxCount.get(at.name) as number };
+    if (!cached || cached.version !== this.version) {
+      cached = { version: this.version, count: this.st.idxCount.get(at.name) as number };
       this.keyCounts.set(at.name, cached);
     }
     return cached.count <= candidates * STREAM_RATIO ? 'walk' : 'keys';
@@ -636,194 +607,84 @@ class SqliteDirectory implements Directory {
 
   // ---- writing -------------------------------------------------------------
 
-  private write<T>(fn: () => T): T {
+  /**
+   * One better-sqlite3 transaction around the write path's steps, which
+   * get every answer at once and so finish before it commits: no reader
+   * runs in between. The parse cache needs no undoing after a rollback (a
+   * parse is used only while the stored text is the same); the version
+   * moves either way.
+   */
+  transaction<T>(body: (tx: StorageTx<Row>) => Maybe<T>): T {
     try {
-      return this.db.transaction(fn)();
+      return this.db.transaction(() => {
+        const out = body(this.tx);
+        if (isPromise(out)) {
+          out.catch(() => {});
+          throw new Error('a SQLite write waited for a promise: its transactions are synchronous');
+        }
+        return out;
+      })();
     } finally {
-      // also after a rollback: the parse cache may hold rows that never committed
-      this.generation++;
+      this.version++;
     }
   }
 
-  private writeIndexes(id: number, attrs: Attributes, clear = true): void {
+  private transactionOps(): StorageTx<Row> {
+    const st = this.st;
+    return {
+      entry: (ndn) => st.byNdn.get(ndn) as Row | undefined,
+      entryById: (id) => st.byId.get(id) as Row | undefined,
+      attrs: (row) => this.load(row).attrs,
+      sealed: (row) => this.sealedOf(row),
+      children: (id) => st.children.all(id) as Row[],
+      hasChildren: (id) => st.hasChildren.get(id) !== undefined,
+      insert: (e) => {
+        const id = Number(st.insert.run(e.uuid, e.dn, e.ndn, e.parent, JSON.stringify(e.attrs), e.sealed ? JSON.stringify(e.sealed) : null).lastInsertRowid);
+        this.writeIndexes(id, e.attrs, e.refs, false);
+        return id;
+      },
+      update: (id, attrs, refs, sealed) => {
+        if (sealed === undefined) st.updateAttrs.run(JSON.stringify(attrs), id);
+        else st.update.run(JSON.stringify(attrs), sealed ? JSON.stringify(sealed) : null, id);
+        this.writeIndexes(id, attrs, refs);
+      },
+      move: (id, dn, ndn) => {
+        st.move.run(dn, ndn, id);
+      },
+      remove: (id) => {
+        st.idxClear.run(id);
+        st.refClear.run(id);
+        st.remove.run(id);
+      },
+      refsTo: (ndn) => st.refsTo.all(ndn) as Reference<number>[],
+      refsWithin: (ndn) => st.refsUnder.all(ndn, '%,' + likeEscape(ndn)) as Reference<number>[],
+    };
+  }
+
+  /** The index keys of the entry's indexed attributes, and its references. */
+  private writeIndexes(id: number, attrs: Attributes, refs: readonly OutgoingReference[], clear = true): void {
     if (clear) {
       this.st.idxClear.run(id);
       this.st.refClear.run(id);
     }
     for (const name in attrs) {
       const at = this.schema.attribute(name);
-      if (!at) continue;
-      const values = attrs[name]!;
-      if (at.indexed) {
-        const seen = new Set<string>();
-        for (const v of values) {
-          let k: string;
-          try {
-            k = indexKey(at.syntax, normalizeValue(at.syntax, v));
-          } catch {
-            continue;
-          }
-          if (!seen.has(k)) this.st.idxInsert.run(at.name, k, id);
-          seen.add(k);
+      if (!at?.indexed) continue;
+      const seen = new Set<string>();
+      for (const v of attrs[name]!) {
+        let k: string;
+        try {
+          k = indexKey(at.syntax, normalizeValue(at.syntax, v));
+        } catch {
+          continue;
         }
+        if (!seen.has(k)) this.st.idxInsert.run(at.name, k, id);
+        seen.add(k);
       }
     }
-    for (const r of referencesOf(this.schema, attrs)) this.st.refInsert.run(r.attr, r.target, id);
+    for (const r of refs) this.st.refInsert.run(r.attr, r.target, id);
   }
 
-  /** DN-valued references must name existing entries. */
-  private checkReferenceTargets(attrs: Attributes, before?: Attributes): void {
-    verifyNewReferences(this.schema, attrs, before, (ndn) => this.st.byNdn.get(ndn) !== undefined);
-  }
-
-  /** Sealed secrets of a draft: kept values as they are, new plaintexts sealed for this entry. */
-  private seal(d: Draft, uuid: string): string | null {
-    const out: Record<string, string[]> = {};
-    for (const [attr, s] of d.secrets) {
-      const sealed = [...(s.sealed ?? []), ...(s.plain ?? []).map((p) => sealSecret(this.key, uuid, attr, p))];
-      if (sealed.length) out[attr] = sealed;
-    }
-    return Object.keys(out).length ? JSON.stringify(out) : null;
-  }
-
-  private addTx(dn: string, input: Attributes, isBase = false): void {
-    const rdns = parseDn(dn);
-    if (rdns.length === 0) throw new DirectoryError('invalidDNSyntax', 'cannot add the root DN', { dn });
-    const ndn = normalizeDn(dn);
-    if (!isBase && (ndn === this.nBase || !isWithin(ndn, this.nBase))) throw new DirectoryError('noSuchObject', `${dn} is outside ${this.baseDn}`, { dn });
-    if (this.st.byNdn.get(ndn)) throw new DirectoryError('entryAlreadyExists', `${dn} already exists`, { dn });
-    let parentId: number | null = null;
-    if (!isBase) {
-      const parent = this.st.byNdn.get(normalizeDn(formatDn(rdns.slice(1)))) as Row | undefined;
-      if (!parent) throw new DirectoryError('noSuchObject', `the parent of ${dn} does not exist`, { dn });
-      parentId = parent.id;
-    }
-    if (input === null || typeof input !== 'object') throw new DirectoryError('invalidAttributeSyntax', 'attributes must be an object', { dn });
-    const d = draftFromInput(this.schema, input);
-    // the RDN's values belong to the entry (RFC 4511 §4.7)
-    addRdnValues(this.schema, d, rdns[0]!);
-    validateDraft(this.schema, d, rdns[0]!);
-    this.checkReferenceTargets(d.attrs);
-    const uuid = randomUUID();
-    const now = generalizedTime();
-    const attrs: Attributes = { ...d.attrs, entryUUID: [uuid], createTimestamp: [now], modifyTimestamp: [now] };
-    const info = this.st.insert.run(uuid, formatDn(rdns), ndn, parentId, JSON.stringify(attrs), this.seal(d, uuid));
-    this.writeIndexes(Number(info.lastInsertRowid), attrs, false);
-  }
-
-  private modifyTx(dn: string, mods: readonly Modification[]): void {
-    const row = this.rowByDn(dn);
-    if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
-    if (!Array.isArray(mods)) throw new DirectoryError('unwillingToPerform', 'modifications must be a list', { dn });
-    if (mods.length === 0) return;
-    const l = this.load(row);
-    const { draft, operational } = draftFromStored(this.schema, l.attrs, this.sealedOf(row));
-    applyModifications(this.schema, draft, mods);
-    validateDraft(this.schema, draft, parseDn(row.dn)[0]!);
-    this.checkReferenceTargets(draft.attrs, l.attrs);
-    const attrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
-    this.st.update.run(JSON.stringify(attrs), this.seal(draft, row.uuid), row.id);
-    this.writeIndexes(row.id, attrs);
-  }
-
-  private deleteTx(dn: string): void {
-    const row = this.rowByDn(dn);
-    if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
-    if (row.ndn === this.nBase) throw new DirectoryError('unwillingToPerform', 'the base entry cannot be deleted', { dn });
-    if (this.st.hasChildren.get(row.id)) throw new DirectoryError('notAllowedOnNonLeaf', `${dn} has subordinate entries`, { dn });
-    const plan = planDelete(this.schema, dn, row.id, this.st.refsTo.all(row.ndn) as RefRow[]);
-    for (const [entryId, attrNames] of plan) {
-      const referrer = this.st.byId.get(entryId) as Row;
-      const attrs = this.load(referrer).attrs;
-      this.modifyTx(referrer.dn, [...attrNames].map((a) => ({ op: 'replace' as const, attr: a, values: withoutTarget(attrs[a] ?? [], row.ndn) })));
-    }
-    this.st.idxClear.run(row.id);
-    this.st.refClear.run(row.id);
-    this.st.remove.run(row.id);
-  }
-
-  private renameTx(dn: string, newRdn: string): string {
-    const row = this.rowByDn(dn);
-    if (!row) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
-    if (row.ndn === this.nBase) throw new DirectoryError('unwillingToPerform', 'the base entry cannot be renamed', { dn });
-    const parsed = parseDn(newRdn);
-    if (parsed.length !== 1) throw new DirectoryError('invalidDNSyntax', `"${newRdn}" is not a single RDN`, { dn: newRdn });
-    const rdn: Rdn = parsed[0]!;
-    const oldRdns = parseDn(row.dn);
-    const rest = oldRdns.slice(1);
-    const newDn = formatDn([rdn, ...rest]);
-    const newNdn = normalizeDn(newDn);
-    if (newNdn !== row.ndn && this.st.byNdn.get(newNdn)) throw new DirectoryError('entryAlreadyExists', `${newDn} already exists`, { dn: newDn });
-    // RDN values: the old ones leave, the new ones join (deleteoldrdn, RFC 4511 §4.9)
-    const l = this.load(row);
-    const { draft, operational } = draftFromStored(this.schema, l.attrs, this.sealedOf(row));
-    removeRdnValues(this.schema, draft, oldRdns[0]!);
-    addRdnValues(this.schema, draft, rdn);
-    validateDraft(this.schema, draft, rdn);
-    this.checkReferenceTargets(draft.attrs, l.attrs);
-    const finalAttrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
-    this.st.updateAttrs.run(JSON.stringify(finalAttrs), row.id);
-    this.st.move.run(newDn, newNdn, row.id);
-    this.writeIndexes(row.id, finalAttrs);
-    if (newNdn === row.ndn) return newDn;
-    // descendants move with it
-    const moveDn = (v: string) => rebaseDn(v, oldRdns.length, newDn);
-    const stack = [row.id];
-    while (stack.length) {
-      const id = stack.pop()!;
-      for (const child of this.st.children.all(id) as Row[]) {
-        const childDn = moveDn(child.dn);
-        this.st.move.run(childDn, normalizeDn(childDn), child.id);
-        stack.push(child.id);
-      }
-    }
-    // references to the entry or its descendants follow
-    const oldNdn = row.ndn;
-    const refs = this.st.refsUnder.all(oldNdn, '%,' + likeEscape(oldNdn)) as RefRow[];
-    for (const [entryId, attrNames] of referrersWithin(refs, oldNdn)) {
-      const referrer = this.st.byId.get(entryId) as Row;
-      const attrs = rewriteReferences(this.load(referrer).attrs, attrNames, oldNdn, oldRdns.length, newDn);
-      this.st.updateAttrs.run(JSON.stringify(attrs), referrer.id);
-      this.writeIndexes(referrer.id, attrs);
-    }
-    return newDn;
-  }
-
-  private runOp(op: WriteOp): void {
-    if (op === null || typeof op !== 'object') throw new DirectoryError('unwillingToPerform', 'a batch holds write operations');
-    switch (op.kind) {
-      case 'add':
-        return this.addTx(op.dn, op.attrs);
-      case 'modify':
-        return this.modifyTx(op.dn, op.mods);
-      case 'delete':
-        return this.deleteTx(op.dn);
-      case 'rename':
-        this.renameTx(op.dn, op.newRdn);
-        return;
-      default:
-        throw new DirectoryError('unwillingToPerform', `unknown write ${String((op as { kind: unknown }).kind)}`);
-    }
-  }
-
-  async add(dn: string, attrs: Attributes): Promise<void> {
-    this.write(() => this.addTx(dn, attrs));
-  }
-  async modify(dn: string, mods: Modification[]): Promise<void> {
-    this.write(() => this.modifyTx(dn, mods));
-  }
-  async delete(dn: string): Promise<void> {
-    this.write(() => this.deleteTx(dn));
-  }
-  async rename(dn: string, newRdn: string): Promise<string> {
-    return this.write(() => this.renameTx(dn, newRdn));
-  }
-  async batch(ops: WriteOp[]): Promise<void> {
-    if (!Array.isArray(ops)) throw new DirectoryError('unwillingToPerform', 'a batch is a list of writes');
-    this.write(() => {
-      for (const op of ops) this.runOp(op);
-    });
-  }
   async close(): Promise<void> {
     if (this.db.open) {
       this.db.pragma('wal_checkpoint(TRUNCATE)');

@@ -4,9 +4,10 @@
  * atomic writes with referential integrity, and secrets encrypted at rest.
  *
  * Everything above the directory (framework/, objects/, kdc/) talks to it
- * only through {@link Directory}. Backends (SQLite now, PostgreSQL later)
- * implement the narrow {@link Directory} surface; the API is Promise-based so
- * a network backend fits without changing callers.
+ * only through {@link Directory}; the API is Promise-based so a network
+ * backend fits without changing callers. Backends (SQLite now, PostgreSQL
+ * later) implement only storage (storage.ts); the rules of a write run once,
+ * above them (write-path.ts).
  */
 
 /** Attribute syntaxes; each decides normalisation, validation and matching. */
