@@ -15,8 +15,9 @@
  * another rule would return different entries than the client asked for.
  *
  * Assertion values become text through a hook (the server can make it
- * schema-aware); by default they must be UTF-8 without NUL, the only values
- * the directory holds, and others are refused with unwillingToPerform.
+ * schema-aware); by default they must be UTF-8, the only values the
+ * directory holds, and others are refused with unwillingToPerform (RFC 4511
+ * would make such an item Undefined, which the Filter type cannot say).
  * Limits: a nesting depth (default the directory's own MAX_FILTER_DEPTH) and
  * a number of items, both refused with adminLimitExceeded; empty substring
  * components and an attribute description outside RFC 4512's form are
@@ -88,17 +89,14 @@ export function attributeDescription(r: BerReader, id: number, what: string): st
   return s;
 }
 
-/** The default assertion value conversion: UTF-8 text without NUL, else unwillingToPerform. */
+/** The default assertion value conversion: UTF-8 text (as the string form's escapes give), else unwillingToPerform. */
 export function defaultAssertionValue(attr: string, value: Buffer): string {
-  let text: string;
   try {
-    text = utf8(value, 0, value.length, `assertion value for ${attr}`);
+    return utf8(value, 0, value.length, `assertion value for ${attr}`);
   } catch (e) {
     if (!(e instanceof LdapDecodeError)) throw e;
     throw new LdapDecodeError(`${e.message}; this directory holds text values only`, { resultCode: ResultCode.unwillingToPerform });
   }
-  if (text.includes('\u0000')) throw new LdapDecodeError(`assertion value for ${attr} contains NUL`, { resultCode: ResultCode.unwillingToPerform });
-  return text;
 }
 
 interface State {

@@ -92,7 +92,7 @@ describe('BER reader', () => {
   });
 
   it('nesting deeper than MAX_BER_DEPTH is refused', () => {
-    let bytes = hex('0500');
+    let bytes: Buffer = hex('0500');
     for (let i = 0; i < MAX_BER_DEPTH + 2; i++) bytes = encodeBer(sequence(bytes));
     let r = BerReader.of(bytes);
     assert.throws(() => {
