@@ -1,8 +1,8 @@
 /**
  * The BER layer under the LDAP messages, with the restrictions of RFC 4511
  * §5.1 (docs/ldap.md): definite lengths only, in short or long form, and a
- * long form need not be minimal (older liblber wrote every SEQUENCE length
- * as 0x84 plus four octets); BOOLEAN is true for any non-zero octet on input
+ * long form need not be minimal (some clients, older OpenLDAP releases
+ * among them, write every SEQUENCE length as 0x84 plus four octets); BOOLEAN is true for any non-zero octet on input
  * and written as 0xFF; INTEGER and ENUMERATED must fit a safe JavaScript
  * integer; OCTET STRING is primitive only; tag numbers stay below 31 (LDAP
  * uses no others); nesting is bounded and nothing may trail inside a

@@ -24,7 +24,7 @@
  * protocol errors.
  */
 import { MAX_FILTER_DEPTH, type Filter } from '../directory/filter.js';
-import { Ber, BerReader, LdapDecodeError, LdapEncodeError, Tag, constructed, context, octetString, sequence, utf8, utf8String } from './ber.js';
+import { Ber, BerReader, LdapDecodeError, LdapEncodeError, Tag, constructed, context, describeTag, octetString, sequence, utf8, utf8String } from './ber.js';
 import { ResultCode } from './codes.js';
 
 /** The Filter CHOICE's context tags (RFC 4511 §4.5.1). */
@@ -156,7 +156,7 @@ function decodeItem(r: BerReader, st: State, depth: number): Filter {
     case ID.extensibleMatch:
       return decodeExtensible(r.contentReader(), st);
     default:
-      throw new LdapDecodeError(`filter: unknown choice ${id.toString(16)}`);
+      throw new LdapDecodeError(`filter: unknown choice ${describeTag(id)}`);
   }
 }
 
@@ -179,7 +179,7 @@ function decodeSubstrings(c: BerReader, st: State): Filter {
     else if (id === ID.final) {
       f.final = st.value(attr, raw);
       sawFinal = true;
-    } else throw new LdapDecodeError(`substrings: unknown choice ${id.toString(16)}`);
+    } else throw new LdapDecodeError(`substrings: unknown choice ${describeTag(id)}`);
     count++;
   }
   if (count === 0) throw new LdapDecodeError('substrings: empty list');

@@ -131,9 +131,6 @@ const PLAIN: ReadonlyMap<number, PlainResponseOp> = new Map(
   (['searchResDone', 'modifyResponse', 'addResponse', 'delResponse', 'modDNResponse', 'compareResponse'] as const).map((op) => [ID[op], op]),
 );
 
-/** Whether `id` is the identifier of a response protocolOp. */
-export const isResponseId = (id: number): boolean => Object.values(ID).includes(id as never);
-
 function decodeResult(c: BerReader, what: string): LdapResult<number> {
   const out: LdapResult<number> = {
     resultCode: c.integer(Tag.enumerated, `${what} resultCode`, 0, MAX_INT),
