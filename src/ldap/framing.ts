@@ -4,7 +4,9 @@
  * few octets. The framer collects socket chunks and hands out whole PDUs in
  * order, however the stream was cut; a PDU whose announced size is over the
  * configured maximum is refused as soon as its length octets have arrived,
- * before any of its body is kept.
+ * before any of its body is kept. A PDU trickling in as many tiny chunks is
+ * gathered into one buffer of its announced size (bounded by the maximum),
+ * so a slow client cannot make us hold thousands of chunk objects.
  */
 import { LdapDecodeError } from './ber.js';
 import { ResultCode } from './codes.js';
@@ -26,6 +28,8 @@ export class LdapMessageTooLargeError extends LdapDecodeError {
 const SEQUENCE = 0x30;
 /** identifier, first length octet and up to eight more: liblber reads lengths of up to eight octets */
 const MAX_HEADER = 10;
+/** pieces of one incomplete PDU kept as a list before they are copied together */
+const MAX_PENDING_CHUNKS = 16;
 
 /**
  * Use: `framer.push(chunk)`, then `framer.next()` until it returns
@@ -40,6 +44,13 @@ export class LdapFramer {
   private bufferedBytes = 0;
   /** size of the PDU at the head of the buffer, once its header is read */
   private need = -1;
+  /**
+   * A PDU arriving in many small pieces is copied into one buffer of its
+   * announced size as they come, instead of keeping a list of thousands of
+   * tiny chunks; `filled` octets of it are in.
+   */
+  private partial: Buffer | undefined;
+  private filled = 0;
   private failed: LdapDecodeError | undefined;
 
   constructor(options: { maxMessageSize?: number } = {}) {
@@ -56,20 +67,38 @@ export class LdapFramer {
   /** Appends a chunk as received from the socket. */
   push(chunk: Buffer): void {
     if (this.failed || chunk.length === 0) return;
-    this.chunks.push(chunk);
     this.bufferedBytes += chunk.length;
+    if (this.partial) {
+      const k = Math.min(chunk.length, this.partial.length - this.filled);
+      chunk.copy(this.partial, this.filled, 0, k);
+      this.filled += k;
+      if (k === chunk.length) return;
+      chunk = chunk.subarray(k);
+    }
+    this.chunks.push(chunk);
   }
 
   /** The next whole PDU (one LDAPMessage's bytes), or undefined until more data arrives. */
   next(): Buffer | undefined {
     if (this.failed) throw this.failed;
+    const partial = this.partial;
+    if (partial) {
+      if (this.filled < partial.length) return undefined;
+      this.partial = undefined;
+      this.bufferedBytes -= partial.length;
+      this.need = -1;
+      return partial;
+    }
     try {
       if (this.need < 0) {
         const size = this.header();
         if (size < 0) return undefined;
         this.need = size;
       }
-      if (this.bufferedBytes < this.need) return undefined;
+      if (this.bufferedBytes < this.need) {
+        if (this.chunks.length > MAX_PENDING_CHUNKS) this.assemble();
+        return undefined;
+      }
       const pdu = this.take(this.need);
       this.need = -1;
       return pdu;
@@ -77,10 +106,21 @@ export class LdapFramer {
       if (e instanceof LdapDecodeError) {
         this.failed = e;
         this.chunks = [];
+        this.partial = undefined;
         this.bufferedBytes = 0;
       }
       throw e;
     }
+  }
+
+  /** Moves the pieces of the incomplete PDU at the head into one buffer of its size. */
+  private assemble(): void {
+    const partial = Buffer.allocUnsafe(this.need);
+    let filled = 0;
+    for (const c of this.chunks) filled += c.copy(partial, filled);
+    this.chunks = [];
+    this.partial = partial;
+    this.filled = filled;
   }
 
   /** The whole size of the PDU at the head, -1 while its header is incomplete; throws when it is not acceptable. */

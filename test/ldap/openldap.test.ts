@@ -185,7 +185,7 @@ describe('ldapwhoami', () => {
     const run = await runClient(
       'ldapwhoami',
       ['-H', URL, '-Y', 'PLAIN', '-O', 'none', '-U', 'alice', '-w', 'pw'],
-      withBind((m, reply) => reply(whoAmIResponse('u:alice', ResultCode.success))),
+      withBind((_m, reply) => reply(whoAmIResponse('u:alice', ResultCode.success))),
     );
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(run.requests[0]!.protocolOp, { op: 'bindRequest', version: 3, name: '', authentication: { method: 'sasl', mechanism: 'PLAIN', credentials: Buffer.from('\0alice\0pw') } });
@@ -221,7 +221,7 @@ describe('ldapcompare', () => {
       const run = await runClient(
         'ldapcompare',
         ['-x', '-H', URL, ALICE, 'photo::/wAB'],
-        withBind((m, reply) => reply(plain('compareResponse', code))),
+        withBind((_m, reply) => reply(plain('compareResponse', code))),
       );
       assert.equal(run.code, exit, run.stderr);
       assert.equal(run.stdout.trim(), word);
@@ -263,7 +263,7 @@ describe('ldappasswd', () => {
     const run = await runClient(
       'ldappasswd',
       ['-x', '-H', URL, '-D', ALICE, '-w', 'old-pw', '-s', 'short'],
-      withBind((m, reply) => reply({ op: 'extendedResp', resultCode: ResultCode.constraintViolation, matchedDN: '', diagnosticMessage: 'password too short' })),
+      withBind((_m, reply) => reply({ op: 'extendedResp', resultCode: ResultCode.constraintViolation, matchedDN: '', diagnosticMessage: 'password too short' })),
     );
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stdout, /^Result: Constraint violation \(19\)\nAdditional info: password too short$/m);
