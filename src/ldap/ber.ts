@@ -2,28 +2,29 @@
  * The BER layer under the LDAP messages, with the restrictions of RFC 4511
  * §5.1 (docs/ldap.md): definite lengths only, in short or long form, and a
  * long form need not be minimal (some clients, older OpenLDAP releases
- * among them, write every SEQUENCE length as 0x84 plus four octets); BOOLEAN is true for any non-zero octet on input
- * and written as 0xFF; INTEGER and ENUMERATED must fit a safe JavaScript
- * integer; OCTET STRING is primitive only; tag numbers stay below 31 (LDAP
- * uses no others); nesting is bounded and nothing may trail inside a
- * message. Every malformed input raises LdapDecodeError, which carries the
- * messageID and the operation once they were readable, and the result code
- * the server should answer with.
+ * among them, write every SEQUENCE length as 0x84 plus four octets);
+ * BOOLEAN is true for any non-zero octet on input and written as 0xFF;
+ * INTEGER and ENUMERATED must fit a safe JavaScript integer; OCTET STRING
+ * is primitive only; tag numbers stay below 31 (LDAP uses no others);
+ * nesting is bounded and nothing may trail inside a message. Every
+ * malformed input raises LdapDecodeError, which carries the messageID and
+ * the operation once they were readable, and the result code the server
+ * should answer with.
  *
  * The reader is a cursor over the received bytes, not a tree: the typed
  * decoders ask for each field in order, so nothing is allocated for an
  * element beyond the value it yields, and strings and octets are read
  * straight from the buffer. It is hand-written rather than built on asn1js
- * for two reasons: asn1js accepts what RFC 4511 forbids and refuses nothing
- * LDAP needs refused (indefinite lengths, constructed strings), so every
- * check would be a second pass anyway; and it is slow for a per-request
- * path: bench/ldap-ber.ts decodes a typical paged SearchRequest (the one
+ * for two reasons: asn1js is a general BER parser that accepts what RFC 4511
+ * forbids (indefinite lengths, constructed strings), so every check would be
+ * a second pass over its tree anyway; and it is slow for a per-request path:
+ * bench/ldap-ber.ts decodes a typical paged SearchRequest (the one
  * ldapsearch sends for `(&(uid=al*)(objectClass=person)(!(cn=x)))`, 141
  * octets) in about 1.8 µs with this reader and 80 to 100 µs with asn1js
  * plus the same field extraction: 45 to 58 times faster over several runs
- * (Node 20, two shared cores). The src/kerberos DER
- * reader cannot serve either: it refuses the non-minimal lengths LDAP
- * peers may send, and kerberos/ is not ours to import.
+ * (Node 20, two shared cores). The src/kerberos DER reader cannot serve
+ * either: it refuses the non-minimal lengths LDAP peers may send, and ldap/
+ * may not import kerberos/ (docs/architecture.md).
  *
  * The writer builds a small tree whose sizes are known as it is made and
  * writes the whole message into one Buffer, always with minimal lengths.
