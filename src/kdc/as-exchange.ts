@@ -290,7 +290,7 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
     const triesPassword = hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
     if (idp && !triesPassword) {
       // the idp mechanism, offered first; a local password keeps working beside it (spec §1.5)
-      await idpStep(ctx, req, client, hasKeys ? hints() : [], ctx.idpFetch, ctx.db.dir);
+      await idpStep(ctx, req, client, hasKeys ? hints() : []);
       return issueInitial(ctx, outer, req, client, server, { key: ctx.fast.armorKey });
     }
     let longTerm = passwordPreauth(ctx, client, () => verifyEncryptedChallenge(ctx, client, req, hints));

@@ -13,7 +13,7 @@ import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { ErrorCode, MsgType, NameType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
-import type { FetchLike } from '../oauth/http.js';
+import type { IdpClient } from '../oauth/client.js';
 import { asExchange } from './as-exchange.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
@@ -33,8 +33,8 @@ export interface KdcOptions {
   realm: string;
   /** 32-byte key sealing PA-FX-COOKIE state (derive it from the master key so every server of the realm shares it) */
   cookieKey: Buffer;
-  /** HTTP client for IdP endpoints */
-  idpFetch: FetchLike;
+  /** the server's IdP client: HTTPS to IdP endpoints, discovery documents and key sets it keeps */
+  idp: IdpClient;
   log: (line: string) => void;
   now?: () => number;
   /** how long a device-flow answer may be held while the IdP says "pending" (default 10 s) */
@@ -112,7 +112,7 @@ export class Kdc {
       }
       let policy = this.policy();
       if (policy instanceof Promise) policy = await policy;
-      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idpFetch: this.o.idpFetch };
+      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idp: this.o.idp };
       reply = req.msgType === MsgType.AS_REQ ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');
