@@ -10,19 +10,19 @@
 import { der, parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../kerberos/asn1/padata.js';
-import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
+import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, type PaData } from '../kerberos/asn1/primitives.js';
 import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
 import { armoredReply, isArmored, unwrapAsFast } from './fast.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
-import { KdcError, lazyHints, refusalError, type Hints } from './kdc-error.js';
-import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
+import { KdcError, lazyHints, type Hints } from './errors.js';
+import { checkAccount, lookupClient, lookupServer } from './principal-checks.js';
+import { keyFor, type KdcPrincipal, type Maybe } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
-import { verdict, type Proof } from '../account/state.js';
 
 /** A pre-authentication with a key the client does not hold: a wrong password, which the lockout counts. */
 class WrongKey extends KdcError {
@@ -155,26 +155,6 @@ export function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, c
   });
 }
 
-export function lookupClient(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
-  const body = req.body;
-  if (!body.cname) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'no client name');
-  if (body.realm !== ctx.realm) throw new KdcError('KDC_ERR_WRONG_REALM', `realm ${body.realm} is not served here`);
-  const name = principalToString(body.cname, ctx.realm);
-  ctx.note.client = name;
-  const check = (client: KdcPrincipal | null): KdcPrincipal => {
-    if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${name} not found`);
-    return checkAccount(ctx, client, 'client');
-  };
-  return mapMaybe(ctx.db.find(name), check);
-}
-
-/** The principal if its account may authenticate now with this proof; its refusal as a KDC error otherwise. */
-export function checkAccount(ctx: ExchangeContext, p: KdcPrincipal, role: 'client' | 'server', proof: Proof = 'other'): KdcPrincipal {
-  const v = verdict(p.account, ctx.policy.lockout, ctx.now(), proof);
-  if (v.state !== 'usable') throw refusalError(v, role, p.name);
-  return p;
-}
-
 /**
  * Password pre-authentication (`verify` throws WrongKey for a key the client
  * does not hold) with the account's lockout counter and password expiry; at
@@ -194,17 +174,6 @@ function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrin
   };
   const reset = ctx.db.accounts.passwordAccepted(client.account);
   return reset ? reset.then(accepted) : accepted();
-}
-
-export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
-  if (!req.body.sname) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no server name');
-  const name = principalToString(req.body.sname, ctx.realm);
-  ctx.note.server = name;
-  const check = (server: KdcPrincipal | null): KdcPrincipal => {
-    if (!server) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', `server ${name} not found`);
-    return checkAccount(ctx, server, 'server');
-  };
-  return mapMaybe(ctx.db.find(name), check);
 }
 
 /** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
 import { OAuthError, type IdpConfig } from '../oauth/types.js';
-import { KdcError } from './kdc-error.js';
+import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
 
