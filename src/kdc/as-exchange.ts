@@ -1,28 +1,71 @@
 /**
- * The AS exchange (RFC 4120 §3.1): client and server look-up, whose account
- * state (account/state.ts) is judged before any pre-authentication, enctype
- * choice, pre-authentication with PA-ENC-TIMESTAMP (§5.2.7.2; required for
- * every client, answered with PREAUTH_REQUIRED and ETYPE-INFO2 otherwise),
- * where a wrong password counts towards the account's lockout and a right
- * one with an expired password is refused, ticket lifetime and renewal from
- * realm policy, and the AS-REP sealed with the client's long-term key.
+ * The AS exchange (RFC 4120 §3.1) as a sequence of steps: unwrap the FAST
+ * armor (fast.ts); look up the client and the server, whose account state
+ * (account/state.ts) is judged before any pre-authentication
+ * (principal-checks.ts); pre-authenticate the client — PA-ENC-TIMESTAMP
+ * (§5.2.7.2) unarmored, the encrypted challenge (RFC 6113 §5.4.6) or the
+ * idp mechanism (idp-preauth.ts) armored; required for every client,
+ * answered with PREAUTH_REQUIRED and ETYPE-INFO2 otherwise — where a wrong
+ * password counts towards the account's lockout and a right one with an
+ * expired password is refused; decide the ticket (lifetime and renewal from
+ * realm policy, flags, session enctype); issue the AS-REP sealed with the
+ * client's long-term key, or armored with a strengthened reply key.
  */
 import { der, parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
-import { decodePaEncTsEnc, encodeEtypeInfo2, type EtypeInfo2Entry } from '../kerberos/asn1/padata.js';
-import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
+import { decodePaEncTsEnc, encodeEtypeInfo2, encodePaEncTsEnc, type EtypeInfo2Entry } from '../kerberos/asn1/padata.js';
+import { decodeEncryptedData, encodeChecksum, encodeEncryptedData, type PaData } from '../kerberos/asn1/primitives.js';
+import type { Ticket } from '../kerberos/asn1/ticket.js';
 import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
-import { encodePaEncTsEnc } from '../kerberos/asn1/padata.js';
-import { armoredReply, isArmored, unwrapAsFast } from './fast.js';
-import type { ExchangeContext } from './exchange-context.js';
-import { idpStep, offersIdp } from './idp-preauth.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
-import { KdcError, lazyHints, refusalError, type Hints } from './kdc-error.js';
-import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
-import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
-import { verdict, type Proof } from '../account/state.js';
+import { armoredReply, isArmored, unwrapAsFast, type FastState } from './fast.js';
+import type { ExchangeContext } from './exchange-context.js';
+import { idpStep, offersIdp } from './idp-preauth.js';
+import { KdcError, lazyHints, type Hints } from './errors.js';
+import { checkAccount, lookupClient, lookupServer } from './principal-checks.js';
+import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
+import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
+
+/**
+ * The AS exchange: unwrap the armor, look up the client and the server,
+ * pre-authenticate the client, decide the ticket, issue the reply. A step
+ * whose principals are cached answers at once; only a step that must wait
+ * is awaited.
+ */
+export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
+  const req = isArmored(outer) ? await unwrapArmor(ctx, outer) : outer;
+  let client = lookupClient(ctx, req);
+  if (client instanceof Promise) client = await client;
+  let server = lookupServer(ctx, req);
+  if (server instanceof Promise) server = await server;
+  let proven = preauthenticate(ctx, req, client);
+  if (proven instanceof Promise) proven = await proven;
+  const encPa = wantsEncPaRep(outer, req);
+  const spec = initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
+  return issueInitial(ctx, req, spec, proven, encPa);
+}
+
+/**
+ * The request inside an armored AS-REQ. From here on the exchange is
+ * armored (its replies and errors too), and every cookie it seals names the
+ * armor, which may then come again in this conversation.
+ */
+async function unwrapArmor(ctx: ExchangeContext, outer: KdcReq): Promise<KdcReq> {
+  const unwrapped = await unwrapAsFast(ctx.caches, ctx.db, ctx.realm, ctx.cookies, outer, ctx.now());
+  if (!unwrapped) return outer;
+  ctx.fast = unwrapped.fast;
+  ctx.cookies = ctx.cookies.binding({ armor: unwrapped.fast.armor });
+  return unwrapped.req;
+}
+
+/** What pre-authentication proved: the key the reply is sealed with (its kvno for a long-term key) and what the FAST response adds for it. */
+interface Proven {
+  key: EncryptionKey;
+  kvno?: number;
+  fastPadata?: PaData[];
+}
 
 /** A pre-authentication with a key the client does not hold: a wrong password, which the lockout counts. */
 class WrongKey extends KdcError {
@@ -31,6 +74,38 @@ class WrongKey extends KdcError {
   }
 }
 
+/**
+ * Pre-authentication, by the mechanisms the request can use: armored, the
+ * idp mechanism or the encrypted challenge; unarmored, the encrypted
+ * timestamp. A client without a key of a requested enctype has only the idp
+ * mechanism, which needs FAST. Hints for PREAUTH_REQUIRED are made only
+ * when an error carries them.
+ */
+function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal): Maybe<Proven> {
+  const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
+  const idp = offersIdp(client);
+  if (!hasKeys && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
+  const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
+  if (ctx.fast) return armoredPreauth(ctx, ctx.fast, req, client, { hasKeys, idp }, hints);
+  if (!hasKeys) {
+    // an IdP-only user: the idp mechanism needs FAST (kinit -T ARMOR_CCACHE)
+    throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required (use FAST armor for IdP login)', [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' })]);
+  }
+  return passwordPreauth(ctx, client, () => verifyEncTimestamp(ctx, client, req, hints));
+}
+
+/**
+ * Armored pre-authentication: the idp mechanism, offered first, unless the
+ * request tries a password (a local password keeps working beside it, spec
+ * §1.5); else the encrypted challenge, answered with the KDC's half of it.
+ */
+function armoredPreauth(ctx: ExchangeContext, fast: FastState, req: KdcReq, client: KdcPrincipal, can: { hasKeys: boolean; idp: boolean }, hints: () => PaData[]): Maybe<Proven> {
+  const triesPassword = can.hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
+  if (can.idp && !triesPassword) return idpStep(ctx, req, client, can.hasKeys ? hints() : []).then(() => ({ key: fast.armorKey }));
+  return mapMaybe(passwordPreauth(ctx, client, () => verifyEncryptedChallenge(ctx, client, req, hints)), (longTerm) => ({ ...longTerm, fastPadata: [kdcChallenge(ctx, longTerm.key)] }));
+}
+
+// Pre-authentication: the mechanisms, their hints and the lockout count.
 
 /** ETYPE-INFO2 for the client's keys, in the order the client asked. */
 function etypeInfo(client: KdcPrincipal, requested: readonly number[]): EtypeInfo2Entry[] {
@@ -50,7 +125,7 @@ function etypeInfo(client: KdcPrincipal, requested: readonly number[]): EtypeInf
  * empty PA-FX-FAST (FAST is available: `kinit -T` restarts armored) and a
  * cookie. Armored: encrypted challenge (RFC 6113 §5.4.6) instead.
  */
-export function preauthHints(ctx: ExchangeContext, client: KdcPrincipal, requested: readonly number[]): PaData[] {
+function preauthHints(ctx: ExchangeContext, client: KdcPrincipal, requested: readonly number[]): PaData[] {
   const hints: PaData[] = [];
   const info = etypeInfo(client, requested);
   if (info.length === 0) return hints;
@@ -58,6 +133,52 @@ export function preauthHints(ctx: ExchangeContext, client: KdcPrincipal, request
   if (ctx.fast) hints.push({ type: PaType.ENCRYPTED_CHALLENGE, value: Buffer.alloc(0) });
   else hints.push({ type: PaType.ENC_TIMESTAMP, value: Buffer.alloc(0) }, { type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' }));
   return hints;
+}
+
+/**
+ * Password pre-authentication (`verify` throws WrongKey for a key the client
+ * does not hold) with the account's lockout counter and password expiry; at
+ * once when there is nothing to write.
+ */
+function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrincipal, verify: () => T): Maybe<T> {
+  let result: T;
+  try {
+    result = verify();
+  } catch (e) {
+    if (e instanceof WrongKey) return ctx.db.accounts.failedPassword(client.account, ctx.policy.lockout, ctx.now()).then(() => Promise.reject(e));
+    throw e;
+  }
+  const accepted = (): T => {
+    checkAccount(ctx, client, 'client', 'password');
+    return result;
+  };
+  const reset = ctx.db.accounts.passwordAccepted(client.account);
+  return reset ? reset.then(accepted) : accepted();
+}
+
+/** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */
+function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): { key: { etype: number; value: Buffer }; kvno: number } {
+  const pa = req.padata.find((p) => p.type === PaType.ENC_TIMESTAMP);
+  if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
+  let enc;
+  try {
+    enc = decodeEncryptedData(parseDer(pa.value));
+  } catch {
+    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'malformed PA-ENC-TIMESTAMP');
+  }
+  const stored = keyFor(client, enc.etype);
+  if (!stored || !supportedEtypes.includes(enc.etype)) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', `no key of enctype ${enc.etype}`);
+  const key = { etype: enc.etype, value: stored.key };
+  let ts;
+  try {
+    ts = decodePaEncTsEnc(profile(enc.etype).decrypt(key, KeyUsage.PA_ENC_TIMESTAMP, enc.cipher));
+  } catch {
+    ctx.note.preauth = 'encrypted-timestamp failed';
+    throw new WrongKey(hints);
+  }
+  if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
+  ctx.note.preauth = 'encrypted-timestamp';
+  return { key, kvno: stored.kvno };
 }
 
 const challengeKey = (armor: EncryptionKey, longTerm: EncryptionKey, pepper: string) => cf2(armor, pepper, longTerm, 'challengelongterm');
@@ -100,140 +221,10 @@ function kdcChallenge(ctx: ExchangeContext, longTerm: EncryptionKey): PaData {
   return { type: PaType.ENCRYPTED_CHALLENGE, value: der(encodeEncryptedData({ etype: ck.etype, cipher: profile(ck.etype).encrypt(ck, KeyUsage.ENC_CHALLENGE_KDC, ts) })) };
 }
 
-/** RFC 6806 §11: the checksum of the request under the reply key, and "FAST is available". */
-export function encPaRep(ctx: ExchangeContext, replyKey: EncryptionKey): PaData[] {
-  const p = profile(replyKey.etype);
-  const sum = der(encodeChecksum({ type: p.checksumType, value: p.checksum(replyKey, KeyUsage.AS_REQ, ctx.raw) }));
-  return [
-    { type: PaType.REQ_ENC_PA_REP, value: sum },
-    { type: PaType.FX_FAST, value: Buffer.alloc(0) },
-  ];
-}
-
-export function wantsEncPaRep(outer: KdcReq, inner: KdcReq): boolean {
-  return [...outer.padata, ...inner.padata].some((p) => p.type === PaType.REQ_ENC_PA_REP);
-}
-
-/** Builds the AS-REP: plain, or armored with strengthened reply key and KrbFastFinished. */
-export function issueInitial(ctx: ExchangeContext, outer: KdcReq, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, longTerm: { key: EncryptionKey; kvno?: number }, fastPadata: PaData[] = []): Buffer {
-  const encPa = wantsEncPaRep(outer, req);
-  const spec = initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
-  const ticket = makeTicket(spec);
-  let replyKey = longTerm.key;
-  const padata: PaData[] = [];
-  if (ctx.fast) {
-    const strengthen = profile(longTerm.key.etype).randomKey();
-    replyKey = cf2(strengthen, 'strengthenkey', longTerm.key, 'replykey');
-    const a = ctx.fast.armorKey;
-    const now = ctx.now();
-    padata.push(
-      armoredReply(ctx.fast, {
-        padata: fastPadata,
-        strengthenKey: { etype: strengthen.etype, value: strengthen.value },
-        finished: {
-          timestamp: wholeSeconds(now),
-          usec: microseconds(now),
-          crealm: spec.crealm,
-          cname: spec.cname,
-          ticketChecksum: { type: profile(a.etype).checksumType, value: profile(a.etype).checksum(a, KeyUsage.FAST_FINISHED, ticket.raw) },
-        },
-        nonce: req.body.nonce,
-      }),
-    );
-  }
-  ctx.note.etype = replyKey.etype;
-  return makeReply({
-    msgType: MsgType.AS_REP,
-    spec,
-    ticket,
-    nonce: req.body.nonce,
-    replyKey,
-    ...(ctx.fast || longTerm.kvno === undefined ? {} : { replyKvno: longTerm.kvno }),
-    usage: KeyUsage.AS_REP_ENC_PART,
-    padata,
-    ...(encPa ? { encryptedPaData: encPaRep(ctx, replyKey) } : {}),
-  });
-}
-
-export function lookupClient(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
-  const body = req.body;
-  if (!body.cname) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'no client name');
-  if (body.realm !== ctx.realm) throw new KdcError('KDC_ERR_WRONG_REALM', `realm ${body.realm} is not served here`);
-  const name = principalToString(body.cname, ctx.realm);
-  ctx.note.client = name;
-  const check = (client: KdcPrincipal | null): KdcPrincipal => {
-    if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${name} not found`);
-    return checkAccount(ctx, client, 'client');
-  };
-  return mapMaybe(ctx.db.find(name), check);
-}
-
-/** The principal if its account may authenticate now with this proof; its refusal as a KDC error otherwise. */
-export function checkAccount(ctx: ExchangeContext, p: KdcPrincipal, role: 'client' | 'server', proof: Proof = 'other'): KdcPrincipal {
-  const v = verdict(p.account, ctx.policy.lockout, ctx.now(), proof);
-  if (v.state !== 'usable') throw refusalError(v, role, p.name);
-  return p;
-}
-
-/**
- * Password pre-authentication (`verify` throws WrongKey for a key the client
- * does not hold) with the account's lockout counter and password expiry; at
- * once when there is nothing to write.
- */
-function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrincipal, verify: () => T): Maybe<T> {
-  let result: T;
-  try {
-    result = verify();
-  } catch (e) {
-    if (e instanceof WrongKey) return ctx.db.accounts.failedPassword(client.account, ctx.policy.lockout, ctx.now()).then(() => Promise.reject(e));
-    throw e;
-  }
-  const accepted = (): T => {
-    checkAccount(ctx, client, 'client', 'password');
-    return result;
-  };
-  const reset = ctx.db.accounts.passwordAccepted(client.account);
-  return reset ? reset.then(accepted) : accepted();
-}
-
-export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
-  if (!req.body.sname) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no server name');
-  const name = principalToString(req.body.sname, ctx.realm);
-  ctx.note.server = name;
-  const check = (server: KdcPrincipal | null): KdcPrincipal => {
-    if (!server) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', `server ${name} not found`);
-    return checkAccount(ctx, server, 'server');
-  };
-  return mapMaybe(ctx.db.find(name), check);
-}
-
-/** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */
-function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): { key: { etype: number; value: Buffer }; kvno: number } {
-  const pa = req.padata.find((p) => p.type === PaType.ENC_TIMESTAMP);
-  if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
-  let enc;
-  try {
-    enc = decodeEncryptedData(parseDer(pa.value));
-  } catch {
-    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'malformed PA-ENC-TIMESTAMP');
-  }
-  const stored = keyFor(client, enc.etype);
-  if (!stored || !supportedEtypes.includes(enc.etype)) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', `no key of enctype ${enc.etype}`);
-  const key = { etype: enc.etype, value: stored.key };
-  let ts;
-  try {
-    ts = decodePaEncTsEnc(profile(enc.etype).decrypt(key, KeyUsage.PA_ENC_TIMESTAMP, enc.cipher));
-  } catch {
-    ctx.note.preauth = 'encrypted-timestamp failed';
-    throw new WrongKey(hints);
-  }
-  if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
-  ctx.note.preauth = 'encrypted-timestamp';
-  return { key, kvno: stored.kvno };
-}
+// Deciding the ticket and issuing the reply.
 
 /** Lifetime, renewal and flags of an initial ticket (RFC 4120 §3.1.3). */
-export function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, extraFlags = 0): TicketSpec {
+function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, extraFlags = 0): TicketSpec {
   const body = req.body;
   const policy = ctx.policy;
   const now = wholeSeconds(ctx.now());
@@ -270,38 +261,64 @@ export function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: Kdc
   return spec;
 }
 
-export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
-  const unwrapped = isArmored(outer) ? await unwrapAsFast(ctx.caches, ctx.db, ctx.realm, ctx.cookies, outer, ctx.now()) : null;
-  if (unwrapped) {
-    ctx.fast = unwrapped.fast;
-    // every cookie of this conversation names its armor, which may then come again
-    ctx.cookies = ctx.cookies.binding({ armor: unwrapped.fast.armor });
-  }
-  const req = unwrapped?.req ?? outer;
-  let client = lookupClient(ctx, req);
-  if (client instanceof Promise) client = await client;
-  let server = lookupServer(ctx, req);
-  if (server instanceof Promise) server = await server;
-  const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
-  const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
-  const idp = offersIdp(client);
-  if (!hasKeys && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
-  if (ctx.fast) {
-    const triesPassword = hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
-    if (idp && !triesPassword) {
-      // the idp mechanism, offered first; a local password keeps working beside it (spec §1.5)
-      await idpStep(ctx, req, client, hasKeys ? hints() : [], ctx.idpFetch, ctx.db.dir);
-      return issueInitial(ctx, outer, req, client, server, { key: ctx.fast.armorKey });
-    }
-    let longTerm = passwordPreauth(ctx, client, () => verifyEncryptedChallenge(ctx, client, req, hints));
-    if (longTerm instanceof Promise) longTerm = await longTerm;
-    return issueInitial(ctx, outer, req, client, server, longTerm, [kdcChallenge(ctx, longTerm.key)]);
-  }
-  if (!hasKeys) {
-    // an IdP-only user: the idp mechanism needs FAST (kinit -T ARMOR_CCACHE)
-    throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required (use FAST armor for IdP login)', [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' })]);
-  }
-  let longTerm = passwordPreauth(ctx, client, () => verifyEncTimestamp(ctx, client, req, hints));
-  if (longTerm instanceof Promise) longTerm = await longTerm;
-  return issueInitial(ctx, outer, req, client, server, longTerm);
+/**
+ * Issues the AS-REP: the ticket, and the reply part sealed with the reply
+ * key, which for an armored request is strengthened (RFC 6113 §5.4.3).
+ */
+function issueInitial(ctx: ExchangeContext, req: KdcReq, spec: TicketSpec, proven: Proven, encPa: boolean): Buffer {
+  const ticket = makeTicket(spec);
+  const { replyKey, padata } = ctx.fast ? armoredFinish(ctx, ctx.fast, req, spec, ticket, proven) : { replyKey: proven.key, padata: [] };
+  ctx.note.etype = replyKey.etype;
+  return makeReply({
+    msgType: MsgType.AS_REP,
+    spec,
+    ticket,
+    nonce: req.body.nonce,
+    replyKey,
+    ...(ctx.fast || proven.kvno === undefined ? {} : { replyKvno: proven.kvno }),
+    usage: KeyUsage.AS_REP_ENC_PART,
+    padata,
+    ...(encPa ? { encryptedPaData: encPaRep(ctx, replyKey) } : {}),
+  });
+}
+
+/**
+ * The armored half of an AS-REP: the reply key strengthened by a random key
+ * (KRB-FX-CF2 with "strengthenkey" and "replykey"), and the FAST response
+ * carrying that key and KrbFastFinished, whose checksum binds the ticket to
+ * the armor.
+ */
+function armoredFinish(ctx: ExchangeContext, fast: FastState, req: KdcReq, spec: TicketSpec, ticket: Ticket, proven: Proven): { replyKey: EncryptionKey; padata: PaData[] } {
+  const strengthen = profile(proven.key.etype).randomKey();
+  const replyKey = cf2(strengthen, 'strengthenkey', proven.key, 'replykey');
+  const a = fast.armorKey;
+  const now = ctx.now();
+  const response = armoredReply(fast, {
+    padata: proven.fastPadata ?? [],
+    strengthenKey: { etype: strengthen.etype, value: strengthen.value },
+    finished: {
+      timestamp: wholeSeconds(now),
+      usec: microseconds(now),
+      crealm: spec.crealm,
+      cname: spec.cname,
+      ticketChecksum: { type: profile(a.etype).checksumType, value: profile(a.etype).checksum(a, KeyUsage.FAST_FINISHED, ticket.raw) },
+    },
+    nonce: req.body.nonce,
+  });
+  return { replyKey, padata: [response] };
+}
+
+/** RFC 6806 §11: the checksum of the request under the reply key, and "FAST is available". */
+function encPaRep(ctx: ExchangeContext, replyKey: EncryptionKey): PaData[] {
+  const p = profile(replyKey.etype);
+  const sum = der(encodeChecksum({ type: p.checksumType, value: p.checksum(replyKey, KeyUsage.AS_REQ, ctx.raw) }));
+  return [
+    { type: PaType.REQ_ENC_PA_REP, value: sum },
+    { type: PaType.FX_FAST, value: Buffer.alloc(0) },
+  ];
+}
+
+/** Whether the client asked for the request checksum in the reply (RFC 6806 §11), outside FAST or inside. */
+function wantsEncPaRep(outer: KdcReq, inner: KdcReq): boolean {
+  return [...outer.padata, ...inner.padata].some((p) => p.type === PaType.REQ_ENC_PA_REP);
 }

@@ -1,9 +1,9 @@
 /**
  * What an AS or TGS exchange is given: the KDC's principals and policy, its
  * clock, the request as received, its cookie jar and the state it keeps
- * between requests, the IdP client, and what the log line will say.
+ * between requests, the server's IdP client, and what the log line will say.
  */
-import type { FetchLike } from '../oauth/http.js';
+import type { IdpClient } from '../oauth/client.js';
 import type { CookieJar } from './cookie-jar.js';
 import type { FastState } from './fast.js';
 import type { PrincipalDb, RealmPolicy } from './principals.js';
@@ -20,8 +20,8 @@ export interface ExchangeContext {
   cookies: CookieJar;
   /** what this KDC remembers between requests (opened TGTs, the replay cache) */
   caches: KdcCaches;
-  /** HTTP client for IdP endpoints (trusts the configured IdP CA bundle) */
-  idpFetch: FetchLike;
+  /** the server's IdP client (trusts the configured IdP CA bundle; its discovery and key caches) */
+  idp: IdpClient;
   /** set once an armored request has been unwrapped; errors are then armored too */
   fast?: FastState;
   /** what the log line should say about the request */

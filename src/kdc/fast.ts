@@ -1,11 +1,12 @@
 /**
- * FAST on the KDC side (RFC 6113): unwrapping armored AS requests (explicit
- * armor: an AP-REQ with a krbtgt ticket) and TGS requests (implicit armor
- * from the TGS authenticator's subkey), the armor key
- * KRB-FX-CF2(subkey, "subkeyarmor", ticket session key, "ticketarmor"), the
- * request checksum (usage 50), the encrypted inner request (usage 51), armored
- * replies and errors (usage 52), the finished checksum over the ticket
- * (usage 53). Cookies are in cookie-jar.ts, opened TGTs in state.ts.
+ * FAST armor on the KDC side (RFC 6113), and nothing else: unwrapping
+ * armored AS requests (explicit armor: an AP-REQ with a krbtgt ticket) and
+ * TGS requests (implicit armor from the TGS authenticator's subkey), the
+ * armor key KRB-FX-CF2(subkey, "subkeyarmor", ticket session key,
+ * "ticketarmor"), the request checksum (usage 50), the encrypted inner
+ * request (usage 51) and the armored reply (usage 52), which carries the
+ * AS-REP's finished checksum (usage 53, as-exchange.ts) or a KRB-ERROR
+ * (kdc-error.ts). Cookies are in cookie-jar.ts, opened TGTs in state.ts.
  *
  * The armor is an AP-REQ and is verified as one (kerberos/ap-exchange.ts:
  * clock skew, ticket times, replay cache), with one difference: MIT clients
@@ -16,16 +17,14 @@
  * conversation and may repeat that armor. Any other repeat is a replay.
  */
 import { createHash } from 'node:crypto';
-import { der } from '../kerberos/asn1/der.js';
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
-import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
-import { encodePaDataList, principalToString, type PaData } from '../kerberos/asn1/primitives.js';
+import { principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
-import { KdcError } from './kdc-error.js';
+import { KdcError } from './errors.js';
 import type { CookieJar } from './cookie-jar.js';
 import type { KdcCaches } from './state.js';
 import type { PrincipalDb } from './principals.js';
@@ -127,15 +126,3 @@ export function armoredReply(fast: FastState, response: KrbFastResponse): PaData
   const cipher = profile(fast.armorKey.etype).encrypt(fast.armorKey, KeyUsage.FAST_REP, encodeFastResponse(response));
   return { type: PaType.FX_FAST, value: encodeFastArmoredRep({ etype: fast.armorKey.etype, cipher }) };
 }
-
-/** RFC 6113 §5.4.3 error: the inner KRB-ERROR and hints inside the armored reply. */
-export function armoredErrorData(fast: FastState, inner: KrbError, hints: PaData[], cookie: PaData): Buffer {
-  const { eData: _drop, ...plain } = inner;
-  void _drop;
-  // a mechanism's own cookie (the idp flow state) wins over the generic one
-  const ownCookie = hints.find((h) => h.type === PaType.FX_COOKIE);
-  const padata: PaData[] = [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE), ownCookie ?? cookie, { type: PaType.FX_ERROR, value: encodeKrbError(plain) }];
-  return der(encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]));
-}
-
-export { encodePaDataList };

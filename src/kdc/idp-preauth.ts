@@ -16,10 +16,9 @@ import type { PaData } from '../kerberos/asn1/primitives.js';
 import { PaType } from '../kerberos/iana.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
-import type { FetchLike } from '../oauth/http.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
 import { OAuthError, type IdpConfig } from '../oauth/types.js';
-import { KdcError } from './kdc-error.js';
+import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
 
@@ -43,7 +42,7 @@ export interface IdpFlowState extends DeviceAuthorization {
  * join it through the KDC's in-flight map. Past the limit of held answers
  * the first poll is not delayed (the IdP may then say slow_down).
  */
-async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, fetch: FetchLike, update: (s: IdpFlowState) => void): Promise<PollResult> {
+async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<PollResult> {
   const waits = ctx.caches.idpWaits;
   const start = ctx.now();
   const deadline = start + waits.holdMs;
@@ -55,7 +54,7 @@ async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: Id
       const due = s.lastPoll + s.interval * 1000;
       const wait = held ? Math.min(due - ctx.now(), deadline - ctx.now()) : 0;
       if (wait > 0) await sleep(wait);
-      const r = await pollToken(cfg, s.deviceCode, fetch, { interval: s.interval });
+      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval });
       s = { ...s, lastPoll: ctx.now(), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? r.interval : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
@@ -119,7 +118,8 @@ function kdcErrorOf(e: unknown): KdcError {
  * Runs one step of the device flow. Returns when the user is authenticated
  * at the IdP with the linked identity; throws the KDC answer otherwise.
  */
-export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, extraHints: PaData[], fetch: FetchLike, dir: Directory): Promise<void> {
+export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, extraHints: PaData[]): Promise<void> {
+  const dir = ctx.db.dir;
   const answer = req.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
   const state = answer ? ctx.cookies.open<IdpFlowState>(req.padata, 3600_000) : null;
   const now = ctx.now();
@@ -132,7 +132,7 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     let s: IdpFlowState;
     try {
       cfg = await idpConfigOf(dir, client.idpLink!);
-      const da = await startDeviceAuthorization(cfg, fetch);
+      const da = await startDeviceAuthorization(cfg, ctx.idp);
       s = {
         kind: 'idp',
         user: client.name,
@@ -160,13 +160,13 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
   let s: IdpFlowState = state;
   try {
     cfg = await idpConfigOf(dir, state.link);
-    const r = await pollUntilAnswered(ctx, cfg, s, fetch, (next) => (s = next));
+    const r = await pollUntilAnswered(ctx, cfg, s, (next) => (s = next));
     if (r.status !== 'done') {
       ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'} after ${s.polls} poll(s) held ${ctx.now() - now} ms`;
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
-    const as = await authorizationServer(cfg, fetch);
-    const who = await resolveUserIdentifier(cfg, r.tokens, fetch, { endpoints: as });
+    const as = await authorizationServer(cfg, ctx.idp);
+    const who = await resolveUserIdentifier(cfg, r.tokens, ctx.idp, { endpoints: as });
     if (who !== client.idpSub) {
       ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))})`;
       // no user has this identity at this IdP reference: kinit says the client was not found

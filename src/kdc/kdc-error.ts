@@ -1,68 +1,95 @@
 /**
- * Errors the KDC answers with: a Kerberos error code (RFC 4120 §7.5.9), an
- * optional e-text for the log and the client, and optional e-data (e.g.
- * METHOD-DATA with pre-authentication hints). The one place that turns them
- * into KRB-ERROR messages is kdc-server.ts. An account's refusal
- * (account/state.ts) becomes its KDC error here.
+ * The one place a failure of the KDC becomes a KRB-ERROR (RFC 4120 §5.9.1),
+ * whoever answers it (the exchanges through kdc-server.ts, the TCP framing):
+ * a KdcError answers with its code, e-text and pre-authentication hints; an
+ * account refused by account/state.ts with the code for its state and role;
+ * an AP-REQ check (kerberos/ap-exchange.ts) with its own code; a malformed
+ * part of a request with KRB_ERR_GENERIC; anything else with
+ * KRB_ERR_GENERIC and no detail, its stack going to the log. An error to an
+ * armored request travels inside the FAST reply (RFC 6113 §5.4.3).
  */
-import { describeRefusal, type Refusal } from '../account/state.js';
-import type { PaData } from '../kerberos/asn1/primitives.js';
-import { ErrorCode } from '../kerberos/iana.js';
+import type { Refusal } from '../account/state.js';
+import { ApError } from '../kerberos/ap-exchange.js';
+import { Asn1Error, der } from '../kerberos/asn1/der.js';
+import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
+import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
+import { encodePaDataList, type PaData } from '../kerberos/asn1/primitives.js';
+import { ErrorCode, NameType, PaType } from '../kerberos/iana.js';
+import { microseconds, wholeSeconds } from '../kerberos/time.js';
+import type { CookieJar } from './cookie-jar.js';
+import { AccountRefused, KdcError } from './errors.js';
+import { armoredReply, type FastState } from './fast.js';
 
-export type ErrorName = keyof typeof ErrorCode;
-
-/**
- * Pre-authentication hints, or how to make them: hints cost a cookie and an
- * encryption, so a request that succeeds should never build them.
- */
-export type Hints = PaData[] | (() => PaData[]);
-
-function resolveHints(h: Hints): PaData[] {
-  return typeof h === 'function' ? h() : h;
+/** Where the error is answered: what the KRB-ERROR names and how it travels. */
+export interface ErrorScene {
+  realm: string;
+  now: number;
+  /** the request, when it could be decoded */
+  req?: KdcReq | undefined;
+  /** the armor of an armored request */
+  fast?: FastState | undefined;
+  /** the exchange's cookie jar (in an armored conversation, bound to its armor) */
+  cookies: CookieJar;
+  log: (line: string) => void;
 }
 
-/** Makes hints once, on first use. */
-export function lazyHints(make: () => PaData[]): () => PaData[] {
-  let made: PaData[] | undefined;
-  return () => (made ??= make());
-}
-
-export class KdcError extends Error {
-  readonly code: number;
-  private readonly hintSource: Hints | undefined;
-  /** `name` may also be the number of a code (an AP-REQ check's, which uses the same codes) */
-  constructor(name: ErrorName | 'KDC_ERR_WRONG_REALM' | number, eText: string, hints?: Hints) {
-    super(eText);
-    this.name = 'KdcError';
-    this.code = typeof name === 'number' ? name : name === 'KDC_ERR_WRONG_REALM' ? 68 : ErrorCode[name];
-    this.hintSource = hints;
+/** The KRB-ERROR for `thrown`, and its code (for the log line). */
+export function krbErrorReply(thrown: unknown, at: ErrorScene): { code: number; reply: Buffer } {
+  const { code, eText, hints } = answerOf(thrown, at.log);
+  const req = at.req;
+  const e: KrbError = {
+    stime: wholeSeconds(at.now),
+    susec: microseconds(at.now),
+    errorCode: code,
+    realm: req?.body.realm ?? at.realm,
+    sname: req?.body.sname ?? { nameType: NameType.SRV_INST, nameString: ['krbtgt', at.realm] },
+    eText,
+  };
+  if (req?.body.cname) {
+    e.cname = req.body.cname;
+    e.crealm = req.body.realm;
   }
-
-  /** pre-authentication hints for the e-data METHOD-DATA (FAST-wrapped when armored) */
-  get hints(): PaData[] | undefined {
-    return this.hintSource === undefined ? undefined : resolveHints(this.hintSource);
-  }
+  if (at.fast) e.eData = armoredErrorData(at.fast, e, hints ?? [], at.cookies.seal({ kind: 'fast' }));
+  else if (hints) e.eData = der(encodePaDataList(hints));
+  return { code, reply: encodeKrbError(e) };
 }
 
-export function errorName(code: number): string {
-  for (const [k, v] of Object.entries(ErrorCode)) if (v === code) return k;
-  return `ERROR_${code}`;
+/** The code, e-text and hints a thrown value is answered with. */
+function answerOf(thrown: unknown, log: (line: string) => void): { code: number; eText: string; hints?: PaData[] | undefined } {
+  if (thrown instanceof KdcError) return { code: thrown.code, eText: thrown.message, hints: thrown.hints };
+  if (thrown instanceof AccountRefused) return { code: refusalCode(thrown.refusal, thrown.role), eText: thrown.message };
+  if (thrown instanceof ApError) return { code: thrown.code, eText: thrown.message };
+  // a malformed part of a request is the client's doing: no stack in the log
+  if (!(thrown instanceof Asn1Error)) log(`${new Date().toISOString()} kdc internal error: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`);
+  return { code: ErrorCode.KRB_ERR_GENERIC, eText: 'internal error' };
 }
 
 /**
  * An account's refusal as the KDC answers it: disabled or locked, revoked;
  * expired, NAME_EXP for a client and SERVICE_EXP for a service; password
- * expired, KEY_EXPIRED. The e-text says which.
+ * expired, KEY_EXPIRED.
  */
-export function refusalError(v: Refusal, role: 'client' | 'server', name: string): KdcError {
-  const text = `${role} ${name}: ${describeRefusal(v)}`;
+function refusalCode(v: Refusal, role: 'client' | 'server'): number {
   switch (v.state) {
     case 'disabled':
     case 'locked':
-      return new KdcError(role === 'client' ? 'KDC_ERR_CLIENT_REVOKED' : 'KDC_ERR_SERVICE_REVOKED', text);
+      return role === 'client' ? ErrorCode.KDC_ERR_CLIENT_REVOKED : ErrorCode.KDC_ERR_SERVICE_REVOKED;
     case 'expired':
-      return new KdcError(role === 'client' ? 'KDC_ERR_NAME_EXP' : 'KDC_ERR_SERVICE_EXP', text);
+      return role === 'client' ? ErrorCode.KDC_ERR_NAME_EXP : ErrorCode.KDC_ERR_SERVICE_EXP;
     case 'password-expired':
-      return new KdcError('KDC_ERR_KEY_EXPIRED', text);
+      return ErrorCode.KDC_ERR_KEY_EXPIRED;
   }
+}
+
+/** RFC 6113 §5.4.3: the e-data of an armored error, the error itself and its hints sealed in the FAST reply. */
+function armoredErrorData(fast: FastState, outer: KrbError, hints: PaData[], cookie: PaData): Buffer {
+  // a mechanism's own cookie (the idp flow state) wins over the generic one
+  const ownCookie = hints.find((h) => h.type === PaType.FX_COOKIE);
+  const padata: PaData[] = [
+    { type: PaType.FX_FAST, value: Buffer.alloc(0) },
+    ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE),
+    ownCookie ?? cookie,
+    { type: PaType.FX_ERROR, value: encodeKrbError(outer) },
+  ];
+  return der(encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]));
 }

@@ -1,27 +1,26 @@
 /**
  * The KDC's listeners (RFC 4120 §7.2.1 UDP, §7.2.2 TCP with a 4-byte length
  * prefix) and request dispatch: AS-REQ and TGS-REQ go to their exchanges,
- * failures become KRB-ERROR messages here and nowhere else. A lookaside
- * cache answers retransmitted requests with the same reply (joining a
- * request still in progress). Garbage on UDP is dropped; on TCP it gets a
- * KRB-ERROR. Each request is logged as one line.
+ * and what they throw is answered through kdc-error.ts. A lookaside cache
+ * answers retransmitted requests with the same reply (joining a request
+ * still in progress). Garbage on UDP is dropped; on TCP it gets a
+ * KRB-ERROR. Each request is logged as one line. Everything a KDC
+ * remembers between requests belongs to its instance.
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
-import { Asn1Error, der, parseDer } from '../kerberos/asn1/der.js';
+import { Asn1Error, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
-import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
-import { ErrorCode, MsgType, NameType } from '../kerberos/iana.js';
+import { MsgType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
-import type { FetchLike } from '../oauth/http.js';
+import type { IdpClient } from '../oauth/client.js';
 import { asExchange } from './as-exchange.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { Lookaside, requestDigest } from './lookaside.js';
-import { errorName, KdcError } from './kdc-error.js';
-import { ApError } from '../kerberos/ap-exchange.js';
+import { errorName, KdcError } from './errors.js';
+import { krbErrorReply } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
-import { armoredErrorData, encodePaDataList } from './fast.js';
 import { CookieJar } from './cookie-jar.js';
 import { kdcCaches, type KdcCaches } from './state.js';
 
@@ -33,8 +32,8 @@ export interface KdcOptions {
   realm: string;
   /** 32-byte key sealing PA-FX-COOKIE state (derive it from the master key so every server of the realm shares it) */
   cookieKey: Buffer;
-  /** HTTP client for IdP endpoints */
-  idpFetch: FetchLike;
+  /** the server's IdP client: HTTPS to IdP endpoints, discovery documents and key sets it keeps */
+  idp: IdpClient;
   log: (line: string) => void;
   now?: () => number;
   /** how long a device-flow answer may be held while the IdP says "pending" (default 10 s) */
@@ -112,18 +111,15 @@ export class Kdc {
       }
       let policy = this.policy();
       if (policy instanceof Promise) policy = await policy;
-      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idpFetch: this.o.idpFetch };
+      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idp: this.o.idp };
       reply = req.msgType === MsgType.AS_REQ ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');
       }
     } catch (e) {
-      // an AP-REQ check (TGS request, FAST armor) answers with its own code
-      const err = e instanceof KdcError ? e : e instanceof ApError ? new KdcError(e.code, e.message) : new KdcError('KRB_ERR_GENERIC', 'internal error');
-      if (!(e instanceof KdcError) && !(e instanceof ApError) && !(e instanceof Asn1Error)) this.o.log(`${new Date().toISOString()} kdc internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      outcome = errorName(err.code);
-      if (!req && transport === 'udp') reply = null;
-      else reply = this.errorReply(err, req, ctx);
+      const answer = krbErrorReply(e, { realm: this.o.realm, now: this.now(), req, fast: ctx?.fast, cookies: ctx?.cookies ?? this.cookies, log: this.o.log });
+      outcome = errorName(answer.code);
+      reply = !req && transport === 'udp' ? null : answer.reply;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
@@ -132,27 +128,6 @@ export class Kdc {
         `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
     return reply;
-  }
-
-  private errorReply(err: KdcError, req: KdcReq | undefined, ctx?: ExchangeContext): Buffer {
-    const fast = ctx?.fast;
-    const t = this.now();
-    const e: KrbError = {
-      stime: new Date(Math.floor(t / 1000) * 1000),
-      susec: (t % 1000) * 1000,
-      errorCode: err.code,
-      realm: req?.body.realm ?? this.o.realm,
-      sname: req?.body.sname ?? { nameType: NameType.SRV_INST, nameString: ['krbtgt', this.o.realm] },
-      eText: err.message,
-    };
-    if (req?.body.cname) {
-      e.cname = req.body.cname;
-      e.crealm = req.body.realm;
-    }
-    // the exchange's cookie jar names the armor of an armored conversation
-    if (fast) e.eData = armoredErrorData(fast, e, err.hints ?? [], (ctx?.cookies ?? this.cookies).seal({ kind: 'fast' }));
-    else if (err.hints) e.eData = der(encodePaDataList(err.hints));
-    return encodeKrbError(e);
   }
 
   async listen(port: number, host: string): Promise<number> {
@@ -201,7 +176,7 @@ export class Kdc {
       while (buf.length >= 4) {
         const len = buf.readUInt32BE(0);
         if (len & 0x80000000 || len > MAX_TCP_MESSAGE) {
-          s.end(frame(this.errorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), undefined)));
+          s.end(frame(krbErrorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), { realm: this.o.realm, now: this.now(), cookies: this.cookies, log: this.o.log }).reply));
           buf = Buffer.alloc(0);
           return;
         }
@@ -233,4 +208,3 @@ function frame(msg: Buffer): Buffer {
   return Buffer.concat([len, msg]);
 }
 
-export { ErrorCode };

@@ -15,7 +15,7 @@ import { ExpiringCache } from '../kerberos/expiring-cache.js';
 import { KeyUsage } from '../kerberos/iana.js';
 import { tgsPrincipal } from '../kerberos/principal.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
-import { KdcError } from './kdc-error.js';
+import { KdcError } from './errors.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
 
 export interface KdcCaches {

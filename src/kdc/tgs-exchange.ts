@@ -1,43 +1,98 @@
 /**
- * The TGS exchange (RFC 4120 §3.3): the AP-REQ in PA-TGS-REQ is checked
- * (TGT decrypted with the krbtgt key, then kerberos/ap-exchange.ts: the
- * authenticator, client names, clock skew, ticket times, replay, with a
- * keyed checksum over the exact KDC-REQ-BODY bytes), the ticket's client
- * must still be an account that may authenticate (account/state.ts: not
- * disabled, locked or expired), then a service ticket or a renewed TGT is
- * issued. The reply is sealed with the authenticator's subkey when there
- * is one.
+ * The TGS exchange (RFC 4120 §3.3) as a sequence of steps: verify the
+ * request (the AP-REQ in PA-TGS-REQ: the TGT decrypted with the krbtgt key,
+ * then kerberos/ap-exchange.ts checks the authenticator, client names,
+ * clock skew, ticket times and replay, with a keyed checksum over the exact
+ * KDC-REQ-BODY bytes; then the FAST armor, implicit in the authenticator's
+ * subkey); check that the ticket's client is still an account that may
+ * authenticate (account/state.ts: not disabled, locked or expired) and look
+ * up the server; decide the ticket (a service ticket or a renewed TGT:
+ * flags, times, session enctype); issue the reply, sealed with the
+ * authenticator's subkey when there is one.
  */
-import { decodeApReq } from '../kerberos/asn1/ap-req.js';
+import { decodeApReq, type ApReq } from '../kerberos/asn1/ap-req.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString } from '../kerberos/asn1/primitives.js';
-import { checksumProfile, profile } from '../kerberos/crypto/index.js';
+import type { EncTicketPart } from '../kerberos/asn1/ticket.js';
+import { checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
-import { checkAccount, lookupServer } from './as-exchange.js';
-import type { ExchangeContext } from './exchange-context.js';
-import { KdcError } from './kdc-error.js';
-import { unwrapTgsFast } from './fast.js';
-import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 import { wholeSeconds } from '../kerberos/time.js';
 import { tgsPrincipal } from '../kerberos/principal.js';
+import type { ExchangeContext } from './exchange-context.js';
+import { KdcError } from './errors.js';
+import { unwrapTgsFast } from './fast.js';
+import { lookupServer, usableClient } from './principal-checks.js';
+import { mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
+import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 
+/** A TGS request whose TGT and authenticator check out: the request (unwrapped when armored), the TGT's contents and keys. */
+interface VerifiedTgsReq {
+  req: KdcReq;
+  tgt: EncTicketPart;
+  /** the TGT's session key */
+  session: EncryptionKey;
+  /** the authenticator's subkey, when it has one */
+  subkey?: EncryptionKey;
+  /** the TGT's client, as a principal name */
+  clientName: string;
+  /** the time the request was verified at (epoch ms); the ticket's times count from it */
+  now: number;
+}
+
+/**
+ * The TGS exchange: verify the request, check the client and look up the
+ * server, refuse what we do not do, decide the ticket, issue the reply. A
+ * step whose TGT and principals are cached answers at once; only a step
+ * that must wait is awaited.
+ */
 export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
-  let req = outer;
+  let verified = verifyTgsRequest(ctx, outer);
+  if (verified instanceof Promise) verified = await verified;
+  // a ticket outlives nothing: its client must still be an account that may authenticate
+  const client = usableClient(ctx, verified.clientName);
+  if (client instanceof Promise) await client;
+  refuseUnsupportedOptions(verified.req);
+  let server = lookupServer(ctx, verified.req);
+  if (server instanceof Promise) server = await server;
+  const spec = decideTicket(ctx, verified, server);
+  return issueTgsReply(ctx, verified, spec);
+}
+
+/**
+ * Verifies the AP-REQ of PA-TGS-REQ: a TGT of this realm's krbtgt, which
+ * decrypts and is current, and its authenticator with the body checksum;
+ * then unwraps the FAST request inside, if any.
+ */
+function verifyTgsRequest(ctx: ExchangeContext, outer: KdcReq): Maybe<VerifiedTgsReq> {
+  const ap = tgsApReq(ctx, outer);
+  const now = ctx.now();
+  return mapMaybe(ctx.caches.tgts.open(ctx.db, ctx.realm, ap.ticket, now), ({ etp, session }) => {
+    const clientName = principalToString(etp.cname, etp.crealm);
+    ctx.note.client = clientName;
+    const auth = verifyAuthenticator(ctx, outer, ap, session, etp, now);
+    const subkey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : undefined;
+    // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
+    const unwrapped = unwrapTgsFast(outer, subkey, session);
+    if (unwrapped) ctx.fast = unwrapped.fast;
+    return { req: unwrapped?.req ?? outer, tgt: etp, session, ...(subkey ? { subkey } : {}), clientName, now };
+  });
+}
+
+/** The AP-REQ of PA-TGS-REQ, whose ticket must be for this realm's krbtgt. */
+function tgsApReq(ctx: ExchangeContext, req: KdcReq): ApReq {
   const pa = req.padata.find((p) => p.type === PaType.TGS_REQ);
   if (!pa) throw new KdcError('KDC_ERR_PADATA_TYPE_NOSUPP', 'TGS-REQ without PA-TGS-REQ');
   const ap = decodeApReq(pa.value);
-  const tgtName = tgsPrincipal(ctx.realm);
-  if (ap.ticket.realm !== ctx.realm || principalToString(ap.ticket.sname, ctx.realm) !== tgtName) {
-    throw new KdcError('KDC_ERR_POLICY', 'only tickets for this realm\'s krbtgt are accepted');
+  if (ap.ticket.realm !== ctx.realm || principalToString(ap.ticket.sname, ctx.realm) !== tgsPrincipal(ctx.realm)) {
+    throw new KdcError('KDC_ERR_POLICY', "only tickets for this realm's krbtgt are accepted");
   }
-  const now = ctx.now();
-  let opened = ctx.caches.tgts.open(ctx.db, ctx.realm, ap.ticket, now);
-  if (opened instanceof Promise) opened = await opened;
-  const { etp, session: sessKey } = opened;
-  const clientName = principalToString(etp.cname, etp.crealm);
-  ctx.note.client = clientName;
-  const auth = verifyApReq(ap, etp, sessKey, {
+  return ap;
+}
+
+/** The authenticator, checked as any AP-REQ's (kerberos/ap-exchange.ts), whose checksum must cover the request body under the session key. */
+function verifyAuthenticator(ctx: ExchangeContext, req: KdcReq, ap: ApReq, session: EncryptionKey, etp: EncTicketPart, now: number) {
+  return verifyApReq(ap, etp, session, {
     usage: KeyUsage.TGS_REQ_AUTH,
     now,
     replay: ctx.caches.replays,
@@ -49,80 +104,91 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
       } catch {
         throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', `checksum type ${auth.cksum.type} not supported`);
       }
-      if (cp.etype !== sessKey.etype && cp.keyBytes !== sessKey.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
-      if (!cp.verifyChecksum({ etype: cp.etype, value: sessKey.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
+      if (cp.etype !== session.etype && cp.keyBytes !== session.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
+      if (!cp.verifyChecksum({ etype: cp.etype, value: session.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
         throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
       }
     },
   });
-  // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
-  const unwrapped = unwrapTgsFast(req, auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : undefined, sessKey);
-  if (unwrapped) {
-    ctx.fast = unwrapped.fast;
-    req = unwrapped.req;
-  }
-  // a ticket outlives nothing: its client must still be an account that may authenticate
-  let client = ctx.db.find(clientName);
-  if (client instanceof Promise) client = await client;
-  if (!client) throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', `client ${clientName} not found`);
-  checkAccount(ctx, client, 'client');
-  const renew = hasFlag(req.body.kdcOptions, KdcOption.RENEW);
+}
+
+/** Validation, user-to-user and postdating are not offered. */
+function refuseUnsupportedOptions(req: KdcReq): void {
   const opts = req.body.kdcOptions;
   if (hasFlag(opts, KdcOption.VALIDATE) || hasFlag(opts, KdcOption.ENC_TKT_IN_SKEY) || hasFlag(opts, KdcOption.POSTDATED)) {
     throw new KdcError('KDC_ERR_BADOPTION', 'option not supported');
   }
-  let server = lookupServer(ctx, req);
-  if (server instanceof Promise) server = await server;
-  const policy = ctx.policy;
-  const nowS = wholeSeconds(now);
-  let flags = etp.flags & (flagBit(TicketFlag.PRE_AUTHENT) | flagBit(TicketFlag.HW_AUTHENT));
-  let endtime: Date;
-  let renewTill: Date | undefined;
-  if (renew) {
-    if (!hasFlag(etp.flags, TicketFlag.RENEWABLE) || !etp.renewTill || etp.renewTill.getTime() < now) throw new KdcError('KDC_ERR_BADOPTION', 'ticket is not renewable');
-    const life = etp.endtime.getTime() - (etp.starttime ?? etp.authtime).getTime();
-    endtime = new Date(Math.min(etp.renewTill.getTime(), nowS.getTime() + life));
-    renewTill = etp.renewTill;
-    flags = etp.flags & ~flagBit(TicketFlag.INITIAL);
-  } else {
-    const maxLife = Math.min(policy.maxLife, server.maxLife ?? Infinity);
-    endtime = effectiveTill(req.body.till, new Date(Math.min(etp.endtime.getTime(), nowS.getTime() + maxLife * 1000)));
-    if (hasFlag(opts, KdcOption.FORWARDABLE) && hasFlag(etp.flags, TicketFlag.FORWARDABLE)) flags |= flagBit(TicketFlag.FORWARDABLE);
-    if (hasFlag(opts, KdcOption.FORWARDED)) {
-      if (!hasFlag(etp.flags, TicketFlag.FORWARDABLE)) throw new KdcError('KDC_ERR_BADOPTION', 'ticket is not forwardable');
-      flags |= flagBit(TicketFlag.FORWARDED);
-    }
-    if (hasFlag(etp.flags, TicketFlag.FORWARDED)) flags |= flagBit(TicketFlag.FORWARDED);
-    if ((hasFlag(opts, KdcOption.RENEWABLE) || hasFlag(opts, KdcOption.RENEWABLE_OK)) && hasFlag(etp.flags, TicketFlag.RENEWABLE) && etp.renewTill) {
-      const asked = req.body.rtime ?? req.body.till;
-      renewTill = effectiveTill(asked, etp.renewTill);
-      if (renewTill.getTime() > endtime.getTime()) flags |= flagBit(TicketFlag.RENEWABLE);
-      else renewTill = undefined;
-    }
-  }
+}
+
+/** The ticket to issue (RFC 4120 §3.3.3): a renewal of the TGT, or a new ticket within the TGT's bounds; then its session enctype. */
+function decideTicket(ctx: ExchangeContext, v: VerifiedTgsReq, server: KdcPrincipal): TicketSpec {
+  const { req, tgt } = v;
+  const nowS = wholeSeconds(v.now);
+  const t = hasFlag(req.body.kdcOptions, KdcOption.RENEW) ? renewal(tgt, v.now, nowS) : newTicketTimes(ctx, req, tgt, server, nowS);
   const etype = sessionEtype(req.body.etypes, server);
   const spec: TicketSpec = {
-    crealm: etp.crealm,
-    cname: etp.cname,
+    crealm: tgt.crealm,
+    cname: tgt.cname,
     server,
     srealm: ctx.realm,
     sname: req.body.sname!,
-    flags: flags >>> 0,
-    authtime: etp.authtime,
+    flags: t.flags >>> 0,
+    authtime: tgt.authtime,
     starttime: nowS,
-    endtime,
+    endtime: t.endtime,
     sessionKey: { etype, value: profile(etype).randomKey().value },
   };
-  if (renewTill) spec.renewTill = renewTill;
-  if (etp.caddr) spec.caddr = etp.caddr;
-  ctx.note.etype = etype;
-  const replyKey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value, transient: true } : sessKey;
+  if (t.renewTill) spec.renewTill = t.renewTill;
+  if (tgt.caddr) spec.caddr = tgt.caddr;
+  return spec;
+}
+
+interface TicketTimes {
+  flags: number;
+  endtime: Date;
+  renewTill?: Date | undefined;
+}
+
+/** RENEW: the TGT again, as long as it lived, up to its renew-till; no longer INITIAL. */
+function renewal(tgt: EncTicketPart, now: number, nowS: Date): TicketTimes {
+  if (!hasFlag(tgt.flags, TicketFlag.RENEWABLE) || !tgt.renewTill || tgt.renewTill.getTime() < now) throw new KdcError('KDC_ERR_BADOPTION', 'ticket is not renewable');
+  const life = tgt.endtime.getTime() - (tgt.starttime ?? tgt.authtime).getTime();
+  return { flags: tgt.flags & ~flagBit(TicketFlag.INITIAL), endtime: new Date(Math.min(tgt.renewTill.getTime(), nowS.getTime() + life)), renewTill: tgt.renewTill };
+}
+
+/**
+ * A new ticket: its end within the TGT's and the policy's, forwardable and
+ * renewable only as far as the TGT is; pre-authentication flags carried over.
+ */
+function newTicketTimes(ctx: ExchangeContext, req: KdcReq, tgt: EncTicketPart, server: KdcPrincipal, nowS: Date): TicketTimes {
+  const opts = req.body.kdcOptions;
+  let flags = tgt.flags & (flagBit(TicketFlag.PRE_AUTHENT) | flagBit(TicketFlag.HW_AUTHENT));
+  const maxLife = Math.min(ctx.policy.maxLife, server.maxLife ?? Infinity);
+  const endtime = effectiveTill(req.body.till, new Date(Math.min(tgt.endtime.getTime(), nowS.getTime() + maxLife * 1000)));
+  if (hasFlag(opts, KdcOption.FORWARDABLE) && hasFlag(tgt.flags, TicketFlag.FORWARDABLE)) flags |= flagBit(TicketFlag.FORWARDABLE);
+  if (hasFlag(opts, KdcOption.FORWARDED)) {
+    if (!hasFlag(tgt.flags, TicketFlag.FORWARDABLE)) throw new KdcError('KDC_ERR_BADOPTION', 'ticket is not forwardable');
+    flags |= flagBit(TicketFlag.FORWARDED);
+  }
+  if (hasFlag(tgt.flags, TicketFlag.FORWARDED)) flags |= flagBit(TicketFlag.FORWARDED);
+  let renewTill: Date | undefined;
+  if ((hasFlag(opts, KdcOption.RENEWABLE) || hasFlag(opts, KdcOption.RENEWABLE_OK)) && hasFlag(tgt.flags, TicketFlag.RENEWABLE) && tgt.renewTill) {
+    renewTill = effectiveTill(req.body.rtime ?? req.body.till, tgt.renewTill);
+    if (renewTill.getTime() > endtime.getTime()) flags |= flagBit(TicketFlag.RENEWABLE);
+    else renewTill = undefined;
+  }
+  return { flags, endtime, renewTill };
+}
+
+/** Issues the TGS-REP: the ticket, and the reply part sealed with the authenticator's subkey, or else the TGT's session key. */
+function issueTgsReply(ctx: ExchangeContext, v: VerifiedTgsReq, spec: TicketSpec): Buffer {
+  ctx.note.etype = spec.sessionKey.etype;
   return makeReply({
     msgType: MsgType.TGS_REP,
     spec,
     ticket: makeTicket(spec),
-    nonce: req.body.nonce,
-    replyKey,
-    usage: auth.subkey ? KeyUsage.TGS_REP_ENC_PART_SUBKEY : KeyUsage.TGS_REP_ENC_PART_SESSKEY,
+    nonce: v.req.body.nonce,
+    replyKey: v.subkey ? { ...v.subkey, transient: true } : v.session,
+    usage: v.subkey ? KeyUsage.TGS_REP_ENC_PART_SUBKEY : KeyUsage.TGS_REP_ENC_PART_SESSKEY,
   });
 }

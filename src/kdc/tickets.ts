@@ -7,10 +7,10 @@ import { encodeEncKdcRepPart, encodeKdcRep, type EncKdcRepPart } from '../kerber
 import type { HostAddress, KeyBlock, PaData, PrincipalName } from '../kerberos/asn1/primitives.js';
 import { encodeEncTicketPart, encodeTicket, type EncTicketPart, type Ticket } from '../kerberos/asn1/ticket.js';
 import { profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
-import { KeyUsage, MsgType } from '../kerberos/iana.js';
+import { KeyUsage, LastReqType, MsgType, TransitedType } from '../kerberos/iana.js';
 import { EncPartTag } from '../kerberos/asn1/kdc-rep.js';
 import { keyFor, type KdcPrincipal } from './principals.js';
-import { KdcError } from './kdc-error.js';
+import { KdcError } from './errors.js';
 
 export interface TicketSpec {
   crealm: string;
@@ -49,7 +49,7 @@ export function makeTicket(spec: TicketSpec): Ticket {
     key: spec.sessionKey,
     crealm: spec.crealm,
     cname: spec.cname,
-    transited: { type: 1, contents: Buffer.alloc(0) },
+    transited: { type: TransitedType.DOMAIN_X500_COMPRESS, contents: Buffer.alloc(0) },
     authtime: spec.authtime,
     endtime: spec.endtime,
   };
@@ -79,7 +79,7 @@ export function makeReply(r: ReplySpec): Buffer {
   const s = r.spec;
   const part: EncKdcRepPart = {
     key: s.sessionKey,
-    lastReq: [{ type: 0, value: s.authtime }],
+    lastReq: [{ type: LastReqType.NONE, value: s.authtime }],
     nonce: r.nonce,
     flags: s.flags,
     authtime: s.authtime,

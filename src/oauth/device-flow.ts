@@ -9,6 +9,7 @@
  * client_id in the body where device endpoints look for it.
  */
 import * as oauth from 'oauth4webapi';
+import type { IdpClient } from './client.js';
 import { authorizationServer, requestOptions } from './discovery.js';
 import { codedError } from './errors.js';
 import type { FetchLike } from './http.js';
@@ -78,9 +79,9 @@ function assertHttpsVerification(uri: string): void {
 }
 
 /** RFC 8628 §3.1–3.2: starts a device authorization at the IdP. */
-export async function startDeviceAuthorization(cfg: IdpConfig, fetch: FetchLike): Promise<DeviceAuthorization> {
-  const as = await authorizationServer(cfg, fetch, ['device', 'token']);
-  return processDeviceAuthorization(cfg, as, await deviceAuthorizationRequest(cfg, as, fetch));
+export async function startDeviceAuthorization(cfg: IdpConfig, idp: IdpClient): Promise<DeviceAuthorization> {
+  const as = await authorizationServer(cfg, idp, ['device', 'token']);
+  return processDeviceAuthorization(cfg, as, await deviceAuthorizationRequest(cfg, as, idp.fetch));
 }
 
 export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, fetch: FetchLike): Promise<Response> {
@@ -110,9 +111,9 @@ export async function processDeviceToken(cfg: IdpConfig, as: oauth.Authorization
 }
 
 /** One token request for a pending device code; never waits. */
-export async function pollToken(cfg: IdpConfig, deviceCode: string, fetch: FetchLike, opts: { interval?: number } = {}): Promise<PollResult> {
-  const as = await authorizationServer(cfg, fetch, ['token']);
-  return processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, fetch), opts.interval);
+export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number } = {}): Promise<PollResult> {
+  const as = await authorizationServer(cfg, idp, ['token']);
+  return processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), opts.interval);
 }
 
 /**

@@ -4,17 +4,17 @@
  * must equal the configured issuer URL (§4.3), fills the endpoints the
  * administrator did not give. Documents are cached per issuer for an hour;
  * failures are not cached. Every endpoint, configured or discovered, must
- * be https:// (specification §2.1).
+ * be https:// (specification §2.1). The cache belongs to the IdP client
+ * (client.ts) the caller passes.
  */
 import * as oauth from 'oauth4webapi';
+import type { IdpClient } from './client.js';
 import { codedError } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export const DISCOVERY_TTL_MS = 3600_000;
 const REQUEST_TIMEOUT_MS = 15_000;
-
-const cache = new Map<string, { as: oauth.AuthorizationServer; expires: number }>();
 
 /** Options oauth4webapi takes for every request: our fetch and a deadline. */
 export function requestOptions(fetch: FetchLike) {
@@ -44,24 +44,20 @@ export async function processDiscoveryResponse(issuerUrl: string, response: Resp
   return as;
 }
 
-/** The discovery document of `issuerUrl`, cached for DISCOVERY_TTL_MS. */
-export async function discover(issuerUrl: string, fetch: FetchLike, now = Date.now()): Promise<oauth.AuthorizationServer> {
-  const hit = cache.get(issuerUrl);
+/** The discovery document of `issuerUrl`, cached by `idp` for DISCOVERY_TTL_MS. */
+export async function discover(issuerUrl: string, idp: IdpClient, now = Date.now()): Promise<oauth.AuthorizationServer> {
+  const hit = idp.discovery.get(issuerUrl);
   if (hit && hit.expires > now) return hit.as;
   let response: Response;
   try {
-    response = await discoveryRequest(issuerUrl, fetch);
+    response = await discoveryRequest(issuerUrl, idp.fetch);
   } catch (e) {
     const coded = codedError(e, `OIDC discovery at ${issuerUrl}`, []);
     throw coded.code === 'insecure_endpoint' ? coded : new OAuthError('discovery_failed', coded.message);
   }
   const as = await processDiscoveryResponse(issuerUrl, response);
-  cache.set(issuerUrl, { as, expires: now + DISCOVERY_TTL_MS });
+  idp.discovery.set(issuerUrl, { as, expires: now + DISCOVERY_TTL_MS });
   return as;
-}
-
-export function clearDiscoveryCache(): void {
-  cache.clear();
 }
 
 export type Endpoint = 'device' | 'token' | 'userinfo' | 'jwks';
@@ -71,7 +67,7 @@ export type Endpoint = 'device' | 'token' | 'userinfo' | 'jwks';
  * issuer is set and something is missing. Discovery failures only matter
  * when a `required` endpoint is still missing afterwards.
  */
-export async function authorizationServer(cfg: IdpConfig, fetch: FetchLike, required: readonly Endpoint[] = ['device', 'token']): Promise<oauth.AuthorizationServer> {
+export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, required: readonly Endpoint[] = ['device', 'token']): Promise<oauth.AuthorizationServer> {
   const configured: Array<[string | undefined, string]> = [
     [cfg.authUri, 'Authorization URI'],
     [cfg.devAuthUri, 'Device authorization URI'],
@@ -87,7 +83,7 @@ export async function authorizationServer(cfg: IdpConfig, fetch: FetchLike, requ
   const gaps = !cfg.tokenUri || !(cfg.devAuthUri ?? cfg.authUri) || !cfg.keysUri || !cfg.userinfoUri;
   if (cfg.issuerUrl && gaps) {
     try {
-      discovered = await discover(cfg.issuerUrl, fetch);
+      discovered = await discover(cfg.issuerUrl, idp);
     } catch (e) {
       if (!(e instanceof OAuthError)) throw e;
       discoveryError = e;

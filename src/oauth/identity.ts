@@ -6,25 +6,25 @@
  * (GitHub: `login` from its user API) are read from UserInfo alone.
  */
 import type { AuthorizationServer } from 'oauth4webapi';
+import type { IdpClient } from './client.js';
 import { authorizationServer } from './discovery.js';
-import type { FetchLike } from './http.js';
 import { validateIdToken } from './id-token.js';
 import { fetchUserinfo } from './userinfo.js';
 import { OAuthError, type IdpConfig, type IssuedTokens } from './types.js';
 
 export const DEFAULT_USER_ID_ATTR = 'sub';
 
-export async function resolveUserIdentifier(cfg: IdpConfig, tokens: IssuedTokens, fetch: FetchLike, opts: { endpoints?: AuthorizationServer; now?: number } = {}): Promise<string> {
+export async function resolveUserIdentifier(cfg: IdpConfig, tokens: IssuedTokens, idp: IdpClient, opts: { endpoints?: AuthorizationServer; now?: number } = {}): Promise<string> {
   const attr = cfg.idpUserIdAttr || DEFAULT_USER_ID_ATTR;
-  const as = opts.endpoints ?? (await authorizationServer(cfg, fetch, []));
+  const as = opts.endpoints ?? (await authorizationServer(cfg, idp, []));
   let claims: Record<string, unknown> = {};
   if (tokens.id_token) {
     const jwksUri = as.jwks_uri ?? cfg.keysUri;
-    claims = { ...(await validateIdToken(cfg, tokens.id_token, fetch, { ...(jwksUri ? { jwksUri } : {}), ...(opts.now !== undefined ? { now: opts.now } : {}) })) };
+    claims = { ...(await validateIdToken(cfg, tokens.id_token, idp, { ...(jwksUri ? { jwksUri } : {}), ...(opts.now !== undefined ? { now: opts.now } : {}) })) };
   }
   const userinfoUri = cfg.userinfoUri ?? as.userinfo_endpoint;
   if (userinfoUri && tokens.access_token) {
-    const info = await fetchUserinfo(userinfoUri, tokens.access_token, fetch, typeof claims.sub === 'string' ? { expectedSub: claims.sub } : {});
+    const info = await fetchUserinfo(userinfoUri, tokens.access_token, idp.fetch, typeof claims.sub === 'string' ? { expectedSub: claims.sub } : {});
     claims = { ...info, ...claims };
   } else if (!tokens.id_token) {
     throw new OAuthError('not_configured', `IdP reference ${cfg.name} returned no ID token and has no UserInfo endpoint`);

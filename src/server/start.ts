@@ -22,6 +22,7 @@ import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import { httpsFetch } from '../oauth/http.js';
+import { IdpClient } from '../oauth/client.js';
 import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
@@ -45,6 +46,8 @@ export interface RunningServer {
   httpsPort: number;
   kdc: Kdc;
   kdcPort: number;
+  /** the IdP client of this server (its KDC's and its idp-add discovery's) */
+  idp: IdpClient;
   stop(): Promise<void>;
 }
 
@@ -128,11 +131,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     searchSizeLimit: config.searchSizeLimit,
     searchTimeLimit: config.searchTimeLimit,
   };
-  // one IdP client (one TLS context, the configured IdP CAs) for logins and for discovery at idp-add
-  const idpFetch = httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined);
+  // one IdP client (one TLS context, the configured IdP CAs, the discovery documents and keys it keeps) for this
+  // server's logins and its discovery at idp-add, shared with no other server in the process
+  const idp = new IdpClient(httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
   const handler = createRpcHandler({
-    registry: buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idpFetch) }),
+    registry: buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp) }),
     dir,
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
@@ -165,7 +169,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
-  const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
+  const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
@@ -179,6 +183,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     httpsPort,
     kdc,
     kdcPort,
+    idp,
     async stop() {
       if (stopped) return;
       stopped = true;

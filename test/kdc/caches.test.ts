@@ -16,7 +16,7 @@ import { decodeKrbError } from '../../src/kerberos/asn1/krb-error.js';
 import { sendUdp } from '../../src/kerberos/transport.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { TgtCache } from '../../src/kdc/state.js';
-import { errorName, KdcError } from '../../src/kdc/kdc-error.js';
+import { errorName, KdcError } from '../../src/kdc/errors.js';
 import type { PrincipalDb } from '../../src/kdc/principals.js';
 import { encodeEncTicketPart, encodeTicket, type Ticket } from '../../src/kerberos/asn1/ticket.js';
 import { profile } from '../../src/kerberos/crypto/index.js';

@@ -13,7 +13,8 @@ import { startTestIdp, type SigningAlg, type TestIdp } from '../support/oidc-idp
 import { pollToken, startDeviceAuthorization, type PollResult } from '../../src/oauth/device-flow.js';
 import { validateIdToken } from '../../src/oauth/id-token.js';
 import { resolveUserIdentifier } from '../../src/oauth/identity.js';
-import { httpsFetch, type FetchLike } from '../../src/oauth/http.js';
+import { httpsFetch } from '../../src/oauth/http.js';
+import { IdpClient } from '../../src/oauth/client.js';
 import { OAuthError, type IdpConfig } from '../../src/oauth/types.js';
 
 const ASYMMETRIC: SigningAlg[] = ['RS256', 'ES256', 'PS256', 'EdDSA'];
@@ -29,13 +30,13 @@ function configs(idp: TestIdp): Record<'explicit' | 'discovery', IdpConfig> {
 }
 
 /** a device-flow login approved as alice: the final poll's result (or what it threw) */
-async function login(idp: TestIdp, cfg: IdpConfig, fetch: FetchLike): Promise<PollResult> {
-  const da = await startDeviceAuthorization(cfg, fetch);
+async function login(idp: TestIdp, cfg: IdpConfig, client: IdpClient): Promise<PollResult> {
+  const da = await startDeviceAuthorization(cfg, client);
   await idp.approveDevice(da.userCode, 'alice');
-  let r = await pollToken(cfg, da.deviceCode, fetch);
+  let r = await pollToken(cfg, da.deviceCode, client);
   for (let i = 0; i < 3 && r.status === 'slow_down'; i++) {
     await new Promise((res) => setTimeout(res, r.status === 'slow_down' ? r.interval * 1000 : 0));
-    r = await pollToken(cfg, da.deviceCode, fetch);
+    r = await pollToken(cfg, da.deviceCode, client);
   }
   return r;
 }
@@ -52,11 +53,11 @@ async function refusal(p: Promise<unknown>): Promise<OAuthError> {
 
 describe('ID-token signing algorithms against oidc-provider', () => {
   const idps = new Map<SigningAlg, TestIdp>();
-  let fetch: FetchLike;
+  let client: IdpClient;
 
   before(async () => {
     for (const alg of [...ASYMMETRIC, 'HS256'] as SigningAlg[]) idps.set(alg, await startTestIdp({ signingAlg: alg }));
-    fetch = httpsFetch([...idps.values()].map((i) => i.caPem).join('\n'));
+    client = new IdpClient(httpsFetch([...idps.values()].map((i) => i.caPem).join('\n')));
   });
   after(async () => {
     for (const i of idps.values()) await i.stop();
@@ -66,11 +67,11 @@ describe('ID-token signing algorithms against oidc-provider', () => {
     it(`logs in with ID tokens signed ${alg}, with explicit endpoints and with discovery`, async () => {
       const idp = idps.get(alg)!;
       for (const [how, cfg] of Object.entries(configs(idp))) {
-        const r = await login(idp, cfg, fetch);
+        const r = await login(idp, cfg, client);
         assert.equal(r.status, 'done', how);
         if (r.status !== 'done') return;
         assert.equal(decodeProtectedHeader(r.tokens.id_token!).alg, alg, how);
-        assert.equal(await resolveUserIdentifier(cfg, r.tokens, fetch), 'alice', how);
+        assert.equal(await resolveUserIdentifier(cfg, r.tokens, client), 'alice', how);
       }
     });
   }
@@ -78,23 +79,23 @@ describe('ID-token signing algorithms against oidc-provider', () => {
   it('refuses HMAC-signed and unsigned ID tokens, naming the algorithm', async () => {
     const idp = idps.get('HS256')!;
     for (const [how, cfg] of Object.entries(configs(idp))) {
-      const e = await refusal(login(idp, cfg, fetch));
+      const e = await refusal(login(idp, cfg, client));
       assert.equal(e.code, 'invalid_id_token', `${how}: ${e.message}`);
       assert.match(e.message, REFUSED, how);
     }
     // without an issuer the token response is read as plain OAuth: the ID token is refused at validation
     const plain: IdpConfig = { name: 'plain', clientId: idp.clientId, clientSecret: idp.clientSecret, devAuthUri: idp.endpoints.devAuth, tokenUri: idp.endpoints.token, keysUri: idp.endpoints.keys, scope: 'openid' };
-    const r = await login(idp, plain, fetch);
+    const r = await login(idp, plain, client);
     assert.equal(r.status, 'done');
     if (r.status !== 'done') return;
     assert.equal(decodeProtectedHeader(r.tokens.id_token!).alg, 'HS256');
-    const hs = await refusal(resolveUserIdentifier(plain, r.tokens, fetch));
+    const hs = await refusal(resolveUserIdentifier(plain, r.tokens, client));
     assert.equal(hs.code, 'invalid_id_token');
     assert.match(hs.message, REFUSED);
     // the same claims, unsigned
     const [, payload] = r.tokens.id_token!.split('.');
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
-    const none = await refusal(validateIdToken(plain, unsigned, fetch));
+    const none = await refusal(validateIdToken(plain, unsigned, client));
     assert.equal(none.code, 'invalid_id_token');
     assert.match(none.message, REFUSED);
   });

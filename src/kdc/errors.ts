@@ -1,0 +1,60 @@
+/**
+ * What the exchanges throw: a KdcError names its Kerberos error code by its
+ * IANA name (RFC 4120 §7.5.9, kerberos/iana.ts) and carries an e-text for
+ * the log and the client and, for pre-authentication, hints for the e-data
+ * (METHOD-DATA); an AccountRefused says that account/state.ts refused a
+ * client's or a server's account. kdc-error.ts turns either, and anything
+ * else thrown, into the KRB-ERROR on the wire.
+ */
+import { describeRefusal, type Refusal } from '../account/state.js';
+import type { PaData } from '../kerberos/asn1/primitives.js';
+import { ErrorCode } from '../kerberos/iana.js';
+
+export type ErrorName = keyof typeof ErrorCode;
+
+/**
+ * Pre-authentication hints, or how to make them: hints cost a cookie and an
+ * encryption, so a request that succeeds should never build them.
+ */
+export type Hints = PaData[] | (() => PaData[]);
+
+/** Makes hints once, on first use. */
+export function lazyHints(make: () => PaData[]): () => PaData[] {
+  let made: PaData[] | undefined;
+  return () => (made ??= make());
+}
+
+export class KdcError extends Error {
+  readonly code: number;
+  private readonly hintSource: Hints | undefined;
+  constructor(name: ErrorName, eText: string, hints?: Hints) {
+    super(eText);
+    this.name = 'KdcError';
+    this.code = ErrorCode[name];
+    this.hintSource = hints;
+  }
+
+  /** pre-authentication hints for the e-data METHOD-DATA (FAST-wrapped when armored) */
+  get hints(): PaData[] | undefined {
+    const h = this.hintSource;
+    return h === undefined ? undefined : typeof h === 'function' ? h() : h;
+  }
+}
+
+/** An account that may not authenticate now, in the role it has in the request; the message says why. */
+export class AccountRefused extends Error {
+  constructor(
+    readonly refusal: Refusal,
+    readonly role: 'client' | 'server',
+    readonly principal: string,
+  ) {
+    super(`${role} ${principal}: ${describeRefusal(refusal)}`);
+    this.name = 'AccountRefused';
+  }
+}
+
+/** The IANA name of an error code, for the log. */
+export function errorName(code: number): string {
+  for (const [k, v] of Object.entries(ErrorCode)) if (v === code) return k;
+  return `ERROR_${code}`;
+}
