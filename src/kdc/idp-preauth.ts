@@ -65,7 +65,7 @@ async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: Id
   }
 }
 
-/** Whether the user is offered the idp mechanism (spec §1.5: only linked users of auth type idp). */
+/** Whether the user is offered the idp mechanism (only linked users of auth type idp; docs/device-flow.md). */
 export function offersIdp(client: KdcPrincipal): boolean {
   return client.isUser && client.authTypes.includes('idp') && !!client.idpLink && !!client.idpSub;
 }
@@ -176,7 +176,7 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
   } catch (e) {
     if (e instanceof KdcError) throw e;
     if (e instanceof OAuthError && (e.code === 'expired_token' || e.code === 'invalid_grant')) {
-      // expired or unknown device code: keep reporting pending until our own expiry (spec §7)
+      // expired or unknown device code: keep reporting pending until our own expiry (docs/device-flow.md)
       ctx.note.preauth = `idp: ${e.code}, pending until the device code expires`;
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }

@@ -4,7 +4,7 @@
  * must equal the configured issuer URL (§4.3), fills the endpoints the
  * administrator did not give. Documents are cached per issuer for an hour;
  * failures are not cached. Every endpoint, configured or discovered, must
- * be https:// (specification §2.1). The cache belongs to the IdP client
+ * be https:// (docs/device-flow.md). The cache belongs to the IdP client
  * (client.ts) the caller passes.
  */
 import * as oauth from 'oauth4webapi';

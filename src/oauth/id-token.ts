@@ -1,5 +1,5 @@
 /**
- * ID-token validation (OpenID Connect Core §3.1.3.7, specification §5.4)
+ * ID-token validation (OpenID Connect Core §3.1.3.7; docs/device-flow.md)
  * with jose: the signature through the JWKS endpoint (the IdP client's key
  * sets, key-sets.ts: kept per URL, fetched again on an unknown key id at
  * most every few seconds), `iss` equal to the configured issuer,

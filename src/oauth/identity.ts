@@ -1,5 +1,5 @@
 /**
- * The user's identifier at the IdP (specification §3 steps 8–10): the claim
+ * The user's identifier at the IdP (docs/device-flow.md): the claim
  * named by --idp-user-id (default `sub`) from the validated ID token,
  * merged with UserInfo claims when a UserInfo endpoint is configured or
  * discovered (the ID token wins). OAuth-only providers without ID tokens

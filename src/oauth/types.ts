@@ -1,6 +1,6 @@
 /**
  * The OAuth 2.0 / OIDC client's vocabulary: an IdP reference as the client
- * needs it (specification §2.1), and OAuthError with coded reasons — the
+ * needs it (docs/conventions.md), and OAuthError with coded reasons — the
  * IdP's own codes (RFC 6749 §5.2, RFC 8628 §3.5) passed through by name,
  * plus our validation failures. Messages never carry the client secret,
  * device codes or tokens.
@@ -21,7 +21,7 @@ export interface IdpConfig {
 }
 
 /**
- * The ID-token signing algorithms we accept (specification §5.4): every
+ * The ID-token signing algorithms we accept (docs/device-flow.md, Signing keys): every
  * standard asymmetric JWS algorithm, never `none` or HMAC (a shared-secret
  * signature proves nothing about the IdP to whoever else holds the secret).
  * oauth4webapi (through the endpoints' id_token_signing_alg_values_supported)
