@@ -14,7 +14,8 @@ import { Asn1Error, der } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
 import { encodePaDataList, type PaData } from '../kerberos/asn1/primitives.js';
-import { ErrorCode, NameType, PaType } from '../kerberos/iana.js';
+import { ErrorCode, PaType } from '../kerberos/iana.js';
+import { tgsPrincipalName } from '../kerberos/principal.js';
 import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import type { CookieJar } from './cookie-jar.js';
 import { AccountRefused, KdcError } from './errors.js';
@@ -42,7 +43,7 @@ export function krbErrorReply(thrown: unknown, at: ErrorScene): { code: number; 
     susec: microseconds(at.now),
     errorCode: code,
     realm: req?.body.realm ?? at.realm,
-    sname: req?.body.sname ?? { nameType: NameType.SRV_INST, nameString: ['krbtgt', at.realm] },
+    sname: req?.body.sname ?? tgsPrincipalName(at.realm),
     eText,
   };
   if (req?.body.cname) {

@@ -14,7 +14,8 @@ import { decodePaDataList, encodeEncryptedData, principalToString, type PaData, 
 import type { Ticket } from './asn1/ticket.js';
 import { encodeApReq, encodeAuthenticator } from './asn1/ap-req.js';
 import { profile, supportedEtypes, type EncryptionKey } from './crypto/index.js';
-import { ErrorCode, flagBit, KdcOption, KeyUsage, MsgType, NameType, PaType } from './iana.js';
+import { ErrorCode, flagBit, KdcOption, KeyUsage, MsgType, PaType } from './iana.js';
+import { tgsPrincipalName } from './principal.js';
 import { microseconds, wholeSeconds } from './time.js';
 
 export class KrbClientError extends Error {
@@ -53,7 +54,7 @@ export function asReqBody(cname: PrincipalName, realm: string, o: { sname?: Prin
     kdcOptions: opts >>> 0,
     cname,
     realm,
-    sname: o.sname ?? { nameType: NameType.SRV_INST, nameString: ['krbtgt', realm] },
+    sname: o.sname ?? tgsPrincipalName(realm),
     till: new Date(now + (o.lifetimeSec ?? 86400) * 1000),
     nonce: o.nonce ?? randomNonce(),
     etypes: [...(o.etypes ?? supportedEtypes)],

@@ -82,3 +82,8 @@ export function samePrincipalName(a: PrincipalName, b: PrincipalName): boolean {
 export function tgsPrincipal(realm: string): string {
   return `krbtgt/${realm}@${realm}`;
 }
+
+/** The same name as a PrincipalName (NT-SRV-INST, without the realm). */
+export function tgsPrincipalName(realm: string): PrincipalName {
+  return { nameType: NameType.SRV_INST, nameString: ['krbtgt', realm] };
+}
