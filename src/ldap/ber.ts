@@ -26,10 +26,12 @@
  * either: it refuses the non-minimal lengths LDAP peers may send, and ldap/
  * may not import kerberos/ (docs/architecture.md).
  *
- * The writer builds a small tree whose sizes are known as it is made and
- * writes the whole message into one Buffer, always with minimal lengths.
+ * Writing goes through the TLV writer the Kerberos encoder also uses
+ * (asn1/writer.ts): a small tree whose sizes are known as it is made,
+ * written into one Buffer, always with minimal lengths.
  */
 import { isUtf8 } from 'node:buffer';
+import { encodeTlv, Tlv, TlvWriteError, type TlvPart } from '../asn1/writer.js';
 import { ResultCode, type ProtocolOpName } from './codes.js';
 
 /** Malformed (or, with another resultCode, refused) input; see docs/ldap.md for how a server answers it. */
@@ -255,94 +257,40 @@ export function readOid(r: BerReader, id: number, what: string): string {
 
 // ---- writing -------------------------------------------------------------------
 
-/** What an encoder part can be: bytes already encoded, or a Ber value. */
-export type BerPart = Buffer | Ber;
-
-const enum Body {
-  /** content is the parts, in order (undefined ones are absent OPTIONAL fields) */
-  Parts,
-  /** content is one part */
-  One,
-  /** content is a string written as UTF-8 */
-  Utf8,
-  /** content is a two's-complement integer of `clen` octets */
-  Int,
-}
-
-function lengthOctets(len: number): number {
-  return len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
-}
-
-/** One TLV not yet written out; `size` is its whole encoded length. */
-export class Ber {
-  readonly size: number;
-  constructor(
-    readonly id: number,
-    private readonly body: Body,
-    private readonly payload: readonly (BerPart | undefined)[] | BerPart | string | null,
-    private readonly num: number,
-    readonly clen: number,
-  ) {
-    if (clen > 0xffffffff) throw new LdapEncodeError('element longer than 4 GiB');
-    this.size = 1 + lengthOctets(clen) + clen;
-  }
-
-  /** Writes the TLV at `off`; returns the offset after it. */
-  write(out: Buffer, off: number): number {
-    out[off++] = this.id;
-    const len = this.clen;
-    const lb = lengthOctets(len);
-    if (lb === 1) out[off++] = len;
-    else {
-      out[off++] = 0x80 | (lb - 1);
-      for (let i = lb - 2; i >= 0; i--) out[off++] = Math.floor(len / 2 ** (8 * i)) & 0xff;
-    }
-    switch (this.body) {
-      case Body.Parts:
-        for (const p of this.payload as readonly (BerPart | undefined)[]) if (p !== undefined) off = writePart(p, out, off);
-        return off;
-      case Body.One:
-        return writePart(this.payload as BerPart, out, off);
-      case Body.Utf8:
-        return off + out.write(this.payload as string, off, len, 'utf8');
-      case Body.Int: {
-        let v = this.num;
-        for (let i = len - 1; i >= 0; i--) {
-          const b = ((v % 256) + 256) % 256;
-          out[off + i] = b;
-          v = (v - b) / 256;
-        }
-        return off + len;
-      }
-    }
-  }
-}
-
-const partSize = (p: BerPart): number => (p instanceof Ber ? p.size : p.length);
-const writePart = (p: BerPart, out: Buffer, off: number): number => (p instanceof Ber ? p.write(out, off) : off + p.copy(out, off));
+/** What an encoder part can be: bytes already encoded, or a Ber value (asn1/writer.ts). */
+export type BerPart = TlvPart;
+export type Ber = Tlv;
 
 /** The bytes of an encoder's result, in one allocation. */
 export function encodeBer(v: Ber): Buffer {
-  const out = Buffer.allocUnsafe(v.size);
-  const end = v.write(out, 0);
-  if (end !== v.size) throw new LdapEncodeError('internal error: encoded size mismatch');
-  return out;
+  try {
+    return encodeTlv(v);
+  } catch (e) {
+    throw e instanceof TlvWriteError ? new LdapEncodeError(e.message) : e;
+  }
+}
+
+/** The writer's own refusals (oversized elements, bad identifiers) as LdapEncodeError. */
+function tlv<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    throw e instanceof TlvWriteError ? new LdapEncodeError(e.message) : e;
+  }
 }
 
 /** A constructed element with `id` (SEQUENCE, SET, or a constructed tag) around the parts present. */
 export function constructed(id: number, parts: readonly (BerPart | undefined)[]): Ber {
-  let clen = 0;
-  for (const p of parts) if (p !== undefined) clen += partSize(p);
-  return new Ber(id, Body.Parts, parts, 0, clen);
+  return tlv(() => Tlv.constructed(id, parts));
 }
 
 export const sequence = (...parts: (BerPart | undefined)[]): Ber => constructed(Tag.sequence, parts);
 
 /** A primitive element with `id` whose content is `bytes` (OCTET STRING or an implicit tag of one). */
-export const octets = (id: number, bytes: Buffer): Ber => new Ber(id, Body.One, bytes, 0, bytes.length);
+export const octets = (id: number, bytes: Buffer): Ber => tlv(() => Tlv.wrap(id, bytes));
 
 /** A primitive element with `id` whose content is `s` as UTF-8 (LDAPString, LDAPDN, LDAPOID). */
-export const utf8String = (id: number, s: string): Ber => new Ber(id, Body.Utf8, s, 0, Buffer.byteLength(s, 'utf8'));
+export const utf8String = (id: number, s: string): Ber => tlv(() => Tlv.utf8(id, s));
 
 /** An OCTET STRING given as text or bytes. */
 export const octetString = (v: string | Buffer, id: number = Tag.octetString): Ber => (typeof v === 'string' ? utf8String(id, v) : octets(id, v));
@@ -350,9 +298,7 @@ export const octetString = (v: string | Buffer, id: number = Tag.octetString): B
 /** An INTEGER or ENUMERATED (by `id`) in the fewest octets. */
 export function integer(id: number, v: number): Ber {
   if (!Number.isSafeInteger(v)) throw new LdapEncodeError(`integer ${v} out of range`);
-  let n = 1;
-  for (let lo = -128, hi = 127; v < lo || v > hi; n++, lo *= 256, hi = hi * 256 + 255);
-  return new Ber(id, Body.Int, null, v, n);
+  return tlv(() => Tlv.integer(id, v));
 }
 
 const TRUE_OCTET = Buffer.from([0xff]);

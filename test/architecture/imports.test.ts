@@ -26,13 +26,13 @@ export function parseModuleTable(markdown: string): Rule[] {
   for (const line of section.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
     if (cells.length < 5) continue;
-    const folder = /^`([a-z-]+\/)`$/.exec(cells[1]!)?.[1];
+    const folder = /^`([a-z0-9-]+\/)`$/.exec(cells[1]!)?.[1];
     if (!folder) continue;
     const may = cells[3]!;
     if (may === 'everything') rules.push({ folder, allowed: 'everything' });
     else if (may === 'nothing of ours') rules.push({ folder, allowed: [] });
     else {
-      const allowed = [...may.matchAll(/`([a-z-]+\/(?:[a-z-]+\/)?)`/g)].map((m) => m[1]!);
+      const allowed = [...may.matchAll(/`([a-z0-9-]+\/(?:[a-z0-9-]+\/)?)`/g)].map((m) => m[1]!);
       if (allowed.length === 0) throw new Error(`cannot read the imports allowed to ${folder}: ${may}`);
       rules.push({ folder, allowed });
     }

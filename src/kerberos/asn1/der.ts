@@ -4,9 +4,11 @@
  * form only, no trailing bytes, bounded depth and size; every node keeps its
  * raw bytes so checksums can be computed over exactly what was received.
  * (It replaced asn1js here after profiling: asn1js's object-heavy parse took
- * about 40% of the KDC's CPU per AS request.) Encoding is a small DER writer,
- * because Kerberos needs exact control of tags and of GeneralizedTime form.
+ * about 40% of the KDC's CPU per AS request.) Encoding goes through the shared TLV
+ * writer (asn1/writer.ts), which gives exact control of tags and of the
+ * GeneralizedTime form.
  */
+import { encodeTlv, Tlv, type TlvPart } from '../../asn1/writer.js';
 
 export class Asn1Error extends Error {
   constructor(message: string) {
@@ -256,107 +258,13 @@ export function asNode(input: Uint8Array | DerNode): DerNode {
 
 const CLASS_BITS: Record<TagClass, number> = { universal: 0x00, application: 0x40, context: 0x80, private: 0xc0 };
 
-/** What an encoder part can be: bytes already encoded, or a Der value. */
-export type DerPart = Buffer | Der;
-
-const enum Body {
-  /** content is the parts, in order (undefined ones are absent OPTIONAL fields) */
-  Parts,
-  /** content is one part (an explicit tag's inner value, an OCTET STRING's bytes) */
-  One,
-  /** content is a latin1 string */
-  Latin1,
-  /** content is a two's-complement integer of `clen` bytes */
-  Int,
-  /** content is a KerberosTime (YYYYMMDDHHMMSSZ) of the milliseconds in `num` */
-  Time,
-  /** content is a 32-bit flags word in `num`, as a BIT STRING with no unused bits */
-  Flags,
-}
-
-function lengthBytes(len: number): number {
-  return len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
-}
-
-/** One TLV not yet written out; `size` is its whole encoded length. */
-export class Der {
-  readonly size: number;
-  constructor(
-    readonly id: number,
-    private readonly body: Body,
-    /** the parts (Parts), the part (One), the text (Latin1), or null */
-    private readonly payload: readonly (DerPart | undefined)[] | DerPart | string | null,
-    private readonly num: number,
-    readonly clen: number,
-  ) {
-    this.size = 1 + lengthBytes(clen) + clen;
-  }
-
-  /** Writes the TLV at `off`; returns the offset after it. */
-  write(out: Buffer, off: number): number {
-    out[off++] = this.id;
-    const len = this.clen;
-    const lb = lengthBytes(len);
-    if (lb === 1) out[off++] = len;
-    else {
-      out[off++] = 0x80 | (lb - 1);
-      for (let i = lb - 2; i >= 0; i--) out[off++] = Math.floor(len / 2 ** (8 * i)) & 0xff;
-    }
-    switch (this.body) {
-      case Body.Parts:
-        for (const p of this.payload as readonly (DerPart | undefined)[]) if (p !== undefined) off = writePart(p, out, off);
-        return off;
-      case Body.One:
-        return writePart(this.payload as DerPart, out, off);
-      case Body.Latin1:
-        return off + out.write(this.payload as string, off, len, 'latin1');
-      case Body.Time: {
-        const d = new Date(this.num);
-        off = digits(out, off, d.getUTCFullYear(), 4);
-        off = digits(out, off, d.getUTCMonth() + 1, 2);
-        off = digits(out, off, d.getUTCDate(), 2);
-        off = digits(out, off, d.getUTCHours(), 2);
-        off = digits(out, off, d.getUTCMinutes(), 2);
-        off = digits(out, off, d.getUTCSeconds(), 2);
-        out[off++] = 0x5a; // 'Z'
-        return off;
-      }
-      case Body.Flags:
-        out[off] = 0;
-        out.writeUInt32BE(this.num >>> 0, off + 1);
-        return off + 5;
-      case Body.Int: {
-        let v = this.num;
-        for (let i = len - 1; i >= 0; i--) {
-          const b = ((v % 256) + 256) % 256;
-          out[off + i] = b;
-          v = (v - b) / 256;
-        }
-        return off + len;
-      }
-    }
-  }
-}
-
-/** `n` as `width` decimal digits. */
-function digits(out: Buffer, off: number, n: number, width: number): number {
-  for (let i = width - 1; i >= 0; i--) {
-    out[off + i] = 0x30 + (n % 10);
-    n = Math.floor(n / 10);
-  }
-  return off + width;
-}
-
-const partSize = (p: DerPart): number => (p instanceof Der ? p.size : p.length);
-const writePart = (p: DerPart, out: Buffer, off: number): number => (p instanceof Der ? p.write(out, off) : off + p.copy(out, off));
+/** What an encoder part can be: bytes already encoded, or a Der value (asn1/writer.ts). */
+export type DerPart = TlvPart;
+export type Der = Tlv;
 
 /** The DER bytes of an encoder's result, in one allocation. */
 export function der(v: DerPart): Buffer {
-  if (!(v instanceof Der)) return v;
-  const out = Buffer.allocUnsafe(v.size);
-  const end = v.write(out, 0);
-  if (end !== v.size) throw new Asn1Error('internal error: encoded size mismatch');
-  return out;
+  return encodeTlv(v);
 }
 
 function identifier(cls: TagClass, constructed: boolean, tag: number): number {
@@ -364,13 +272,8 @@ function identifier(cls: TagClass, constructed: boolean, tag: number): number {
   return CLASS_BITS[cls] | (constructed ? 0x20 : 0) | tag;
 }
 
-function constructedOf(id: number, parts: readonly (DerPart | undefined)[]): Der {
-  let clen = 0;
-  for (const p of parts) if (p !== undefined) clen += partSize(p);
-  return new Der(id, Body.Parts, parts, 0, clen);
-}
-
-const wrap = (id: number, inner: DerPart): Der => new Der(id, Body.One, inner, 0, partSize(inner));
+const constructedOf = (id: number, parts: readonly (DerPart | undefined)[]): Der => Tlv.constructed(id, parts);
+const wrap = (id: number, inner: DerPart): Der => Tlv.wrap(id, inner);
 
 /** One TLV around content given as parts (tags below 31 cover every Kerberos type). */
 export function tlv(cls: TagClass, constructed: boolean, tag: number, ...content: DerPart[]): Der {
@@ -386,13 +289,10 @@ export const app = (n: number, inner: DerPart): Der => wrap(identifier('applicat
 
 export function int(v: number): Der {
   if (!Number.isSafeInteger(v)) throw new Asn1Error('integer out of range');
-  // fewest bytes whose two's complement holds v
-  let n = 1;
-  for (let lo = -128, hi = 127; v < lo || v > hi; n++, lo *= 256, hi = hi * 256 + 255);
-  return new Der(0x02, Body.Int, null, v, n);
+  return Tlv.integer(0x02, v);
 }
 
-const latin1 = (tag: number, s: string): Der => new Der(tag, Body.Latin1, s, 0, s.length);
+const latin1 = (tag: number, s: string): Der => Tlv.latin1(tag, s);
 
 /** KerberosString (GeneralString): one byte per character, as readString reads it back. */
 export const gstr = (s: string): Der => latin1(27, s);
@@ -401,12 +301,12 @@ export const octets = (b: Buffer): Der => wrap(0x04, b);
 export function time(d: Date): Der {
   const y = d.getUTCFullYear();
   if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
-  return new Der(24, Body.Time, null, d.getTime(), 15);
+  return Tlv.time(24, d.getTime());
 }
 
 /** A 32-bit flags word as BIT STRING (as MIT encodes KDCOptions/TicketFlags). */
 export function flags(v: number): Der {
-  return new Der(0x03, Body.Flags, null, v >>> 0, 5);
+  return Tlv.flags(0x03, v);
 }
 
 // ---- object identifiers (X.690 §8.19) ------------------------------------------------
