@@ -7,10 +7,12 @@
  * are bind-mounted over /etc/sssd, /etc/pam.d, /etc/krb5.conf, /var/lib/sss
  * and /var/log/sssd for sssd and pamtester only, so the machine's own
  * configuration is never read or changed and nothing remains afterwards.
- * Users are resolved by SSSD's files provider from a private passwd file
- * (an LDAP id provider comes with the directory service).
+ * Users are resolved by SSSD's files provider from a private passwd file,
+ * or, given a domain section (the sssd.conf dirid writes for hosts), by the
+ * LDAP id provider from dirid's LDAP service; `exec` then runs getent and id
+ * against it through a private nsswitch.conf.
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pty, type PtyRun } from './pty.js';
@@ -25,6 +27,13 @@ export interface SssdHostOptions {
   users: Array<{ name: string; uid: number }>;
   /** krb5_auth_timeout in seconds (SSSD's default is 6; docs/sssd-host.md recommends more for IdP logins) */
   authTimeout?: number;
+  /**
+   * The whole sssd.conf instead of the files-provider one: called with the
+   * paths of this host's keytab, CA file and ccache directory.
+   */
+  sssdConf?: (paths: { keytab: string; caFile: string; ccDir: string }) => string;
+  /** the realm CA, for an LDAP id provider */
+  caFile?: string;
 }
 
 export interface SssdHost {
@@ -34,6 +43,8 @@ export interface SssdHost {
    * in one private mount namespace; `onOutput` sees the PAM conversation.
    */
   authenticate(user: string, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs?: number): Promise<PtyRun & { sssdLog: string }>;
+  /** Runs shell commands (getent, id) in the namespace once sssd answers; their output and sssd's log. */
+  exec(commands: string, timeoutMs?: number): Promise<PtyRun & { sssdLog: string }>;
   remove(): void;
 }
 
@@ -58,7 +69,9 @@ export function sssdHost(o: SssdHostOptions): SssdHost {
   writeFileSync(join(dir, 'krb5.conf'), krb5conf);
   copyFileSync(join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
   chmodSync(join(dir, 'host.keytab'), 0o600);
-  const conf = `[sssd]
+  if (o.caFile) copyFileSync(o.caFile, join(dir, 'ca.crt'));
+  writeFileSync(join(dir, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nshadow: files\nhosts: files\n');
+  const conf = o.sssdConf ? o.sssdConf({ keytab: join(dir, 'host.keytab'), caFile: join(dir, 'ca.crt'), ccDir: join(dir, 'cc') }) : `[sssd]
 services = nss, pam
 domains = test
 
@@ -86,6 +99,7 @@ cache_credentials = false
   chmodSync(join(etcSssd, 'sssd.conf'), 0o600);
   writeFileSync(join(pamd, PAM_SERVICE), 'auth required pam_sss.so\naccount required pam_permit.so\n');
   const script = join(dir, 'run.sh');
+  const commands = join(dir, 'commands.sh');
   writeFileSync(
     script,
     `#!/bin/sh
@@ -94,35 +108,41 @@ set -e
 mount --bind ${etcSssd} /etc/sssd
 mount --bind ${pamd} /etc/pam.d
 mount --bind ${join(dir, 'krb5.conf')} /etc/krb5.conf
+mount --bind ${join(dir, 'nsswitch.conf')} /etc/nsswitch.conf
 mount --bind ${lib} /var/lib/sss
 mount --bind ${logDir} /var/log/sssd
 mount -t tmpfs tmpfs /run
-rm -f /var/lib/sss/pipes/pam /var/lib/sss/pipes/nss
+rm -f /var/lib/sss/pipes/pam /var/lib/sss/pipes/nss /var/lib/sss/mc/*
 /usr/sbin/sssd -i -d 0x3ff0 --logger=files &
 SSSD=$!
 trap 'kill $SSSD 2>/dev/null; wait $SSSD 2>/dev/null' EXIT
 i=0
-while [ ! -S /var/lib/sss/pipes/pam ]; do i=$((i+1)); [ $i -gt 100 ] && { echo "sssd did not start"; exit 3; }; sleep 0.1; done
+while [ ! -S /var/lib/sss/pipes/pam ] || [ ! -S /var/lib/sss/pipes/nss ]; do i=$((i+1)); [ $i -gt 100 ] && { echo "sssd did not start"; exit 3; }; sleep 0.1; done
 # pam_sss asks the responder what to prompt for (here: the idp challenge) only where this file says it may
 touch /var/lib/sss/pubconf/pam_preauth_available
-pamtester -v ${PAM_SERVICE} "$1" authenticate
+if [ "$1" = --exec ]; then . ${commands}; else pamtester -v ${PAM_SERVICE} "$1" authenticate; fi
 `,
     { mode: 0o755 },
   );
+  const run = async (arg: string, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs: number) => {
+    // a PID namespace too: when the script ends or is killed, sssd and its children go with it
+    const r = await pty(`unshare --mount --propagation private --pid --fork --kill-child ${script} ${arg}`, {}, onOutput, timeoutMs);
+    let sssdLog = '';
+    for (const f of readdirSync(logDir)) {
+      try {
+        sssdLog += `==> ${f}\n${readFileSync(join(logDir, f), 'utf8')}`;
+      } catch {
+        // not written
+      }
+    }
+    return { ...r, sssdLog };
+  };
   return {
     dir,
-    async authenticate(user, onOutput, timeoutMs = 90_000) {
-      // a PID namespace too: when the script ends or is killed, sssd and its children go with it
-      const r = await pty(`unshare --mount --propagation private --pid --fork --kill-child ${script} ${user}`, {}, onOutput, timeoutMs);
-      let sssdLog = '';
-      for (const f of ['sssd_test.log', 'krb5_child.log', 'sssd_pam.log']) {
-        try {
-          sssdLog += `==> ${f}\n${readFileSync(join(logDir, f), 'utf8')}`;
-        } catch {
-          // not written
-        }
-      }
-      return { ...r, sssdLog };
+    authenticate: (user, onOutput, timeoutMs = 90_000) => run(user, onOutput, timeoutMs),
+    async exec(text, timeoutMs = 60_000) {
+      writeFileSync(commands, text + '\n');
+      return run('--exec', () => {}, timeoutMs);
     },
     remove() {
       rmSync(dir, { recursive: true, force: true });
