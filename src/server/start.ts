@@ -11,10 +11,10 @@ import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { Accounts, accountOf, verdict } from '../account/state.js';
+import { Accounts, verdict } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
-import { verifyPassword } from '../objects/password.js';
-import { accountRefusal, AuthRefusal, createRpcHandler } from '../rpc/server.js';
+import { createRpcHandler } from '../rpc/server.js';
+import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
@@ -49,34 +49,11 @@ export interface RunningServer {
 }
 
 /**
- * Password check for the session login: a user (found by its principal
- * name), whose account may authenticate (account/state.ts, asked before the
- * password is checked, as the KDC does), with a matching password; a wrong
- * one counts towards the account's lockout, a right one is refused only
- * when it has expired.
+ * Password check for the session login: the one rule of objects/login.ts,
+ * which the LDAP service's simple bind runs too.
  */
 export function passwordLoginFor(accounts: Accounts, realm: string): (user: string, password: string) => Promise<Principal | AuthRefusal> {
-  const invalid = (reason: string) => new AuthRefusal(publicError('InvalidCredentials'), reason);
-  return async (user, password) => {
-    const uid = user.endsWith(`@${realm}`) ? user.slice(0, -realm.length - 1) : user;
-    if (!/^[a-z_][a-z0-9_.-]{0,31}$/.test(uid)) return invalid('not a user name');
-    const entry = await accounts.find(`${uid}@${realm}`);
-    const account = entry ? accountOf(entry) : null;
-    if (!entry || !account?.isUser) return invalid('no such user');
-    const policy = await accounts.policy();
-    const before = verdict(account, policy, Date.now());
-    if (before.state !== 'usable') return accountRefusal(before);
-    const [stored] = await accounts.dir.readSecret(entry.dn, 'userPassword');
-    if (!stored) return invalid('the user has no password');
-    if (!(await verifyPassword(password, stored))) {
-      await accounts.failedPassword(account, policy, Date.now());
-      return invalid('wrong password');
-    }
-    await accounts.passwordAccepted(account);
-    const after = verdict(account, policy, Date.now(), 'password');
-    if (after.state !== 'usable') return accountRefusal(after);
-    return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
-  };
+  return (user, password) => passwordLogin(accounts, realm, user, password);
 }
 
 /** Whether the account a session cookie names may still act (account/state.ts); a deleted one may not. */
