@@ -1,7 +1,8 @@
 /**
  * `dirid-server start`: opens the realm and starts its listeners (the HTTPS
- * API and the KDC on UDP and TCP). Port 0 picks a free port; the chosen ports are
- * written back into the client files and logged. SIGTERM/SIGINT stop it
+ * API, the KDC on UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a
+ * free port; the chosen ports are written back into the client files (the
+ * API's and the KDC's) and logged. SIGTERM/SIGINT stop it
  * cleanly: listeners close, the store closes, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
@@ -26,6 +27,7 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './krb5-conf.js';
+import { LdapService } from '../ldap-server/server.js';
 
 export interface StartOptions {
   dataDir: string;
@@ -34,6 +36,8 @@ export interface StartOptions {
   listen?: string;
   httpsPort?: number;
   kdcPort?: number;
+  ldapPort?: number;
+  ldapsPort?: number;
   log?: (line: string) => void;
 }
 
@@ -45,6 +49,9 @@ export interface RunningServer {
   httpsPort: number;
   kdc: Kdc;
   kdcPort: number;
+  ldap: LdapService;
+  ldapPort: number;
+  ldapsPort: number;
   stop(): Promise<void>;
 }
 
@@ -95,6 +102,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (o.listen !== undefined) config.listen = o.listen;
   if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
   if (o.kdcPort !== undefined) config.kdcPort = o.kdcPort;
+  if (o.ldapPort !== undefined) config.ldapPort = o.ldapPort;
+  if (o.ldapsPort !== undefined) config.ldapsPort = o.ldapsPort;
   if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
   const dir = await openRealmStore(paths, config.baseDn);
   const server: ServerInfo = {
@@ -108,8 +117,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // one IdP client (one TLS context, the configured IdP CAs) for logins and for discovery at idp-add
   const idpFetch = httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined);
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
+  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idpFetch) });
+  const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
-    registry: buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idpFetch) }),
+    registry,
     dir,
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
@@ -120,8 +131,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const https = createServer(
     {
-      key: readFileSync(paths.serverKey),
-      cert: readFileSync(paths.serverCert),
+      ...tls,
       minVersion: 'TLSv1.2',
       requestTimeout: 60_000,
       headersTimeout: 30_000,
@@ -145,8 +155,11 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const kdc = new Kdc({ dir, realm: config.realm, log, idpFetch, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
+  const ldap = new LdapService({ dir, accounts, realm: config.realm, hostname: config.hostname, registry, server, tls, limits: config.ldap, log });
+  const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
+  log(`dirid-server: realm ${config.realm}: LDAP listening on ldap://${config.listen}:${ldapPort}/ (StartTLS) and ldaps://${config.listen}:${ldapsPort}/ (${config.hostname})`);
   let stopped = false;
   return {
     paths,
@@ -156,9 +169,13 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     httpsPort,
     kdc,
     kdcPort,
+    ldap,
+    ldapPort,
+    ldapsPort,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await ldap.close();
       await kdc.close();
       await new Promise<void>((resolve) => {
         https.close(() => resolve());
