@@ -4,7 +4,8 @@
  * (uid=<login>,cn=users,cn=accounts,<base>), only when what the client sends
  * is protected (TLS, or a SASL confidentiality layer), through the password
  * login rule of the API's login_password (objects/login.ts: account state,
- * failures counted). Any bind first makes the connection anonymous, so a failed one leaves it so.
+ * failures counted); and SASL GSSAPI with our own Kerberos (sasl.ts). Any
+ * bind first makes the connection anonymous, so a failed one leaves it so.
  */
 import { LDAP_VERSION, ResultCode } from '../ldap/codes.js';
 import type { BindRequest } from '../ldap/protocol-requests.js';
@@ -16,6 +17,7 @@ import { AuthRefusal, passwordLogin } from '../objects/login.js';
 import type { LdapConnection, OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
+import { saslBind } from './sasl.js';
 
 const success = (): BindResponse => ({ op: 'bindResponse', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' });
 
@@ -34,8 +36,10 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   conn.principal = null;
   conn.authMethod = 'anonymous';
   const a = req.authentication;
+  if (a.method !== 'sasl') conn.saslExchange = null;
   if (req.version !== LDAP_VERSION) throw refuse('protocolError', `only LDAP version ${LDAP_VERSION} is served`);
-  if (a.method !== 'simple') throw refuse('authMethodNotSupported', 'use a simple bind over TLS');
+  if (a.method === 'sasl') return saslBind(ctx, conn, req.name, a.mechanism, a.credentials);
+  if (a.method !== 'simple') throw refuse('authMethodNotSupported', 'use a simple bind over TLS, or SASL GSSAPI');
   const name = req.name;
   if (name === '' && a.password.length === 0) return { response: success(), note: 'method=anonymous' };
   if (name === '') throw invalid('a password without a name');

@@ -6,7 +6,9 @@
  * lockout); searches of users and groups with their POSIX attributes and
  * never a secret, whoever asks and however; paged results, size limits,
  * substring filters, compare, Who am I?, Password Modify of one's own
- * password (MIT kinit then takes the new one), writes refused.
+ * password (MIT kinit then takes the new one), writes refused; and SASL
+ * GSSAPI with an MIT ticket, in clear (a security layer is negotiated) and
+ * over StartTLS.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -266,5 +268,43 @@ describe('the LDAP service with OpenLDAP clients', () => {
     const api = await new RpcSession(realm.url, realm.ca).login('dave', 'Dave-pass-1');
     assert.equal(api.status, 401);
     assert.match(api.body, /account locked/);
+  });
+
+  it('binds with SASL GSSAPI and an MIT ticket, with a security layer in clear and none over StartTLS', async () => {
+    const cc = `FILE:${join(realm.dataDir, 'alice.cc')}`;
+    const k = await runTool('kinit', ['-c', cc, 'alice'], tools.env, 'Alice-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+    const env = { KRB5CCNAME: cc };
+    const clear = await tools.run('ldapwhoami', ['-Y', 'GSSAPI', '-H', ldap], { env });
+    assert.equal(clear.code, 0, clear.stderr);
+    assert.equal(clear.stdout.trim(), `dn:${dnOf('alice')}`);
+    assert.match(clear.stderr, /SASL SSF: 256/);
+    assert.match(clear.stderr, /SASL data security layer installed/);
+    const found = await search(['-Y', 'GSSAPI', '-H', ldap, '-b', BASE, '(uid=bob)', 'uidNumber'], env);
+    assert.equal(found.code, 0, found.stderr);
+    assert.deepEqual(dns(found.stdout), [dnOf('bob')]);
+    assert.match(found.stdout, /^uidNumber: \d+$/m);
+    const paged = await search(['-Y', 'GSSAPI', '-H', ldap, '-E', 'pr=2/noprompt', '-b', USERS, '(objectClass=posixAccount)', 'uid'], env);
+    assert.equal(paged.code, 0, paged.stderr);
+    assert.equal(dns(paged.stdout).length, 6);
+    const tls = await tools.run('ldapwhoami', ['-Y', 'GSSAPI', '-ZZ', '-H', ldap], { env });
+    assert.equal(tls.code, 0, tls.stderr);
+    assert.equal(tls.stdout.trim(), `dn:${dnOf('alice')}`);
+    assert.match(tls.stderr, /SASL SSF: 0/);
+    const tlsSearch = await search(['-Y', 'GSSAPI', '-ZZ', '-H', ldap, '-b', GROUPS, '(cn=staff)', 'member'], env);
+    assert.equal(tlsSearch.code, 0, tlsSearch.stderr);
+    assert.match(tlsSearch.stdout, new RegExp(`^member: ${dnOf('alice')}$`, 'm'));
+  });
+
+  it('checks the account after the GSSAPI exchange: a disabled user with a ticket is refused', async () => {
+    const cc = `FILE:${join(realm.dataDir, 'carol.cc')}`;
+    const k = await runTool('kinit', ['-c', cc, 'carol'], tools.env, 'Carol-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+    const ok = await tools.run('ldapwhoami', ['-Y', 'GSSAPI', '-H', ldap], { env: { KRB5CCNAME: cc } });
+    assert.equal(ok.code, 0, ok.stderr);
+    await admin.call('user_mod', ['carol'], { setattr: ['nsAccountLock=TRUE'] });
+    const refused = await tools.run('ldapwhoami', ['-Y', 'GSSAPI', '-H', ldap], { env: { KRB5CCNAME: cc } });
+    assert.equal(refused.code, 53, refused.stderr);
+    assert.match(refused.stderr, /account disabled/);
   });
 });
