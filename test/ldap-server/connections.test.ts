@@ -74,7 +74,7 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
       registry: buildRegistry(),
       server: { version: '0', apiVersion: '0', realm: 'EXAMPLE.TEST', domain: 'example.test', searchSizeLimit: 100, searchTimeLimit: 2 },
       tls: { key: readFileSync(join(data, 'server.key')), cert: readFileSync(join(data, 'server.crt')) },
-      limits: { maxMessageSize: 4096, maxConnections: 3, maxOperations: 2, idleTimeout: 2, sizeLimit: 1000, timeLimit: 10 },
+      limits: { maxMessageSize: 4096, maxConnections: 3, maxOperations: 2, idleTimeout: 2, sizeLimit: 250, timeLimit: 10 },
       log: (l) => log.push(l),
     });
     ({ ldapPort: port, ldapsPort: tlsPort } = await small.listen(0, 0, '127.0.0.1'));
@@ -219,6 +219,36 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
     assert.ok(entries < 300, `${entries} entries came`);
     c.send({ messageId: 4, protocolOp: whoAmI });
     assert.equal(code(await c.next()), ResultCode.success);
+    c.close();
+  });
+
+  it('stops at the server\'s size limit when the client asks for more, paged or not', async () => {
+    const c = await adminConnection();
+    const bulk = searchOf(GROUPS, 'singleLevel', { kind: 'sub', attr: 'cn', initial: 'bulk-', any: [] });
+    c.send({ messageId: 2, protocolOp: { ...bulk, sizeLimit: 1000 } });
+    const all = await c.until(2);
+    assert.equal(all.length, 251);
+    assert.equal(code(all.at(-1)!), ResultCode.sizeLimitExceeded);
+    c.send({ messageId: 3, protocolOp: { ...bulk, sizeLimit: 10 } });
+    const few = await c.until(3);
+    assert.equal(few.length, 11);
+    assert.equal(code(few.at(-1)!), ResultCode.sizeLimitExceeded);
+    // paged: pages of 200 until the limit, which the last page reports
+    let cookie = Buffer.alloc(0);
+    let entries = 0;
+    for (let id = 4; ; id++) {
+      c.send({ messageId: id, protocolOp: bulk, controls: [pagedResultsControl({ size: 200, cookie })] });
+      const page = await c.until(id);
+      entries += page.length - 1;
+      const done = page.at(-1)!;
+      cookie = decodeCookie(done.controls.find((x) => x.type === ControlOid.pagedResults)!.value!);
+      if (cookie.length === 0) {
+        assert.equal(code(done), ResultCode.sizeLimitExceeded);
+        break;
+      }
+      assert.equal(code(done), ResultCode.success);
+    }
+    assert.equal(entries, 250);
     c.close();
   });
 

@@ -183,7 +183,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.equal(dns(r.stdout).length, 2);
   });
 
-  it('matches substrings, one-level and base scopes', async () => {
+  it('matches substrings, one-level and base scopes, typesOnly', async () => {
     const auth = asUser('bob', 'Bob-pass-1');
     const sub = await search([...auth, '-b', BASE, '(|(cn=*lid*)(sn=build*))', 'cn']);
     assert.equal(sub.code, 0, sub.stderr);
@@ -195,6 +195,9 @@ describe('the LDAP service with OpenLDAP clients', () => {
     const base = await search([...auth, '-b', dnOf('carol'), '-s', 'base', '(objectClass=*)', 'sn']);
     assert.equal(base.code, 0, base.stderr);
     assert.equal(base.stdout.trim(), `dn: ${dnOf('carol')}\nsn: Ann`);
+    const typesOnly = await search([...auth, '-A', '-b', dnOf('carol'), '-s', 'base', '(objectClass=*)', 'sn', 'uidNumber']);
+    assert.equal(typesOnly.code, 0, typesOnly.stderr);
+    assert.equal(typesOnly.stdout.trim(), `dn: ${dnOf('carol')}\nsn:\nuidNumber:`);
   });
 
   it('publishes the subschema to authenticated clients', async () => {
