@@ -31,7 +31,7 @@ import type { Principal } from '../framework/command.js';
 import type { SaslGssapiServer } from '../kerberos/sasl-gssapi.js';
 import { toLdapResult } from './errors.js';
 import { PagedSearches } from './paged.js';
-import { SaslFrameError, SaslFrameReader } from './sasl-frames.js';
+import { SaslFrameReader } from './sasl-frames.js';
 
 /** Octets of unread answers past which we wait for the client before writing more. */
 const HIGH_WATER = 256 * 1024;
@@ -182,13 +182,27 @@ export class LdapConnection {
         for (let t = this.layerIn.next(); t; t = this.layerIn.next()) this.framer.push(this.layer!.decode(t));
       } catch (e) {
         // a layer that no longer verifies cannot carry even a notice
-        this.host.log(`${new Date().toISOString()} ldap conn=${this.id} security layer: ${e instanceof SaslFrameError || e instanceof Error ? e.message : String(e)}`);
+        this.host.log(`${new Date().toISOString()} ldap conn=${this.id} security layer: ${e instanceof Error ? e.message : String(e)}`);
         this.destroy();
         return;
       }
     } else this.framer.push(chunk);
-    this.pump();
+    this.safely(() => this.pump());
   };
+
+  /** Runs `f`; a fault of ours ends this connection only, never the server. */
+  private safely(f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      this.fault(e);
+    }
+  }
+
+  private fault(e: unknown): void {
+    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} error internal ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    this.destroy();
+  }
 
   /**
    * Takes whole PDUs from the framer and starts their operations, unless a
@@ -217,7 +231,7 @@ export class LdapConnection {
             this.waiting = false;
             if (this.closed || this.exclusive) return;
             this.socket.resume();
-            this.pump();
+            this.safely(() => this.pump());
           });
         }
         return;
@@ -284,7 +298,9 @@ export class LdapConnection {
     this.ops.set(op.messageId, op);
     const alone = req.op === 'bindRequest' || (req.op === 'extendedReq' && req.requestName === ExtendedOid.startTls);
     if (!alone) {
-      op.done = this.run(op, m).finally(() => this.ops.delete(op.messageId));
+      op.done = this.run(op, m)
+        .catch((e: unknown) => this.fault(e))
+        .finally(() => this.ops.delete(op.messageId));
       return;
     }
     this.socket.pause();
@@ -293,13 +309,15 @@ export class LdapConnection {
     this.exclusive = op.done = (async () => {
       await Promise.allSettled(before);
       await this.run(op, m);
-    })().finally(() => {
-      this.ops.delete(op.messageId);
-      this.exclusive = null;
-      if (this.closed) return;
-      if (this.socket === socketBefore) this.socket.resume();
-      this.pump();
-    });
+    })()
+      .catch((e: unknown) => this.fault(e))
+      .finally(() => {
+        this.ops.delete(op.messageId);
+        this.exclusive = null;
+        if (this.closed) return;
+        if (this.socket === socketBefore) this.socket.resume();
+        this.safely(() => this.pump());
+      });
   }
 
   /** A request refused before it runs: the code and message, or null. */

@@ -234,7 +234,7 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
     assert.equal(few.length, 11);
     assert.equal(code(few.at(-1)!), ResultCode.sizeLimitExceeded);
     // paged: pages of 200 until the limit, which the last page reports
-    let cookie = Buffer.alloc(0);
+    let cookie: Buffer = Buffer.alloc(0);
     let entries = 0;
     for (let id = 4; ; id++) {
       c.send({ messageId: id, protocolOp: bulk, controls: [pagedResultsControl({ size: 200, cookie })] });
