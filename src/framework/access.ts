@@ -1,5 +1,11 @@
 /**
- * Authorization: who may do what. Reads need an authenticated principal.
+ * Authorization: who may do what. Reads need an authenticated principal and
+ * reach only the readable subtrees (the one read rule of every transport:
+ * the API's show and find, the LDAP service's search and compare): users,
+ * groups, roles, services, hosts, IdP references and privileges, and the
+ * entries on the way down to them; never the Kerberos container (principal
+ * keys, the realm's policy) nor cn=etc (ID ranges and server settings).
+ * Secrets are never read by anyone: the directory does not return them.
  * Writes to an object need membership (direct or nested) in the `admins`
  * group, or a role holding the object's privilege (role-based delegation as
  * in FreeIPA's privilege/role model: a privilege entry lists the roles that
@@ -9,6 +15,38 @@ import { publicError } from './errors.js';
 import type { CallContext, Command, Principal } from './command.js';
 import { containers } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
+import { isWithin, normalizeDn } from '../directory/dn.js';
+
+/** The roots of the subtrees an authenticated principal may read. */
+export function readableSubtrees(baseDn: string): string[] {
+  const c = containers(baseDn);
+  return [c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.privileges];
+}
+
+const normalizedRoots = new Map<string, { base: string; roots: string[] }>();
+
+/**
+ * What `principal` may read of the entry at `dn`: everything below a
+ * readable root ('subtree'); an entry on the way down to one, the base DN
+ * and the containers above the roots, as an entry of its own but not its
+ * other children ('path'); or nothing ('none', also for anonymous callers).
+ * Throws the directory's invalidDNSyntax for a DN that does not parse.
+ */
+export function readability(principal: Principal | null, dn: string, baseDn: string): 'subtree' | 'path' | 'none' {
+  if (!principal) return 'none';
+  const n = normalizeDn(dn);
+  let known = normalizedRoots.get(baseDn);
+  if (!known) normalizedRoots.set(baseDn, (known = { base: normalizeDn(baseDn), roots: readableSubtrees(baseDn).map(normalizeDn) }));
+  if (known.roots.some((r) => isWithin(n, r))) return 'subtree';
+  if (isWithin(n, known.base) && known.roots.some((r) => isWithin(r, n))) return 'path';
+  return 'none';
+}
+
+/** Throws unless the caller may read everything below `dn` (the container a show or find reads). */
+export function assertReadable(ctx: CallContext, dn: string): void {
+  if (!ctx.principal) throw publicError('NotAuthenticated');
+  if (readability(ctx.principal, dn, ctx.dir.baseDn) !== 'subtree') throw publicError('ACIError', { info: 'not allowed to read this part of the directory' });
+}
 
 /** Group DNs the principal belongs to, nested memberships included. */
 export async function groupsOf(ctx: CallContext, principal: Principal): Promise<Set<string>> {

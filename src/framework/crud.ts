@@ -11,7 +11,7 @@
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
-import { canManage } from './access.js';
+import { assertReadable, canManage } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
@@ -491,6 +491,7 @@ function findCommand(obj: ObjectDef): Command {
     access: 'authenticated',
     output: 'entries',
     async run(ctx, args, opts): Promise<CommandResult> {
+      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
       const structural = obj.objectClasses.find((c) => ctx.dir.schema.objectClass(c)?.kind === 'structural') ?? obj.objectClasses[0]!;
       const terms = [`(objectClass=${filterEscape(structural)})`];
       const crit = args[0] === undefined ? undefined : String(args[0]);
@@ -554,6 +555,7 @@ function modCommand(obj: ObjectDef): Command {
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
+      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
       const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntry(ctx, obj, pkey);
       const mods: Modification[] = [];
@@ -624,6 +626,7 @@ function showCommand(obj: ObjectDef): Command {
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
+      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
       const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: null };

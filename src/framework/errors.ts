@@ -9,6 +9,7 @@
  *
  * Each transport maps a PublicError to its wire form in exactly one place
  * (rpc/errors.ts for JSON-RPC and XML-RPC, kdc/kdc-error.ts for KRB-ERROR,
+ * ldap-server/errors.ts for LDAP result codes,
  * cli/errors.ts for messages and exit codes); directory failures become
  * public errors in one place too (crud.ts, mapDirectoryError).
  */

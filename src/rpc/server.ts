@@ -9,13 +9,14 @@
  * Every call is logged as one line without argument values. Whether an
  * account may authenticate is account/state.ts's to say, on every way in
  * (password login, Negotiate, each request on a session cookie); an
- * account it refuses gets its public error here (accountRefusal).
+ * account it refuses gets its public error from objects/login.ts
+ * (accountRefusal), which also holds the password login rule itself.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallContext, CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
 import { dispatch } from '../framework/dispatch.js';
 import { publicError, type PublicError } from '../framework/errors.js';
-import { describeRefusal, type Refusal } from '../account/state.js';
+import { AuthRefusal } from '../objects/login.js';
 import type { RpcRequest, RpcResponse, WireValue } from './codec/types.js';
 import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
@@ -32,38 +33,7 @@ export interface NegotiateOutcome {
   responseToken?: string;
 }
 
-/**
- * An authentication refused with a public error: bad credentials, or an
- * account that may not authenticate. The message is the real reason, for
- * the server log only.
- */
-export class AuthRefusal extends Error {
-  constructor(
-    readonly publicError: PublicError,
-    reason: string,
-  ) {
-    super(reason);
-    this.name = 'AuthRefusal';
-  }
-}
-
-/**
- * The public error of each refusal. Like FreeIPA's login, the API names the
- * state: the KDC already answers anyone asking for such an account with the
- * state (revoked, expired) before any pre-authentication, so hiding it here
- * would protect nothing, and the user learns why they cannot log in. A
- * password's expiry is told only to whoever gave that password.
- */
-const refusalErrors: Record<Refusal['state'], () => PublicError> = {
-  disabled: () => publicError('AccountDisabled'),
-  locked: () => publicError('AccountLocked'),
-  expired: () => publicError('AccountExpired'),
-  'password-expired': () => publicError('PasswordExpired'),
-};
-
-export function accountRefusal(v: Refusal): AuthRefusal {
-  return new AuthRefusal(refusalErrors[v.state](), describeRefusal(v));
-}
+export { AuthRefusal, accountRefusal } from '../objects/login.js';
 
 export interface RpcServerOptions {
   registry: CommandRegistry;

@@ -1,6 +1,6 @@
 /**
  * The data directory of a dirid server and its files: server.conf (realm
- * settings and ports), the master key, the store, TLS material and the
+ * settings, ports and the LDAP service's limits), the master key, the store, TLS material and the
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
  * host.keytab with the KDC).
  */
@@ -46,6 +46,12 @@ export interface ServerConfig {
   listen: string;
   httpsPort: number;
   kdcPort: number;
+  /** LDAP with StartTLS (docs/ldap.md) */
+  ldapPort: number;
+  /** LDAP over TLS from the first octet */
+  ldapsPort: number;
+  /** the LDAP service's limits (docs/ldap.md, "Limits") */
+  ldap: LdapLimitsConfig;
   searchSizeLimit: number;
   searchTimeLimit: number;
   /** PEM bundle of extra CAs trusted for IdP endpoints */
@@ -54,10 +60,40 @@ export interface ServerConfig {
   idpHoldSeconds: number;
 }
 
+export interface LdapLimitsConfig {
+  /** largest PDU accepted, in octets */
+  maxMessageSize: number;
+  /** open connections at once, both ports together */
+  maxConnections: number;
+  /** operations under way at once on one connection */
+  maxOperations: number;
+  /** seconds a connection may stay idle, or a client leave our answers unread */
+  idleTimeout: number;
+  /** most entries a search returns (the client may ask for fewer); 0: no limit */
+  sizeLimit: number;
+  /** most seconds a search runs (the client may ask for less); 0: no limit */
+  timeLimit: number;
+}
+
+export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimitsConfig> = {
+  maxMessageSize: 256 * 1024,
+  maxConnections: 1024,
+  maxOperations: 32,
+  idleTimeout: 900,
+  sizeLimit: 5000,
+  timeLimit: 30,
+};
+
 function int(v: string | undefined, name: string, dflt: number): number {
   if (v === undefined || v === '') return dflt;
   if (!/^\d{1,9}$/.test(v)) throw new ConfigError(`server.conf: ${name} must be a non-negative integer`);
   return Number(v);
+}
+
+function positive(v: string | undefined, name: string, dflt: number): number {
+  const n = int(v, name, dflt);
+  if (n === 0) throw new ConfigError(`server.conf: ${name} must be at least 1`);
+  return n;
 }
 
 export function readServerConfig(paths: DataPaths): ServerConfig {
@@ -73,6 +109,16 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     listen: s.listen ?? '0.0.0.0',
     httpsPort: int(s.https_port, 'https_port', 443),
     kdcPort: int(s.kdc_port, 'kdc_port', 88),
+    ldapPort: int(s.ldap_port, 'ldap_port', 389),
+    ldapsPort: int(s.ldaps_port, 'ldaps_port', 636),
+    ldap: {
+      maxMessageSize: positive(s.ldap_max_message_size, 'ldap_max_message_size', DEFAULT_LDAP_LIMITS.maxMessageSize),
+      maxConnections: positive(s.ldap_max_connections, 'ldap_max_connections', DEFAULT_LDAP_LIMITS.maxConnections),
+      maxOperations: positive(s.ldap_max_operations, 'ldap_max_operations', DEFAULT_LDAP_LIMITS.maxOperations),
+      idleTimeout: positive(s.ldap_idle_timeout, 'ldap_idle_timeout', DEFAULT_LDAP_LIMITS.idleTimeout),
+      sizeLimit: int(s.ldap_size_limit, 'ldap_size_limit', DEFAULT_LDAP_LIMITS.sizeLimit),
+      timeLimit: int(s.ldap_time_limit, 'ldap_time_limit', DEFAULT_LDAP_LIMITS.timeLimit),
+    },
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
@@ -89,6 +135,14 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     listen: c.listen,
     https_port: String(c.httpsPort),
     kdc_port: String(c.kdcPort),
+    ldap_port: String(c.ldapPort),
+    ldaps_port: String(c.ldapsPort),
+    ldap_max_message_size: String(c.ldap.maxMessageSize),
+    ldap_max_connections: String(c.ldap.maxConnections),
+    ldap_max_operations: String(c.ldap.maxOperations),
+    ldap_idle_timeout: String(c.ldap.idleTimeout),
+    ldap_size_limit: String(c.ldap.sizeLimit),
+    ldap_time_limit: String(c.ldap.timeLimit),
     search_size_limit: String(c.searchSizeLimit),
     search_time_limit: String(c.searchTimeLimit),
     idp_hold_seconds: String(c.idpHoldSeconds),

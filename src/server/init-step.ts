@@ -14,6 +14,8 @@ export interface InitOptions {
   adminPassword: string;
   httpsPort?: number;
   kdcPort?: number;
+  ldapPort?: number;
+  ldapsPort?: number;
   /** the POSIX ID range (default: a random one, objects/posix.ts) */
   idStart?: number;
   idMax?: number;

@@ -13,7 +13,7 @@ import { hashPassword } from '../objects/password.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, DEFAULT_SHELL, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
-import { dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { DEFAULT_LDAP_LIMITS, dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
 import { kerberosInitStep } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
@@ -135,6 +135,9 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     listen: '0.0.0.0',
     httpsPort: o.httpsPort ?? 443,
     kdcPort: o.kdcPort ?? 88,
+    ldapPort: o.ldapPort ?? 389,
+    ldapsPort: o.ldapsPort ?? 636,
+    ldap: { ...DEFAULT_LDAP_LIMITS },
     searchSizeLimit: 100,
     searchTimeLimit: 2,
     idpHoldSeconds: 10,

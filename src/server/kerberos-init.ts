@@ -1,7 +1,8 @@
 /**
  * The realm's Kerberos principals, created by `init`: the realm container
- * with its ticket policy defaults, krbtgt/REALM, host/<hostname> and
- * HTTP/<hostname> with random keys, the admin's keys from the admin
+ * with its ticket policy defaults, krbtgt/REALM, host/<hostname>,
+ * HTTP/<hostname> (the API's Negotiate) and ldap/<hostname> (the LDAP
+ * service's SASL GSSAPI) with random keys, the admin's keys from the admin
  * password, and host.keytab with the host's keys. An init step; krb5.conf
  * is krb5-conf.ts's.
  */
@@ -19,6 +20,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
   const tgtKeys = randomKeys(1);
   const hostKeys = randomKeys(1);
   const httpKeys = randomKeys(1);
+  const ldapKeys = randomKeys(1);
   const now = generalizedTime();
   await dir.batch([
     {
@@ -42,6 +44,11 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
       attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(httpKeys) },
     },
     {
+      kind: 'add',
+      dn: serviceDn(dir.baseDn, `ldap/${hostname}@${realm}`),
+      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(ldapKeys) },
+    },
+    {
       kind: 'modify',
       dn: `uid=admin,${c.users}`,
       mods: [
@@ -56,6 +63,6 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
 }
 
 export const kerberosInitStep: InitStep = {
-  name: 'Kerberos realm, krbtgt, host and HTTP principals, host.keytab',
+  name: 'Kerberos realm, krbtgt, host, HTTP and ldap principals, host.keytab',
   run: ({ dir, config, paths, options }) => addPrincipals(dir, config, paths, options.adminPassword),
 };

@@ -10,8 +10,9 @@ import { watchStarters } from './starter-watch.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
-                    [--https-port N] [--kdc-port N] [--idstart N] [--idmax N]
-  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
+                    [--https-port N] [--kdc-port N] [--ldap-port N] [--ldaps-port N] [--idstart N] [--idmax N]
+  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--ldap-port N] [--ldaps-port N]
+                     [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -38,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
         'admin-password-file': { type: 'string' },
         'https-port': { type: 'string' },
         'kdc-port': { type: 'string' },
+        'ldap-port': { type: 'string' },
+        'ldaps-port': { type: 'string' },
         idstart: { type: 'string' },
         idmax: { type: 'string' },
       },
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
         adminPassword: readPasswordFile(values['admin-password-file']!),
         httpsPort: port(values['https-port'], 'https-port'),
         kdcPort: port(values['kdc-port'], 'kdc-port'),
+        ldapPort: port(values['ldap-port'], 'ldap-port'),
+        ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
         ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
         ...(values.idmax !== undefined ? { idMax: idNumber(values.idmax, 'idmax') } : {}),
       },
@@ -70,6 +75,8 @@ async function main(argv: string[]): Promise<number> {
         listen: { type: 'string' },
         'https-port': { type: 'string' },
         'kdc-port': { type: 'string' },
+        'ldap-port': { type: 'string' },
+        'ldaps-port': { type: 'string' },
         'idp-ca-file': { type: 'string' },
         'exit-with-parent': { type: 'boolean' },
         'exit-with-pid': { type: 'string', multiple: true },
@@ -92,6 +99,8 @@ async function main(argv: string[]): Promise<number> {
       listen: values.listen,
       httpsPort: port(values['https-port'], 'https-port'),
       kdcPort: port(values['kdc-port'], 'kdc-port'),
+      ldapPort: port(values['ldap-port'], 'ldap-port'),
+      ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
       ...(values['idp-ca-file'] ? { idpCaFile: values['idp-ca-file'] } : {}),
     });
     await new Promise<void>((resolve) => {

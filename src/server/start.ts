@@ -1,7 +1,8 @@
 /**
  * `dirid-server start`: opens the realm and starts its listeners (the HTTPS
- * API and the KDC on UDP and TCP). Port 0 picks a free port; the chosen ports are
- * written back into the client files and logged. SIGTERM/SIGINT stop it
+ * API, the KDC on UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a
+ * free port; the chosen ports are written back into the client files (the
+ * API's and the KDC's) and logged. SIGTERM/SIGINT stop it
  * cleanly: listeners close, the store closes, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
@@ -11,10 +12,10 @@ import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { Accounts, accountOf, verdict } from '../account/state.js';
+import { Accounts, verdict } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
-import { verifyPassword } from '../objects/password.js';
-import { accountRefusal, AuthRefusal, createRpcHandler } from '../rpc/server.js';
+import { createRpcHandler } from '../rpc/server.js';
+import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
@@ -27,6 +28,7 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './krb5-conf.js';
+import { LdapService } from '../ldap-server/server.js';
 
 export interface StartOptions {
   dataDir: string;
@@ -35,6 +37,8 @@ export interface StartOptions {
   listen?: string;
   httpsPort?: number;
   kdcPort?: number;
+  ldapPort?: number;
+  ldapsPort?: number;
   log?: (line: string) => void;
 }
 
@@ -48,38 +52,18 @@ export interface RunningServer {
   kdcPort: number;
   /** the IdP client of this server (its KDC's and its idp-add discovery's) */
   idp: IdpClient;
+  ldap: LdapService;
+  ldapPort: number;
+  ldapsPort: number;
   stop(): Promise<void>;
 }
 
 /**
- * Password check for the session login: a user (found by its principal
- * name), whose account may authenticate (account/state.ts, asked before the
- * password is checked, as the KDC does), with a matching password; a wrong
- * one counts towards the account's lockout, a right one is refused only
- * when it has expired.
+ * Password check for the session login: the one rule of objects/login.ts,
+ * which the LDAP service's simple bind runs too.
  */
 export function passwordLoginFor(accounts: Accounts, realm: string): (user: string, password: string) => Promise<Principal | AuthRefusal> {
-  const invalid = (reason: string) => new AuthRefusal(publicError('InvalidCredentials'), reason);
-  return async (user, password) => {
-    const uid = user.endsWith(`@${realm}`) ? user.slice(0, -realm.length - 1) : user;
-    if (!/^[a-z_][a-z0-9_.-]{0,31}$/.test(uid)) return invalid('not a user name');
-    const entry = await accounts.find(`${uid}@${realm}`);
-    const account = entry ? accountOf(entry) : null;
-    if (!entry || !account?.isUser) return invalid('no such user');
-    const policy = await accounts.policy();
-    const before = verdict(account, policy, Date.now());
-    if (before.state !== 'usable') return accountRefusal(before);
-    const [stored] = await accounts.dir.readSecret(entry.dn, 'userPassword');
-    if (!stored) return invalid('the user has no password');
-    if (!(await verifyPassword(password, stored))) {
-      await accounts.failedPassword(account, policy, Date.now());
-      return invalid('wrong password');
-    }
-    await accounts.passwordAccepted(account);
-    const after = verdict(account, policy, Date.now(), 'password');
-    if (after.state !== 'usable') return accountRefusal(after);
-    return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
-  };
+  return (user, password) => passwordLogin(accounts, realm, user, password);
 }
 
 /** Whether the account a session cookie names may still act (account/state.ts); a deleted one may not. */
@@ -121,6 +105,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (o.listen !== undefined) config.listen = o.listen;
   if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
   if (o.kdcPort !== undefined) config.kdcPort = o.kdcPort;
+  if (o.ldapPort !== undefined) config.ldapPort = o.ldapPort;
+  if (o.ldapsPort !== undefined) config.ldapsPort = o.ldapsPort;
   if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
   const dir = await openRealmStore(paths, config.baseDn);
   const server: ServerInfo = {
@@ -135,8 +121,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
+  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp) });
+  const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
-    registry: buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp) }),
+    registry,
     dir,
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
@@ -147,8 +135,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const https = createServer(
     {
-      key: readFileSync(paths.serverKey),
-      cert: readFileSync(paths.serverCert),
+      ...tls,
       minVersion: 'TLSv1.2',
       requestTimeout: 60_000,
       headersTimeout: 30_000,
@@ -172,8 +159,11 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
+  const ldap = new LdapService({ dir, accounts, realm: config.realm, hostname: config.hostname, registry, server, tls, limits: config.ldap, log });
+  const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
+  log(`dirid-server: realm ${config.realm}: LDAP listening on ldap://${config.listen}:${ldapPort}/ (StartTLS) and ldaps://${config.listen}:${ldapsPort}/ (${config.hostname})`);
   let stopped = false;
   return {
     paths,
@@ -183,10 +173,17 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     httpsPort,
     kdc,
     kdcPort,
+<<<<<<< HEAD
     idp,
+=======
+    ldap,
+    ldapPort,
+    ldapsPort,
+>>>>>>> 1818f34403d722bcd022925dfba7e5d0f0912af0
     async stop() {
       if (stopped) return;
       stopped = true;
+      await ldap.close();
       await kdc.close();
       await new Promise<void>((resolve) => {
         https.close(() => resolve());

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { parseIni } from '../../src/cli/ini.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { RawLdap } from '../support/ldap-client.js';
+import { ExtendedOid, ResultCode } from '../../src/ldap/codes.js';
 
 const BIN = new URL('../../bin/dirid-server.js', import.meta.url).pathname;
 
@@ -65,7 +67,7 @@ describe('dirid-server init and start', () => {
   });
 
   it('starts on a free port, writes it back, serves, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -84,6 +86,15 @@ describe('dirid-server init and start', () => {
       });
     });
     assert.ok(port > 0);
+    const ldap = /LDAP listening on ldap:\/\/127\.0\.0\.1:(\d+)\/ \(StartTLS\) and ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+    assert.ok(ldap, out);
+    const c = await RawLdap.connect(Number(ldap[2]), readFileSync(join(data, 'ca.crt'), 'utf8'));
+    c.send({ messageId: 1, protocolOp: { op: 'extendedReq', requestName: ExtendedOid.whoAmI } });
+    const who = await c.next();
+    assert.equal(who?.protocolOp.op === 'extendedResp' && who.protocolOp.resultCode, ResultCode.success);
+    c.close();
+    // the ports chosen are logged, not written back: server.conf keeps the configured ones
+    assert.match(readFileSync(join(data, 'server.conf'), 'utf8'), /^ldap_port\s*=\s*389$/m);
     const conf = parseIni(readFileSync(join(data, 'default.conf'), 'utf8'));
     assert.equal(conf.global?.xmlrpc_uri, `https://ipa.life.test:${port}/dirid/xml`);
     const s = new RpcSession(`https://localhost:${port}`, readFileSync(join(data, 'ca.crt'), 'utf8'));

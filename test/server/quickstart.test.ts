@@ -69,7 +69,7 @@ describe('quickstart', () => {
     }
     rmSync(dir, { recursive: true, force: true });
   });
-  const quickstartEnv = (name: string): NodeJS.ProcessEnv => ({ ...process.env, DIRID_DATA_DIR: join(dir, name), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' });
+  const quickstartEnv = (name: string): NodeJS.ProcessEnv => ({ ...process.env, DIRID_DATA_DIR: join(dir, name), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_LDAP_PORT: '0', DIRID_LDAPS_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' });
   /** waits until the group has no live process left; what is still there after the deadline */
   const groupEnds = async (pgid: number, ms: number): Promise<{ pid: number; cmd: string }[]> => {
     const deadline = Date.now() + ms;

@@ -1,7 +1,8 @@
 /**
  * Test realms: `dirid-server init` into a temporary directory and a server
  * started in-process on ephemeral loopback ports, with its log captured so
- * tests can check what it writes. Tests talk to it only over HTTPS.
+ * tests can check what it writes. Tests talk to it over HTTPS, Kerberos and
+ * LDAP.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,9 @@ export interface TestRealm {
   dataDir: string;
   server: RunningServer;
   url: string;
+  /** ldap://localhost:PORT (StartTLS available) and ldaps://localhost:PORT */
+  ldapUrl: string;
+  ldapsUrl: string;
   ca: string;
   log: string[];
   adminPassword: string;
@@ -35,11 +39,13 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
   const log: string[] = [];
-  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}) });
+  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}) });
   return {
     dataDir,
     server,
     url: `https://localhost:${server.httpsPort}`,
+    ldapUrl: `ldap://localhost:${server.ldapPort}`,
+    ldapsUrl: `ldaps://localhost:${server.ldapsPort}`,
     ca: readFileSync(join(dataDir, 'realm', 'ca.crt'), 'utf8'),
     log,
     adminPassword: ADMIN_PASSWORD,

@@ -1,0 +1,226 @@
+/**
+ * The Search operation (RFC 4511 §4.5, docs/ldap.md "Search"). The root
+ * DSE is readable by anyone; the subschema entry and the directory only by
+ * a bound principal, and then only what the one read rule allows
+ * (framework/access.ts): a search below a readable root runs as asked, a
+ * search from an entry above them (the base DN, cn=accounts, cn=pbac) runs
+ * as one search per readable part in scope, and anything else is
+ * noSuchObject, so hidden entries are not even confirmed to exist.
+ * Anonymous searches of anything but the root DSE get
+ * insufficientAccessRights.
+ *
+ * The filter goes to the directory's engine and indexes; every item on a
+ * secret is first made FALSE, as for an attribute the entry lacks, so a
+ * filter cannot probe whether a password or key is set. The size limit is
+ * the client's or the server's, whichever is lower, and the entries that fit
+ * are sent before sizeLimitExceeded; the time limit likewise. With the
+ * paged results control the whole result's DNs are found on the first page
+ * (within those limits) and kept per connection under a cookie (paged.ts).
+ */
+import { ControlOid, ResultCode } from '../ldap/codes.js';
+import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
+import { formatFilter } from '../ldap/filter.js';
+import type { SearchRequest } from '../ldap/protocol-requests.js';
+import type { SearchResultEntry } from '../ldap/protocol-responses.js';
+import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
+import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
+import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
+import { readability, readableSubtrees } from '../framework/access.js';
+import type { Principal } from '../framework/command.js';
+import { selectFromEntry, selectFromSynthetic, selection, type Selection } from './attributes.js';
+import { Abandoned, type LdapConnection, type Operation, type OpResult } from './connection.js';
+import type { ServiceContext } from './context.js';
+import { refuse } from './errors.js';
+import { ROOT_DSE_OPERATIONAL, rootDseAttributes } from './root-dse.js';
+import { SUBSCHEMA_DN, SUBSCHEMA_OPERATIONAL, subschemaAttributes } from './subschema.js';
+
+export const ANONYMOUS_REFUSAL = 'anonymous clients may read the root DSE only: bind first (a simple bind over TLS, or SASL GSSAPI)';
+
+const SCOPES: Record<SearchRequest['scope'], Scope> = { baseObject: 'base', singleLevel: 'one', wholeSubtree: 'sub' };
+
+/** The same filter with every item on a secret replaced by FALSE (an empty OR), as for an absent attribute. */
+export function withoutSecrets(schema: Schema, f: Filter): Filter {
+  switch (f.kind) {
+    case 'and':
+    case 'or':
+      return { kind: f.kind, items: f.items.map((i) => withoutSecrets(schema, i)) };
+    case 'not':
+      return { kind: 'not', item: withoutSecrets(schema, f.item) };
+    default:
+      return filterAttributeType(schema, f.attr)?.syntax === 'secret' ? { kind: 'or', items: [] } : f;
+  }
+}
+
+interface Part {
+  base: string;
+  scope: Scope;
+  /** a container below the requested base, which a realm may lack */
+  optional?: boolean;
+}
+
+/**
+ * The directory searches that cover what `principal` may read of
+ * (base, scope), base first; null when the base itself is hidden.
+ */
+export function searchParts(principal: Principal, baseDn: string, base: string, scope: Scope): Part[] | null {
+  const r = readability(principal, base, baseDn);
+  if (r === 'none') return null;
+  if (r === 'subtree' || scope === 'base') return [{ base, scope }];
+  const nBase = normalizeDn(base);
+  const roots = readableSubtrees(baseDn);
+  // the entries on the way down from the base DN to each root, the base DN included
+  const paths = new Map<string, string>();
+  for (const root of roots) {
+    for (let p = parentDn(root); p !== '' && isWithin(normalizeDn(p), normalizeDn(baseDn)); p = parentDn(p)) paths.set(normalizeDn(p), p);
+  }
+  // the base entry itself, for a subtree search (a one-level search returns only its children)
+  const parts: Part[] = scope === 'sub' ? [{ base, scope: 'base' }] : [];
+  const below = (dn: string) => {
+    const n = normalizeDn(dn);
+    return n !== nBase && isWithin(n, nBase) && (scope === 'sub' || normalizeDn(parentDn(dn)) === nBase);
+  };
+  for (const p of paths.values()) if (below(p)) parts.push({ base: p, scope: 'base', optional: true });
+  for (const root of roots) if (below(root)) parts.push({ base: root, scope: scope === 'sub' ? 'sub' : 'base', optional: true });
+  return parts;
+}
+
+function done(resultCode: ResultCode, diagnosticMessage = ''): OpResult['response'] {
+  return { op: 'searchResDone', resultCode, matchedDN: '', diagnosticMessage };
+}
+
+/** The limits of this search: the lower of the client's and the server's (0 means none on either side). */
+function limits(ctx: ServiceContext, req: SearchRequest): { size: number; deadline: number } {
+  const lower = (a: number, b: number) => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
+  const size = lower(req.sizeLimit, ctx.sizeLimit);
+  const seconds = lower(req.timeLimit, ctx.timeLimit);
+  return { size: size === 0 ? Infinity : size, deadline: seconds === 0 ? Infinity : performance.now() + seconds * 1000 };
+}
+
+const limitCode = (limit: 'size' | 'time' | undefined) => (limit === 'size' ? ResultCode.sizeLimitExceeded : limit === 'time' ? ResultCode.timeLimitExceeded : ResultCode.success);
+
+/** A search of one synthetic entry (root DSE, subschema): the entry when the filter selects it. */
+async function syntheticSearch(ctx: ServiceContext, conn: LdapConnection, op: Operation, dn: string, attrs: Record<string, string[]>, operational: ReadonlySet<string>, req: SearchRequest, paged: boolean): Promise<OpResult> {
+  if (matches(ctx.dir.schema, req.filter, { attrs, secrets: new Set() })) {
+    await conn.send(op, { op: 'searchResEntry', objectName: dn, attributes: selectFromSynthetic(attrs, operational, selection(req.attributes), req.typesOnly) });
+  }
+  return { response: done(ResultCode.success), ...(paged ? { controls: [pagedResultsControl({ size: 0, cookie: Buffer.alloc(0) })] } : {}) };
+}
+
+export async function search(ctx: ServiceContext, conn: LdapConnection, op: Operation, req: SearchRequest): Promise<OpResult> {
+  const pagedControl = findControl(op.controls, ControlOid.pagedResults);
+  const paged = pagedControl ? decodePagedResultsValue(pagedControl.value) : undefined;
+  const scope = SCOPES[req.scope];
+  const isRoot = req.baseObject.trim() === '';
+  if (isRoot && scope === 'base') {
+    return syntheticSearch(ctx, conn, op, '', rootDseAttributes(ctx.dir.baseDn, ctx.server.version), ROOT_DSE_OPERATIONAL, req, paged !== undefined);
+  }
+  const p = conn.principal;
+  if (!p) throw refuse('insufficientAccessRights', ANONYMOUS_REFUSAL);
+  // the root's only child is our naming context
+  const base = isRoot ? ctx.dir.baseDn : req.baseObject;
+  const effectiveScope: Scope = isRoot ? (scope === 'one' ? 'base' : 'sub') : scope;
+  if (!isRoot && normalizeDn(base) === SUBSCHEMA_DN) {
+    if (scope !== 'base') throw refuse('noSuchObject', 'the subschema entry has no children');
+    return syntheticSearch(ctx, conn, op, SUBSCHEMA_DN, subschemaAttributes(ctx.dir.schema), SUBSCHEMA_OPERATIONAL, req, paged !== undefined);
+  }
+  const parts = searchParts(p, ctx.dir.baseDn, base, effectiveScope);
+  if (!parts) throw refuse('noSuchObject', 'no such entry');
+  if (parts[0]?.base !== base && !(await ctx.dir.get(base, ['1.1']))) throw refuse('noSuchObject', 'no such entry');
+  const filter = formatFilter(withoutSecrets(ctx.dir.schema, req.filter));
+  if (filter.length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
+  const sel = selection(req.attributes);
+  const entryOf = (e: Entry): SearchResultEntry => ({ op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(ctx.dir.schema, e.attrs, sel, req.typesOnly) });
+
+  if (paged) return pagedSearch(ctx, conn, op, req, { parts, filter, base, scope: effectiveScope, sel, entryOf, size: paged.size, cookie: paged.cookie });
+
+  const { size, deadline } = limits(ctx, req);
+  let sent = 0;
+  const limit = await runParts(ctx, op, parts, filter, size, deadline, async (e) => {
+    await conn.send(op, entryOf(e));
+    sent++;
+  });
+  return { response: done(limitCode(limit)), note: `base=${JSON.stringify(base)} scope=${effectiveScope} entries=${sent}` };
+}
+
+/**
+ * Runs the parts in order until the size limit or the deadline, handing
+ * each entry to `each`; returns the limit that cut the result short, if
+ * any. `dnsOnly` asks the directory for no attributes.
+ */
+async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filter: string, size: number, deadline: number, each: (e: Entry) => Promise<void>, dnsOnly = false): Promise<'size' | 'time' | undefined> {
+  let remaining = size;
+  for (const part of parts) {
+    if (op.abandoned) throw new Abandoned();
+    const left = deadline - performance.now();
+    if (left <= 0) return 'time';
+    const wanted = remaining === 0 ? 1 : remaining;
+    let res;
+    try {
+      res = await ctx.dir.search({
+        base: part.base,
+        scope: part.scope,
+        filter,
+        sizeLimit: Number.isFinite(wanted) ? wanted : 0,
+        timeLimit: Number.isFinite(left) ? left / 1000 : 0,
+        ...(dnsOnly || remaining === 0 ? { attrs: ['1.1'] } : {}),
+      });
+    } catch (e) {
+      // a container above or beside the base that this realm lacks holds nothing
+      if (part.optional && e instanceof DirectoryError && e.code === 'noSuchObject') continue;
+      throw e;
+    }
+    if (remaining === 0) {
+      // the limit is reached: one more match anywhere means the result was cut
+      if (res.entries.length > 0) return 'size';
+      continue;
+    }
+    for (const e of res.entries) await each(e);
+    remaining -= res.entries.length;
+    if (res.truncated) return res.limit ?? 'size';
+  }
+  return undefined;
+}
+
+interface PagedArgs {
+  parts: Part[];
+  filter: string;
+  base: string;
+  scope: Scope;
+  sel: Selection;
+  entryOf: (e: Entry) => SearchResultEntry;
+  size: number;
+  cookie: Buffer;
+}
+
+async function pagedSearch(ctx: ServiceContext, conn: LdapConnection, op: Operation, req: SearchRequest, a: PagedArgs): Promise<OpResult> {
+  const key = JSON.stringify([conn.principal?.dn ?? '', normalizeDn(a.base), a.scope, a.filter, req.attributes, req.typesOnly]);
+  const end = (code: ResultCode, total: number, note: string): OpResult => ({ response: done(code), controls: [pagedResultsControl({ size: total, cookie: Buffer.alloc(0) })], note });
+  let dns: string[];
+  let total: number;
+  let limit: 'size' | 'time' | undefined;
+  if (a.cookie.length > 0) {
+    const state = conn.paged.take(a.cookie);
+    if (!state || state.key !== key) throw refuse('unwillingToPerform', 'the paged results cookie is unknown on this connection or belongs to another search');
+    // a page size of 0 ends the paged search (RFC 2696 §3)
+    if (a.size === 0) return end(ResultCode.success, state.total, 'paged=ended');
+    dns = [...state.dns];
+    total = state.total;
+    limit = state.limit;
+  } else {
+    if (a.size === 0) return end(ResultCode.success, 0, 'paged=empty');
+    const { size, deadline } = limits(ctx, req);
+    dns = [];
+    limit = await runParts(ctx, op, a.parts, a.filter, size, deadline, async (e) => void dns.push(e.dn), true);
+    total = dns.length;
+  }
+  const page = dns.splice(0, a.size);
+  for (const dn of page) {
+    const e = await ctx.dir.get(dn);
+    if (e) await conn.send(op, a.entryOf(e));
+  }
+  const note = `base=${JSON.stringify(a.base)} scope=${a.scope} paged entries=${page.length} left=${dns.length}`;
+  if (dns.length === 0) return end(limitCode(limit), total, note);
+  const cookie = conn.paged.keep({ key, dns, total, ...(limit ? { limit } : {}) });
+  const controls: Control[] = [pagedResultsControl({ size: total, cookie })];
+  return { response: done(ResultCode.success), controls, note };
+}

@@ -1,0 +1,77 @@
+/**
+ * Password login: the one rule every transport that takes a user's password
+ * runs (the API's login_password, the LDAP service's simple bind). A user,
+ * found by its principal name, whose account may authenticate now
+ * (account/state.ts, asked before the password is checked, as the KDC does),
+ * with a matching password; a wrong one counts towards the account's
+ * lockout, a right one is refused only when it has expired. A refusal is an
+ * AuthRefusal carrying the public error the caller sees and, for the log
+ * only, the real reason; each transport turns the public error into its
+ * wire form in its own one place.
+ */
+import { accountOf, describeRefusal, verdict, type Accounts, type Refusal } from '../account/state.js';
+import type { Principal } from '../framework/command.js';
+import { publicError, type PublicError } from '../framework/errors.js';
+import { verifyPassword } from './password.js';
+
+/**
+ * An authentication refused with a public error: bad credentials, or an
+ * account that may not authenticate. The message is the real reason, for
+ * the server log only.
+ */
+export class AuthRefusal extends Error {
+  constructor(
+    readonly publicError: PublicError,
+    reason: string,
+  ) {
+    super(reason);
+    this.name = 'AuthRefusal';
+  }
+}
+
+/**
+ * The public error of each refusal. Like FreeIPA's login, we name the
+ * state: the KDC already answers anyone asking for such an account with the
+ * state (revoked, expired) before any pre-authentication, so hiding it here
+ * would protect nothing, and the user learns why they cannot log in. A
+ * password's expiry is told only to whoever gave that password.
+ */
+const refusalErrors: Record<Refusal['state'], () => PublicError> = {
+  disabled: () => publicError('AccountDisabled'),
+  locked: () => publicError('AccountLocked'),
+  expired: () => publicError('AccountExpired'),
+  'password-expired': () => publicError('PasswordExpired'),
+};
+
+export function accountRefusal(v: Refusal): AuthRefusal {
+  return new AuthRefusal(refusalErrors[v.state](), describeRefusal(v));
+}
+
+/** A login name: the uid part of a user principal. */
+const LOGIN = /^[a-z_][a-z0-9_.-]{0,31}$/;
+
+/**
+ * The password check of `user` (a login, or `login@REALM`): the principal
+ * on success, otherwise the refusal.
+ */
+export async function passwordLogin(accounts: Accounts, realm: string, user: string, password: string): Promise<Principal | AuthRefusal> {
+  const invalid = (reason: string) => new AuthRefusal(publicError('InvalidCredentials'), reason);
+  const uid = user.endsWith(`@${realm}`) ? user.slice(0, -realm.length - 1) : user;
+  if (!LOGIN.test(uid)) return invalid('not a user name');
+  const entry = await accounts.find(`${uid}@${realm}`);
+  const account = entry ? accountOf(entry) : null;
+  if (!entry || !account?.isUser) return invalid('no such user');
+  const policy = await accounts.policy();
+  const before = verdict(account, policy, Date.now());
+  if (before.state !== 'usable') return accountRefusal(before);
+  const [stored] = await accounts.dir.readSecret(entry.dn, 'userPassword');
+  if (!stored) return invalid('the user has no password');
+  if (!(await verifyPassword(password, stored))) {
+    await accounts.failedPassword(account, policy, Date.now());
+    return invalid('wrong password');
+  }
+  await accounts.passwordAccepted(account);
+  const after = verdict(account, policy, Date.now(), 'password');
+  if (after.state !== 'usable') return accountRefusal(after);
+  return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
+}
