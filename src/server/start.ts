@@ -173,13 +173,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     httpsPort,
     kdc,
     kdcPort,
-<<<<<<< HEAD
     idp,
-=======
     ldap,
     ldapPort,
     ldapsPort,
->>>>>>> 1818f34403d722bcd022925dfba7e5d0f0912af0
     async stop() {
       if (stopped) return;
       stopped = true;
