@@ -20,6 +20,8 @@ export interface DataPaths {
   defaultConf: string;
   krb5Conf: string;
   hostKeytab: string;
+  /** an sssd.conf for hosts of the realm (server/sssd-conf.ts) */
+  sssdConf: string;
 }
 
 export function dataPaths(dir: string): DataPaths {
@@ -35,6 +37,7 @@ export function dataPaths(dir: string): DataPaths {
     defaultConf: join(dir, 'default.conf'),
     krb5Conf: join(dir, 'krb5.conf'),
     hostKeytab: join(dir, 'host.keytab'),
+    sssdConf: join(dir, 'sssd.conf'),
   };
 }
 

@@ -17,6 +17,7 @@ import { DEFAULT_LDAP_LIMITS, dataPaths, writeDefaultConf, writeFileAtomic, writ
 import { openRealmStore } from './store.js';
 import { kerberosInitStep } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
+import { sssdConfStep } from './sssd-conf.js';
 import type { InitOptions, InitStep } from './init-step.js';
 
 export type { InitOptions } from './init-step.js';
@@ -118,7 +119,7 @@ const clientFilesStep: InitStep = {
 };
 
 /** Ordered init steps. */
-export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, clientFilesStep];
+export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, clientFilesStep, sssdConfStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);

@@ -28,6 +28,7 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './krb5-conf.js';
+import { writeSssdConf } from './sssd-conf.js';
 import { LdapService } from '../ldap-server/server.js';
 
 export interface StartOptions {
@@ -161,6 +162,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   writeKrb5Conf(paths, config, kdcPort);
   const ldap = new LdapService({ dir, accounts, realm: config.realm, hostname: config.hostname, registry, server, tls, limits: config.ldap, log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
+  writeSssdConf(paths, config, kdcPort, ldapPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
   log(`dirid-server: realm ${config.realm}: LDAP listening on ldap://${config.listen}:${ldapPort}/ (StartTLS) and ldaps://${config.listen}:${ldapsPort}/ (${config.hostname})`);

@@ -103,8 +103,11 @@ cache_credentials = false
   writeFileSync(
     script,
     `#!/bin/sh
-# runs inside the private mount namespace
+# runs inside the private mount and UTS namespaces: the host is called localhost,
+# as the realm's ldap/ and host/ principals name it (libldap names a server it
+# reaches over loopback by the machine's own name otherwise)
 set -e
+hostname localhost
 mount --bind ${etcSssd} /etc/sssd
 mount --bind ${pamd} /etc/pam.d
 mount --bind ${join(dir, 'krb5.conf')} /etc/krb5.conf
@@ -126,7 +129,7 @@ if [ "$1" = --exec ]; then . ${commands}; else pamtester -v ${PAM_SERVICE} "$1" 
   );
   const run = async (arg: string, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs: number) => {
     // a PID namespace too: when the script ends or is killed, sssd and its children go with it
-    const r = await pty(`unshare --mount --propagation private --pid --fork --kill-child ${script} ${arg}`, {}, onOutput, timeoutMs);
+    const r = await pty(`unshare --mount --uts --propagation private --pid --fork --kill-child ${script} ${arg}`, {}, onOutput, timeoutMs);
     let sssdLog = '';
     for (const f of readdirSync(logDir)) {
       try {

@@ -1,0 +1,82 @@
+/**
+ * An sssd.conf for hosts of the realm, written beside krb5.conf
+ * (docs/sssd-host.md explains each line): users and groups from dirid's LDAP
+ * service (RFC 2307bis, user private groups derived by SSSD), read with the
+ * host's own Kerberos key (SASL GSSAPI), passwords and device-flow logins
+ * through the KDC with FAST armor from the host keytab. The example names
+ * the server's own host; a host enrolled with `dirid host-add` and
+ * `dirid keytab-get` puts its own name in the two host/ lines.
+ */
+import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import type { InitStep } from './init-step.js';
+
+export interface SssdConfInput {
+  realm: string;
+  domain: string;
+  /** the dirid server's host name (in its certificate and its ldap/ principal) */
+  serverHost: string;
+  baseDn: string;
+  kdcPort: number;
+  ldapPort: number;
+  /** the host the file is for */
+  host: string;
+  /** where the host keeps the realm CA and its keytab */
+  caFile?: string;
+  keytab?: string;
+}
+
+const withPort = (host: string, port: number, dflt: number): string => (port === dflt ? host : `${host}:${port}`);
+
+export function sssdConfText(o: SssdConfInput): string {
+  const caFile = o.caFile ?? '/etc/dirid/ca.crt';
+  const keytab = o.keytab ?? '/etc/krb5.keytab';
+  const hostPrincipal = `host/${o.host}@${o.realm}`;
+  return `# Written by dirid-server for realm ${o.realm}: sssd.conf for a host of the realm
+# (copy to /etc/sssd/sssd.conf, owner root, mode 0600; see docs/sssd-host.md).
+[sssd]
+services = nss, pam
+domains = ${o.domain}
+
+[nss]
+
+[pam]
+
+[domain/${o.domain}]
+id_provider = ldap
+auth_provider = krb5
+ldap_uri = ldap://${withPort(o.serverHost, o.ldapPort, 389)}
+ldap_id_use_start_tls = true
+ldap_tls_cacert = ${caFile}
+ldap_search_base = ${o.baseDn}
+ldap_schema = rfc2307bis
+ldap_sasl_mech = GSSAPI
+ldap_sasl_authid = ${hostPrincipal}
+ldap_krb5_keytab = ${keytab}
+auto_private_groups = true
+krb5_realm = ${o.realm}
+krb5_server = ${withPort(o.serverHost, o.kdcPort, 88)}
+krb5_use_fast = demand
+krb5_fast_principal = ${hostPrincipal}
+krb5_keytab = ${keytab}
+krb5_auth_timeout = 60
+
+# a prompting section makes the PAM responder offer pre-authentication, so
+# pam_sss shows an IdP user the verification URL and code instead of Password:
+[prompting/password]
+password_prompt = Password:
+`;
+}
+
+/** Writes the example for the server's own host, with the ports the server listens on. */
+export function writeSssdConf(paths: DataPaths, config: ServerConfig, kdcPort: number, ldapPort: number): void {
+  const text = sssdConfText({ realm: config.realm, domain: config.domain, serverHost: config.hostname, baseDn: config.baseDn, kdcPort, ldapPort, host: config.hostname });
+  writeFileAtomic(paths.sssdConf, text, 0o644);
+}
+
+/** The init step that writes it with the configured ports. */
+export const sssdConfStep: InitStep = {
+  name: 'sssd.conf for hosts',
+  async run({ paths, config }) {
+    writeSssdConf(paths, config, config.kdcPort, config.ldapPort);
+  },
+};
