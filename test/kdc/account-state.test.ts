@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
@@ -200,7 +200,7 @@ describe('account state and IdP logins', () => {
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), DIRID_KINIT_POLL_MS: '1000' };
     admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('idp_add', ['testidp'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid email' });
+    await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['ivy'], { first: 'Ivy', last: 'I', password: 'Ivy-pass-123' });
     await admin.call('user_mod', ['ivy'], { user_auth_type: ['idp', 'password'], idp: 'testidp', idp_user_id: 'ivy-sub' });
   });

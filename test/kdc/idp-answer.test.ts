@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { idpPrompts, pty } from '../support/pty.js';
 
@@ -31,15 +31,7 @@ describe('device-flow answers: the KDC asks the IdP before it answers', () => {
     ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
     const data = join(realm.dataDir, 'realm');
     env = { KRB5_CONFIG: join(data, 'krb5.conf') };
-    await admin.call('idp_add', ['answers'], {
-      client_id: idp.clientId,
-      secret: idp.clientSecret,
-      issuer_url: idp.issuer,
-      dev_auth_uri: idp.endpoints.devAuth,
-      token_uri: idp.endpoints.token,
-      keys_uri: idp.endpoints.keys,
-      scope: 'openid',
-    });
+    await admin.call('idp_add', ['answers'], idpReference(idp));
     await admin.call('user_add', ['ann'], { first: 'Ann', last: 'A' });
     await admin.call('user_mod', ['ann'], { user_auth_type: ['idp'], idp: 'answers', idp_user_id: 'ann-sub' });
     armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;

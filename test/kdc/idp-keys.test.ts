@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
@@ -32,7 +32,7 @@ describe('IdP signing-key rotation through the KDC', () => {
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf') };
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('idp_add', ['rotating'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid email' });
+    await admin.call('idp_add', ['rotating'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L' });
     await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'rotating', idp_user_id: 'alice-sub' });
   });

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 
 const BASE = 700_000;
@@ -31,15 +31,7 @@ describe('a host of the realm: SSSD with the LDAP id provider and the krb5 auth 
     writeFileSync(idpCa, idp.caPem);
     let admin;
     ({ realm, admin } = await startAdminRealm({ idpCaFile: idpCa, idStart: BASE }));
-    await admin.call('idp_add', ['hostidp'], {
-      client_id: idp.clientId,
-      secret: idp.clientSecret,
-      issuer_url: idp.issuer,
-      dev_auth_uri: idp.endpoints.devAuth,
-      token_uri: idp.endpoints.token,
-      keys_uri: idp.endpoints.keys,
-      scope: 'openid',
-    });
+    await admin.call('idp_add', ['hostidp'], idpReference(idp));
     await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pw-1234' });
     await admin.call('user_add', ['frank'], { first: 'Frank', last: 'Idp', user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: 'frank-sub' });
     await admin.call('group_add', ['developers']);

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 
 /** pam_sss's prompt for the idp mechanism, with the code it shows */
@@ -31,15 +31,7 @@ describe('host login through SSSD (pam_sss, krb5_child) with the device flow', (
     writeFileSync(caFile, idp.caPem);
     let admin;
     ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
-    await admin.call('idp_add', ['hostidp'], {
-      client_id: idp.clientId,
-      secret: idp.clientSecret,
-      issuer_url: idp.issuer,
-      dev_auth_uri: idp.endpoints.devAuth,
-      token_uri: idp.endpoints.token,
-      keys_uri: idp.endpoints.keys,
-      scope: 'openid',
-    });
+    await admin.call('idp_add', ['hostidp'], idpReference(idp));
     for (const u of ['sam', 'sue']) {
       await admin.call('user_add', [u], { first: u, last: 'Host' });
       await admin.call('user_mod', [u], { user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: `${u}-sub` });

@@ -232,3 +232,16 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     },
   };
 }
+
+/** idp-add options naming this IdP with its endpoints configured (not discovered), as most tests add it. */
+export function idpReference(idp: TestIdp, scope = 'openid'): Record<string, string> {
+  return {
+    client_id: idp.clientId,
+    secret: idp.clientSecret,
+    issuer_url: idp.issuer,
+    dev_auth_uri: idp.endpoints.devAuth,
+    token_uri: idp.endpoints.token,
+    keys_uri: idp.endpoints.keys,
+    scope,
+  };
+}
