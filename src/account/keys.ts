@@ -58,3 +58,23 @@ export function keytabFor(realm: string, components: string[], keys: StoredKey[]
 export function newRandomKeys(): string[] {
   return serializeKeys(randomKeys(1));
 }
+
+/**
+ * How a service of ours (the API's HTTP/, the LDAP service's ldap/) finds
+ * the key of a ticket's server: a principal of this realm whose first
+ * component is `service`, its stored key of that enctype (and key version,
+ * when the ticket names one); null for any other server name.
+ */
+export function serviceKeyFinder(
+  accounts: { find(name: string): Promise<{ dn: string } | null>; dir: { readSecret(dn: string, attr: string): Promise<string[]> } },
+  realm: string,
+  service: string,
+): (server: string, etype: number, kvno: number | undefined) => Promise<{ etype: number; value: Buffer } | null> {
+  return async (server, etype, kvno) => {
+    if (!server.startsWith(`${service}/`) || !server.endsWith(`@${realm}`)) return null;
+    const e = await accounts.find(server);
+    if (!e) return null;
+    const k = parseKeys(await accounts.dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
+    return k.length ? { etype, value: k[0]!.key } : null;
+  };
+}

@@ -10,7 +10,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import type { Accounts } from '../account/state.js';
-import { parseKeys } from '../account/keys.js';
+import { serviceKeyFinder } from '../account/keys.js';
 import type { Directory } from '../directory/types.js';
 import type { CommandRegistry, ServerInfo } from '../framework/command.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
@@ -84,13 +84,7 @@ export class LdapService implements ConnectionHost {
       gssapi: {
         replay: new ReplayCache(2 * SKEW_MS, 100_000),
         // a ticket for any of the realm's ldap/ services, with its keys from the directory
-        keyFor: async (server, etype, kvno) => {
-          if (!server.startsWith('ldap/') || !server.endsWith(`@${realm}`)) return null;
-          const e = await accounts.find(server);
-          if (!e) return null;
-          const k = parseKeys(await accounts.dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
-          return k.length ? { etype, value: k[0]!.key } : null;
-        },
+        keyFor: serviceKeyFinder(accounts, realm, 'ldap'),
       },
     };
   }

@@ -15,7 +15,7 @@ import { acceptSecContext } from '../kerberos/gss-context.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { decodeInitialContextToken, Oid } from '../kerberos/asn1/gss.js';
 import { decodeNegTokenInit, encodeNegTokenResp, NegState } from '../kerberos/asn1/spnego.js';
-import { parseKeys } from '../account/keys.js';
+import { serviceKeyFinder } from '../account/keys.js';
 import { accountRefusal, type NegotiateOutcome } from './server.js';
 
 export class NegotiateError extends Error {}
@@ -23,13 +23,7 @@ export class NegotiateError extends Error {}
 export function createNegotiator(accounts: Accounts, realm: string): (token: string) => Promise<NegotiateOutcome> {
   // a Negotiate login is followed by a session cookie, so the API sees far fewer authenticators than the KDC
   const replay = new ReplayCache(2 * SKEW_MS, 100_000);
-  const keyFor = async (server: string, etype: number, kvno: number | undefined) => {
-    if (!server.startsWith('HTTP/') || !server.endsWith(`@${realm}`)) return null;
-    const e = await accounts.find(server);
-    if (!e) return null;
-    const k = parseKeys(await accounts.dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
-    return k.length ? { etype, value: k[0]!.key } : null;
-  };
+  const keyFor = serviceKeyFinder(accounts, realm, 'HTTP');
 
   return async (b64: string) => {
     const token = Buffer.from(b64, 'base64');

@@ -15,7 +15,7 @@ import { DEFAULT_RANGE_SIZE, DEFAULT_SHELL, randomRange, rangeEntries, rangeProb
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_LDAP_LIMITS, dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
-import { kerberosInitStep } from './kerberos-init.js';
+import { kerberosInitStep, localMachineName } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
 import type { InitOptions, InitStep } from './init-step.js';
@@ -97,12 +97,17 @@ const treeStep: InitStep = {
   },
 };
 
-/** A realm CA and the server's certificate (SANs: hostname, localhost, 127.0.0.1). */
+/**
+ * A realm CA and the server's certificate (SANs: hostname, localhost,
+ * 127.0.0.1, ::1, and the machine's own name, by which OpenLDAP's client
+ * library checks a server it reaches over loopback).
+ */
 const tlsStep: InitStep = {
   name: 'certificate authority and server certificate',
   async run({ paths, config }) {
     const ca = await createCa(`Certificate Authority ${config.realm}`);
-    const names = [...new Set([config.hostname, 'localhost'])];
+    const machine = localMachineName();
+    const names = [...new Set([config.hostname, 'localhost', ...(machine ? [machine] : [])])];
     const cert = await issueServerCert(ca, { commonName: config.hostname, dnsNames: names, ipAddresses: ['127.0.0.1', '::1'] });
     writeFileAtomic(paths.caKey, ca.keyPem, 0o600);
     writeFileAtomic(paths.caCert, ca.certPem, 0o644);

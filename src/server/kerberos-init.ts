@@ -6,13 +6,31 @@
  * password, and host.keytab with the host's keys. An init step; krb5.conf
  * is krb5-conf.ts's.
  */
+import { hostname as osHostname } from 'node:os';
 import { generalizedTime } from '../directory/schema.js';
-import type { Directory } from '../directory/types.js';
+import type { Directory, WriteOp } from '../directory/types.js';
 import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { keysFromPassword, keytabFor, randomKeys, serializeKeys } from '../account/keys.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
+
+/**
+ * The host names of the LDAP service's principals: the server's, and for a
+ * realm on `localhost` (the quickstart's demo) the machine's own name too,
+ * because OpenLDAP's client library names a server it reaches over loopback
+ * by the machine's name when it asks for a SASL GSSAPI ticket.
+ */
+export function ldapNames(hostname: string): string[] {
+  const machine = localMachineName();
+  return hostname === 'localhost' && machine !== null && machine !== hostname ? [hostname, machine] : [hostname];
+}
+
+/** The machine's own host name, when it is a usable DNS name. */
+export function localMachineName(): string | null {
+  const name = osHostname().toLowerCase();
+  return /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(name) ? name : null;
+}
 
 async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {
   const { realm, hostname } = config;
@@ -20,7 +38,6 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
   const tgtKeys = randomKeys(1);
   const hostKeys = randomKeys(1);
   const httpKeys = randomKeys(1);
-  const ldapKeys = randomKeys(1);
   const now = generalizedTime();
   await dir.batch([
     {
@@ -43,11 +60,13 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
       dn: serviceDn(dir.baseDn, `HTTP/${hostname}@${realm}`),
       attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(httpKeys) },
     },
-    {
-      kind: 'add',
-      dn: serviceDn(dir.baseDn, `ldap/${hostname}@${realm}`),
-      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(ldapKeys) },
-    },
+    ...ldapNames(hostname).map(
+      (name): WriteOp => ({
+        kind: 'add',
+        dn: serviceDn(dir.baseDn, `ldap/${name}@${realm}`),
+        attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(randomKeys(1)) },
+      }),
+    ),
     {
       kind: 'modify',
       dn: `uid=admin,${c.users}`,

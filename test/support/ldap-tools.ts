@@ -7,12 +7,12 @@
  *   used to keep the machine's settings out: it also turns off the
  *   LDAPTLS_* variables. Instead HOME is an empty directory in the realm's
  *   temporary directory (no ~/.ldaprc), and the variables override /etc/ldap/ldap.conf.
- * - The test realm's host name is `localhost`, the name in its certificate
- *   and in its ldap/localhost principal. libldap replaces a host named
- *   `localhost` by the machine's own name (gethostname) when it checks the
- *   server's certificate and when it names the SASL service, so each tool
- *   runs in its own UTS namespace (`unshare -u`) whose host name is
- *   `localhost`; the machine's name is never changed.
+ * - The test realm's host name is `localhost`. libldap replaces a host
+ *   named `localhost` by the machine's own name (gethostname) when it
+ *   checks the server's certificate and when it names the SASL service;
+ *   `init` puts the machine's name in the certificate and, for a realm on
+ *   localhost, creates ldap/<machine name> too, so the tools run as a user
+ *   would run them, with nothing changed around them.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +38,6 @@ export function ldapTools(realm: TestRealm): LdapTools {
   };
   return {
     env,
-    run: (tool, args, options = {}) => runTool('unshare', ['-u', 'sh', '-c', 'hostname localhost && exec "$@"', 'sh', tool, ...args], { ...env, ...options.env }, options.stdin),
+    run: (tool, args, options = {}) => runTool(tool, args, { ...env, ...options.env }, options.stdin),
   };
 }
