@@ -1,0 +1,452 @@
+/**
+ * LDAP benchmark: dirid's LDAP service and OpenLDAP slapd (Debian's slapd
+ * 2.5, mdb backend) side by side in one run, on the same data and under the
+ * same load generator (bench/support/ldap-client.ts, on src/ldap).
+ *
+ * Data (bench/support/ldap-data.ts): N users uid=userN (inetOrgPerson and
+ * posixAccount values: cn, sn, givenName, uidNumber, gidNumber,
+ * homeDirectory, loginShell, gecos) and G groups of M members each, drawn
+ * from a fixed seed, under the DNs dirid uses on both servers. Every user
+ * has the same password. dirid stores it as its own scrypt hash
+ * ({SCRYPT}, N 16384, r 8: a check costs tens of milliseconds of CPU, by
+ * design), hashed once and stored for all; slapd as one {SSHA} hash (one
+ * salted SHA-1: microseconds), stored for all, unless --slapd-hash argon2
+ * (16 MiB, 3 passes, with Debian's argon2 module) asks for a deliberately
+ * slow hash there too. The bind+search figures therefore mostly compare
+ * the two hash functions; the search figures compare the servers.
+ * Groups: dirid has dirGroup with posixGroup as an auxiliary class and
+ * `member` DNs (RFC 2307bis style); Debian ships no rfc2307bis schema, and
+ * nis.schema's posixGroup is structural without `member`, so slapd's groups
+ * are posixGroup plus the built-in extensibleObject, which admits the
+ * standard `member` attribute: both answer the same filter.
+ * slapd (bench/support/slapd.ts): loaded with slapadd -q, equality indexes
+ * on objectClass, uid, cn, sn, givenName, member, uidNumber and gidNumber,
+ * substring indexes on uid and cn (dirid indexes the same attributes; it
+ * answers a substring's initial piece by a range scan of its equality
+ * index). slapd keys initial pieces of at most 4 characters by default
+ * (index_substr_if_maxlen), which for uids that all begin with `user` makes
+ * every user a candidate of (uid=user12*); the default is kept, and
+ * --slapd-substr-maxlen 8 shows slapd tuned for this data. Bound users
+ * read everything but userPassword, anonymous clients only bind; slapd logs
+ * every operation (-d stats) to a file, as dirid logs one line per
+ * operation (--slapd-log 0: no log).
+ * dirid: a realm made and loaded through the directory batch API in a child
+ * process (bench/support/dirid-ldap-server.ts), serving LDAP on free ports;
+ * or, with --dirid-url, a service already running on that data (made with
+ * --prepare-dirid DIR and the same sizes, then `dirid-server start
+ * --data-dir DIR --ldaps-port P`), which is then neither started nor
+ * pinned. When the server of this tree has no LDAP service and no URL is
+ * given, dirid is skipped with a message and slapd runs alone.
+ *
+ * Both servers are reached over TLS with ECDSA P-256 certificates
+ * (src/server/pki.ts; LDAPS, or StartTLS for an ldap:// --dirid-url): dirid
+ * allows simple binds only under TLS, so slapd gets the same. Servers are
+ * pinned to core 0 and this generator to core 1 (taskset, where present).
+ *
+ * Workloads, each request's answer checked against the data (a wrong count
+ * or result code is an error, not a sample):
+ *   eq      (uid=userN) from the users container, attributes cn uidNumber: one entry
+ *   sub     (uid=userKK*) for KK in 10..99, size limit 10: ten entries and sizeLimitExceeded
+ *   member  (&(objectClass=posixGroup)(member=<userN's DN>)) from the groups
+ *           container, attributes cn gidNumber: the groups holding userN
+ *   bind    a simple bind as userN on an open TLS connection (a new bind on the
+ *           same connection, RFC 4511 §4.2.1), then the eq search for userN
+ * Searches run --concurrency requests at a time over --connections TLS
+ * connections bound once as user0; since a bind must be alone on its
+ * connection, bind+search runs --concurrency connections with one
+ * bind-then-search under way on each. Each run lasts --seconds after a
+ * warm-up of --warmup seconds per server and workload; the runs alternate
+ * between the servers for --rounds rounds and medians are compared, so a
+ * noisy neighbour on the shared machine weighs on both alike. Printed per
+ * server and workload: operations per second, p50 and p99 latency, errors,
+ * and the CPU used by the server and by the generator (a generator near
+ * 100% means the figure is the generator's limit, not the server's); then
+ * the ratio dirid/slapd of throughput and of p99 latency.
+ *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
+ *        [--warmup N] [--concurrency N] [--connections N] [--only slapd|dirid] [--slapd-hash ssha|argon2]
+ *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
+ * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
+ */
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { once } from 'node:events';
+import type { Filter } from '../src/directory/filter.js';
+import { ResultCode } from '../src/ldap/codes.js';
+import { hashPassword, verifyPassword } from '../src/objects/password.js';
+import { createCa, issueServerCert } from '../src/server/pki.js';
+import { LdapClient, type Outcome } from './support/ldap-client.js';
+import { BASE_DN, BENCH_PASSWORD, Expected, GROUPS_DN, USERS_DN, memberships, slapdLdif, userDn, userName, type DataSize } from './support/ldap-data.js';
+import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from './support/slapd.js';
+import type { DiridJob, DiridReport } from './support/dirid-ldap-server.js';
+
+const { values } = parseArgs({
+  options: {
+    users: { type: 'string', default: '100000' },
+    groups: { type: 'string', default: '1000' },
+    members: { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1' },
+    concurrency: { type: 'string', default: '32' },
+    connections: { type: 'string', default: '8' },
+    only: { type: 'string' },
+    'slapd-hash': { type: 'string', default: 'ssha' },
+    'slapd-log': { type: 'string', default: 'stats' },
+    'slapd-substr-maxlen': { type: 'string' },
+    'dirid-url': { type: 'string' },
+    'prepare-dirid': { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members) };
+const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+const WARMUP = Number(values.warmup);
+const CONC = Number(values.concurrency);
+const CONNS = Math.min(Number(values.connections), CONC);
+const ONLY = values.only;
+const SLAPD_HASH = values['slapd-hash'];
+const SUBSTR_MAXLEN = values['slapd-substr-maxlen'] === undefined ? undefined : Number(values['slapd-substr-maxlen']);
+if (ONLY !== undefined && ONLY !== 'slapd' && ONLY !== 'dirid') throw new Error('--only takes slapd or dirid');
+if (SLAPD_HASH !== 'ssha' && SLAPD_HASH !== 'argon2') throw new Error('--slapd-hash takes ssha or argon2');
+for (const [k, v] of Object.entries({ ...SIZE, SECONDS, ROUNDS, CONC, CONNS })) if (!Number.isInteger(v) || v < 1) throw new Error(`${k} must be a positive integer`);
+// dirid answers `busy` past 32 operations under way on one connection (ldap_max_operations)
+if (Math.ceil(CONC / CONNS) > 32) throw new Error('--concurrency / --connections must be 32 or less');
+if (SIZE.users < 100) throw new Error('--users must be at least 100 (the substring workload uses two-digit prefixes)');
+
+const hasTaskset = spawnSync('taskset', ['-p', String(process.pid)]).status === 0;
+const pin = (pid: number, core: number) => hasTaskset && spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)]);
+
+// ---- clean-up, also on errors and Ctrl-C ------------------------------------------------
+const cleanups: Array<() => unknown> = [];
+let cleaning: Promise<void> | undefined;
+const cleanup = () =>
+  (cleaning ??= (async () => {
+    for (const f of cleanups.reverse()) {
+      try {
+        await f();
+      } catch (e) {
+        console.error(`clean-up: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+  })());
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(sig, () => {
+    console.error(`${sig}: stopping the servers`);
+    void cleanup().then(() => process.exit(130));
+  });
+
+const tmp = mkdtempSync(join(tmpdir(), 'bench-ldap-'));
+cleanups.push(() => (values.keep ? console.log(`kept ${tmp} (slapd: stats.log; dirid: server.log)`) : rmSync(tmp, { recursive: true, force: true })));
+
+/** dirid's loader and server in a child process; resolves with its first report. */
+function forkDirid(job: DiridJob, logPath: string): { child: ChildProcess; report: Promise<DiridReport> } {
+  const child = fork(new URL('./support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
+  const report = new Promise<DiridReport>((resolve) => {
+    child.once('message', (m) => resolve(m as DiridReport));
+    child.once('exit', (code) => resolve({ type: 'error', message: `exited with code ${code} before reporting` }));
+  });
+  return { child, report };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = once(child, 'exit');
+  child.kill('SIGTERM');
+  await gone;
+}
+
+// ---- --prepare-dirid: a loaded realm for a later --dirid-url run ------------------------
+if (values['prepare-dirid']) {
+  const dataDir = values['prepare-dirid'];
+  const { child, report } = forkDirid({ dataDir, serve: false, ...SIZE }, join(tmp, 'server.log'));
+  const r = await report;
+  await stopChild(child);
+  await cleanup();
+  if (r.type !== 'prepared') {
+    console.error(`dirid: ${r.type === 'error' ? r.message : r.type}`);
+    process.exit(1);
+  }
+  console.log(`dirid realm with ${SIZE.users} users and ${SIZE.groups} groups of ${SIZE.members} in ${dataDir} (loaded in ${r.loadSeconds.toFixed(1)} s);`);
+  console.log(`start it with: dirid-server start --data-dir ${dataDir} --listen 127.0.0.1 --ldaps-port PORT, then pass --dirid-url ldaps://127.0.0.1:PORT`);
+  process.exit(0);
+}
+
+interface Target {
+  name: 'dirid' | 'slapd';
+  url: string;
+  /** the server process, for CPU figures (none for a --dirid-url service) */
+  pid: number | undefined;
+  /** connections the searches share, bound as user0 */
+  search: LdapClient[];
+  /** connections of the bind+search workload, one chain each */
+  binders: LdapClient[];
+}
+
+let exitCode = 0;
+try {
+  const groups = memberships(SIZE);
+  const expected = new Expected(SIZE, groups);
+  const notes: string[] = [];
+  const targets: Target[] = [];
+  const ca = await createCa('bench CA');
+  const cert = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+
+  // both loads at once: slapadd here, dirid's batches in its child
+  let dirid: { child: ChildProcess; report: Promise<DiridReport> } | undefined;
+  let diridUrl = values['dirid-url'];
+  if (ONLY !== 'slapd' && !diridUrl) {
+    dirid = forkDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE }, join(tmp, 'server.log'));
+    const child = dirid.child;
+    cleanups.push(() => stopChild(child));
+  }
+  let slapd: Slapd | undefined;
+  let slapdOpts: SlapdOptions | undefined;
+  let slapdLoad: Promise<number> | undefined;
+  if (ONLY !== 'dirid') {
+    slapdOpts = { dir: join(tmp, 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: SLAPD_HASH === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(hasTaskset ? { core: 0 } : {}) };
+    const t0 = performance.now();
+    const opts = slapdOpts;
+    slapdLoad = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, SLAPD_HASH))).then(() => (performance.now() - t0) / 1000);
+    // its failure is reported where it is awaited, after dirid's load
+    slapdLoad.catch(() => {});
+  }
+  if (dirid) {
+    const r = await dirid.report;
+    if (r.type === 'ready') {
+      diridUrl = `ldaps://127.0.0.1:${r.ldapsPort}`;
+      pin(dirid.child.pid!, 0);
+      notes.push(`dirid loaded in ${r.loadSeconds.toFixed(1)} s`);
+    } else {
+      const why = r.type === 'no-ldap' ? "this tree's server has no LDAP service (its RunningServer has no ldapsPort)" : `its server failed: ${r.type === 'error' ? r.message : r.type}`;
+      console.log(`dirid: skipped, ${why}; pass --dirid-url ldaps://HOST:PORT to measure a running one`);
+      await stopChild(dirid.child);
+      dirid = undefined;
+      diridUrl = undefined;
+    }
+  }
+  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: dirid?.child.pid, search: [], binders: [] });
+  if (slapdOpts && slapdLoad) {
+    notes.push(`slapd loaded in ${(await slapdLoad).toFixed(1)} s`);
+    slapd = await startSlapd(slapdOpts);
+    const s = slapd;
+    cleanups.push(() => s.stop());
+    targets.push({ name: 'slapd', url: `ldaps://127.0.0.1:${slapd.ldapsPort}`, pid: slapd.process.pid, search: [], binders: [] });
+  }
+  if (targets.length === 0) throw new Error('nothing to measure');
+  // pinned only now, so that slapadd and dirid's loader (children of this process) were not
+  pin(process.pid, 1);
+
+  for (const t of targets) {
+    for (let i = 0; i < CONNS; i++) {
+      const c = await LdapClient.connect(t.url);
+      await c.bindOrThrow(userDn(0), BENCH_PASSWORD);
+      t.search.push(c);
+    }
+    for (let i = 0; i < CONC; i++) t.binders.push(await LdapClient.connect(t.url));
+    cleanups.push(() => [...t.search, ...t.binders].forEach((c) => c.close()));
+    const s = t.search[0]!.socket;
+    notes.push(`${t.name} ${t.url} ${s.getProtocol()} ${s.getCipher().name}`);
+  }
+
+  // ---- workloads ----------------------------------------------------------------------
+  type Finish = (error: string | null) => void;
+  interface Workload {
+    name: string;
+    /** bind: one chain per binder connection; search: CONC chains over the search connections */
+    kind: 'search' | 'bind';
+    step(c: LdapClient, finish: Finish): void;
+  }
+  const rnd = (n: number) => Math.floor(Math.random() * n);
+  const eq = (attr: string, value: string): Filter => ({ kind: 'eq', attr, value });
+  const wrong = (o: Outcome, want: string) => `result ${o.resultCode} with ${o.entries} entries (expected ${want})${o.diagnosticMessage ? `: ${o.diagnosticMessage}` : ''}`;
+  const eqSearch = (c: LdapClient, j: number, finish: Finish) =>
+    c.search({ base: USERS_DN, filter: eq('uid', userName(j)), attributes: ['cn', 'uidNumber'] }, (o) =>
+      finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')),
+    );
+  const workloads: Workload[] = [
+    { name: 'eq', kind: 'search', step: (c, finish) => eqSearch(c, rnd(SIZE.users), finish) },
+    {
+      name: 'sub',
+      kind: 'search',
+      step(c, finish) {
+        const k = 10 + rnd(90);
+        const n = expected.prefixMatches(k);
+        const code = n > 10 ? ResultCode.sizeLimitExceeded : ResultCode.success;
+        c.search({ base: USERS_DN, filter: { kind: 'sub', attr: 'uid', initial: `user${k}`, any: [] }, attributes: ['cn', 'uidNumber'], sizeLimit: 10 }, (o) =>
+          finish(o.resultCode === code && o.entries === Math.min(n, 10) ? null : wrong(o, `${code} with ${Math.min(n, 10)}`)),
+        );
+      },
+    },
+    {
+      name: 'member',
+      kind: 'search',
+      step(c, finish) {
+        const j = rnd(SIZE.users);
+        const n = expected.groupsOf[j]!;
+        c.search({ base: GROUPS_DN, filter: { kind: 'and', items: [eq('objectClass', 'posixGroup'), eq('member', userDn(j))] }, attributes: ['cn', 'gidNumber'] }, (o) =>
+          finish(o.resultCode === ResultCode.success && o.entries === n ? null : wrong(o, `success with ${n}`)),
+        );
+      },
+    },
+    {
+      name: 'bind+search',
+      kind: 'bind',
+      step(c, finish) {
+        const j = rnd(SIZE.users);
+        c.bind(userDn(j), BENCH_PASSWORD, (o) => (o.resultCode === ResultCode.success ? eqSearch(c, j, finish) : finish(`bind: ${wrong(o, 'success')}`)));
+      },
+    },
+  ];
+
+  interface Result {
+    ops: number;
+    p50: number;
+    p99: number;
+    errors: number;
+    firstError?: string;
+    /** CPU over the run, percent of one core; NaN when unknown */
+    serverCpu: number;
+    generatorCpu: number;
+  }
+
+  const TICK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  /** utime + stime of a process (all its threads), in ms. */
+  const cpuOf = (pid: number | undefined): number => {
+    if (pid === undefined) return NaN;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return ((Number(f[11]) + Number(f[12])) * 1000) / TICK;
+    } catch {
+      return NaN;
+    }
+  };
+  const generatorCpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+
+  /**
+   * Keeps CONC operations under way on `t` for `seconds`: each chain starts
+   * its next operation as soon as its last is answered. Operations answered
+   * after the end are not counted; the run returns once all are answered.
+   */
+  async function drive(t: Target, w: Workload, seconds: number): Promise<Result> {
+    const chains: LdapClient[] = [];
+    if (w.kind === 'bind') chains.push(...t.binders);
+    else for (let i = 0; i < CONC; i++) chains.push(t.search[i % t.search.length]!);
+    const lat: number[] = [];
+    let errors = 0;
+    let firstError: string | undefined;
+    let running = true;
+    let inflight = 0;
+    let drained: (() => void) | undefined;
+    const t0 = performance.now();
+    const end = t0 + seconds * 1000;
+    const cpu0 = [cpuOf(t.pid), generatorCpu()] as const;
+    let cpu1: readonly [number, number] = cpu0;
+    const run = (c: LdapClient) => {
+      if (!running || c.broken) {
+        if (inflight === 0) drained?.();
+        return;
+      }
+      inflight++;
+      const start = performance.now();
+      w.step(c, (error) => {
+        inflight--;
+        const now = performance.now();
+        if (now <= end) {
+          if (error === null) lat.push(now - start);
+          else {
+            errors++;
+            firstError ??= error;
+          }
+        }
+        run(c);
+      });
+    };
+    for (const c of chains) run(c);
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    cpu1 = [cpuOf(t.pid), generatorCpu()];
+    running = false;
+    if (inflight > 0) await new Promise<void>((r) => (drained = r));
+    const broken = chains.find((c) => c.broken);
+    if (broken) throw new Error(`${t.name}: a connection failed: ${broken.broken}`);
+    lat.sort((a, b) => a - b);
+    const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? NaN;
+    const ms = seconds * 1000;
+    return { ops: lat.length / seconds, p50: pct(0.5), p99: pct(0.99), errors, ...(firstError ? { firstError } : {}), serverCpu: ((cpu1[0] - cpu0[0]) / ms) * 100, generatorCpu: ((cpu1[1] - cpu0[1]) / ms) * 100 };
+  }
+
+  let scryptMs = NaN;
+  if (targets.some((t) => t.name === 'dirid')) {
+    const h = await hashPassword(BENCH_PASSWORD);
+    const t0 = performance.now();
+    await verifyPassword(BENCH_PASSWORD, h);
+    scryptMs = performance.now() - t0;
+  }
+  for (const t of targets) for (const w of workloads) await drive(t, w, WARMUP);
+  const runs = new Map<string, Result[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const w of workloads) {
+      for (const t of targets) {
+        const k = `${t.name} ${w.name}`;
+        runs.set(k, [...(runs.get(k) ?? []), await drive(t, w, SECONDS)]);
+      }
+    }
+  }
+
+  // ---- report -------------------------------------------------------------------------
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const summary = (rs: Result[]) => ({
+    ops: median(rs.map((r) => r.ops)),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    serverCpu: median(rs.map((r) => r.serverCpu)),
+    generatorCpu: median(rs.map((r) => r.generatorCpu)),
+  });
+  const slapdVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'slapd'], { encoding: 'utf8' }).stdout;
+  console.log(
+    `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members; ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
+      `${CONC} operations under way (searches over ${CONNS} TLS connections, bind+search over ${CONC}); ` +
+      (hasTaskset ? `servers on core 0, generator on core 1; ` : 'no taskset: nothing pinned; ') +
+      `slapd ${slapdVersion} (mdb, {${SLAPD_HASH.toUpperCase()}}, -d ${values['slapd-log']}, substring index keys of up to ${SUBSTR_MAXLEN ?? '4 (its default)'} characters)`,
+  );
+  console.log(`  ${notes.join('; ')}`);
+  if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);
+  console.log('run'.padEnd(20) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10));
+  const cpu = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(0));
+  for (const [k, rs] of runs) {
+    const m = summary(rs);
+    const each = rs.map((r) => r.ops.toFixed(0)).join(' ');
+    console.log(
+      k.padEnd(20) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10),
+    );
+    const err = rs.find((r) => r.firstError)?.firstError;
+    if (err) console.log(`  first error: ${err}`);
+  }
+  if (targets.length === 2) {
+    // two decimals, or two significant digits below 0.1 (a bind ratio can be 0.005)
+    const ratio = (x: number) => (x >= 0.1 || x === 0 || !Number.isFinite(x) ? x.toFixed(2) : x.toPrecision(2));
+    for (const w of workloads) {
+      const a = runs.get(`dirid ${w.name}`)!;
+      const b = runs.get(`slapd ${w.name}`)!;
+      const perRound = a.map((r, i) => ratio(r.ops / b[i]!.ops)).join(' ');
+      console.log(`ratio dirid/slapd ${w.name}: throughput ${ratio(summary(a).ops / summary(b).ops)} (rounds: ${perRound}), p99 latency ${ratio(summary(a).p99 / summary(b).p99)}`);
+    }
+  }
+} catch (e) {
+  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+  exitCode = 1;
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);

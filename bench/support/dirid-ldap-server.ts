@@ -1,0 +1,70 @@
+/**
+ * dirid's side of bench/ldap.ts, run as a child process of the bench (so
+ * that it can be pinned to a core of its own): creates a realm in the data
+ * directory it is given (as test/support/realm.ts does), starts the server
+ * on free loopback ports with the LDAP service asked for on ports 0, and
+ * loads the bench's users and groups (bench/support/ldap-data.ts) through
+ * the directory's batch API, every user with the same stored scrypt hash
+ * (hashing 100,000 passwords would take minutes). The server's log goes to
+ * standard output (the bench sends it to a file).
+ *   argv[2]: JSON { dataDir, users, groups, members, serve }
+ * Reports to the parent over IPC: { type: 'ready', ldapsPort, ldapPort,
+ * loadSeconds } and keeps serving until SIGTERM or the parent goes away;
+ * { type: 'no-ldap' } when this server has no LDAP service (a RunningServer
+ * without ldapsPort); with serve false, { type: 'prepared' } once loaded,
+ * then it stops. { type: 'error', message } on any failure.
+ */
+import { randomBytes } from 'node:crypto';
+import { initRealm } from '../../src/server/init.js';
+import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
+import { hashPassword } from '../../src/objects/password.js';
+import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, type DataSize } from './ldap-data.js';
+
+export type DiridReport =
+  | { type: 'ready'; ldapsPort: number; ldapPort: number; loadSeconds: number }
+  | { type: 'prepared'; loadSeconds: number }
+  | { type: 'no-ldap' }
+  | { type: 'error'; message: string };
+
+export interface DiridJob extends DataSize {
+  dataDir: string;
+  serve: boolean;
+}
+
+const report = (r: DiridReport) => new Promise<void>((resolve) => process.send!(r, () => resolve()));
+
+const job = JSON.parse(process.argv[2]!) as DiridJob;
+let server: RunningServer | undefined;
+const stop = async () => {
+  await server?.stop();
+  process.exit(0);
+};
+process.once('SIGTERM', () => void stop());
+process.once('SIGINT', () => void stop());
+process.once('disconnect', () => void stop());
+
+try {
+  // an ID range of its own below the bench's numbers, so no ID is taken twice
+  await initRealm({ dataDir: job.dataDir, realm: BENCH_REALM, domain: BENCH_DOMAIN, hostname: 'localhost', adminPassword: randomBytes(16).toString('base64url'), idStart: 10_000 });
+  // the LDAP ports are options of the server that has the LDAP service; this one may not know them yet
+  const options: StartOptions & { ldapPort?: number; ldapsPort?: number } = { dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, ldapPort: 0, ldapsPort: 0 };
+  server = await startServer(options);
+  const ports = server as RunningServer & { ldapsPort?: number; ldapPort?: number };
+  if (job.serve && !('ldapsPort' in server)) {
+    await report({ type: 'no-ldap' });
+    await stop();
+  }
+  const t0 = performance.now();
+  const hash = await hashPassword(BENCH_PASSWORD);
+  for (const ops of diridUserBatches(job, hash)) await server.dir.batch(ops);
+  for (const ops of diridGroupBatches(memberships(job))) await server.dir.batch(ops);
+  const loadSeconds = (performance.now() - t0) / 1000;
+  if (!job.serve) {
+    await report({ type: 'prepared', loadSeconds });
+    await stop();
+  }
+  await report({ type: 'ready', ldapsPort: ports.ldapsPort!, ldapPort: ports.ldapPort!, loadSeconds });
+} catch (e) {
+  await report({ type: 'error', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+  await stop();
+}
