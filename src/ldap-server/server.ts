@@ -26,11 +26,17 @@ import { handle } from './operations.js';
 
 /** The service's limits, as server.conf sets them (seconds for times). */
 export interface LdapLimits {
+  /** largest PDU accepted, in octets */
   maxMessageSize: number;
+  /** open connections at once, both ports together */
   maxConnections: number;
+  /** operations under way at once on one connection */
   maxOperations: number;
+  /** seconds a connection may stay idle, or a client leave our answers unread */
   idleTimeout: number;
+  /** most entries a search returns (the client may ask for fewer); 0: no limit */
   sizeLimit: number;
+  /** most seconds a search runs (the client may ask for less); 0: no limit */
   timeLimit: number;
 }
 

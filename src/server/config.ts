@@ -4,6 +4,7 @@
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
  * host.keytab with the KDC).
  */
+import type { LdapLimits } from '../ldap-server/server.js';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
@@ -63,20 +64,8 @@ export interface ServerConfig {
   idpHoldSeconds: number;
 }
 
-export interface LdapLimitsConfig {
-  /** largest PDU accepted, in octets */
-  maxMessageSize: number;
-  /** open connections at once, both ports together */
-  maxConnections: number;
-  /** operations under way at once on one connection */
-  maxOperations: number;
-  /** seconds a connection may stay idle, or a client leave our answers unread */
-  idleTimeout: number;
-  /** most entries a search returns (the client may ask for fewer); 0: no limit */
-  sizeLimit: number;
-  /** most seconds a search runs (the client may ask for less); 0: no limit */
-  timeLimit: number;
-}
+/** The LDAP service's limits as server.conf holds them. */
+export type LdapLimitsConfig = LdapLimits;
 
 export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimitsConfig> = {
   maxMessageSize: 256 * 1024,

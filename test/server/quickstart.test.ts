@@ -70,6 +70,25 @@ describe('quickstart', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   const quickstartEnv = (name: string): NodeJS.ProcessEnv => ({ ...process.env, DIRID_DATA_DIR: join(dir, name), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_LDAP_PORT: '0', DIRID_LDAPS_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' });
+  /** `npm run quickstart` in its own process group, once its API listens: npm, the API port, and what it printed so far. */
+  const npmQuickstart = async (name: string) => {
+    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv(name), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    groups.push(npm.pid!);
+    let out = '';
+    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const https = await new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
+      npm.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    return { npm, https, output: () => out };
+  };
   /** waits until the group has no live process left; what is still there after the deadline */
   const groupEnds = async (pgid: number, ms: number): Promise<{ pid: number; cmd: string }[]> => {
     const deadline = Date.now() + ms;
@@ -118,26 +137,12 @@ describe('quickstart', () => {
   });
 
   it('npm run quickstart: SIGKILL of npm stops the server, though npm\'s shell stays', async () => {
-    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('npm'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    groups.push(npm.pid!);
-    let out = '';
-    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const https = await new Promise<number>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
-      npm.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-        if (m) {
-          clearTimeout(t);
-          resolve(Number(m[1]));
-        }
-      });
-    });
+    const { npm, https, output } = await npmQuickstart('npm');
     const server = groupMembers(npm.pid!).find((p) => p.cmd.includes('dirid-server.js start'));
     assert.ok(server, 'the server runs in npm\'s process group');
     npm.kill('SIGKILL');
     const left = await groupEnds(npm.pid!, 10_000);
-    assert.deepEqual(left, [], `left running after npm was killed:\n${out}`);
+    assert.deepEqual(left, [], `left running after npm was killed:\n${output()}`);
     assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
   });
 
@@ -181,24 +186,10 @@ describe('quickstart', () => {
   });
 
   it('Ctrl-C (SIGINT to the foreground process group) stops npm, the script and the server', async () => {
-    const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv('npm'), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    groups.push(npm.pid!);
-    let out = '';
-    npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const https = await new Promise<number>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
-      npm.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-        if (m) {
-          clearTimeout(t);
-          resolve(Number(m[1]));
-        }
-      });
-    });
+    const { npm, https, output } = await npmQuickstart('npm');
     process.kill(-npm.pid!, 'SIGINT');
     const left = await groupEnds(npm.pid!, 10_000);
-    assert.deepEqual(left, [], `left running after Ctrl-C:\n${out}`);
+    assert.deepEqual(left, [], `left running after Ctrl-C:\n${output()}`);
     assert.equal(await opens('127.0.0.1', https), false, 'the API port is still held');
   });
 
