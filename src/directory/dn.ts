@@ -159,8 +159,22 @@ function normalizeRdn(r: Rdn): string {
     .join('+');
 }
 
+/**
+ * A DN of single-valued RDNs with plain attribute names and values holding
+ * no character RFC 4514 escapes and no space: its normal form is its lower
+ * case, with no parse (most stored DNs, e.g. every `member` value a filter
+ * compares, look like this).
+ */
+const PLAIN_DN = /^[A-Za-z][A-Za-z0-9-]*=[^,+"\\<>;=\s#\x00-\x1f\x7f][^,+"\\<>;=\s\x00-\x1f\x7f]*(?:,[A-Za-z][A-Za-z0-9-]*=[^,+"\\<>;=\s#\x00-\x1f\x7f][^,+"\\<>;=\s\x00-\x1f\x7f]*)*$/;
+
 /** The normalised form of a DN: equal for DNs that name the same entry. */
 export function normalizeDn(dn: string): string {
+  if (dn.length <= MAX_DN_LENGTH && PLAIN_DN.test(dn)) return dn.toLowerCase();
+  return normalizeParsed(dn);
+}
+
+/** The normal form through a full parse (every DN the fast path does not take). */
+export function normalizeParsed(dn: string): string {
   return parseDn(dn).map(normalizeRdn).join(',');
 }
 

@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { escapeRdnValue, formatDn, isDescendant, isWithin, normalizeDn, parentDn, parseDn, rdnOf, sameDn } from '../../src/directory/dn.js';
+import { escapeRdnValue, formatDn, isDescendant, isWithin, normalizeDn, normalizeParsed, parentDn, parseDn, rdnOf, sameDn } from '../../src/directory/dn.js';
 import { DirectoryError } from '../../src/directory/types.js';
 
 describe('DNs (RFC 4514)', () => {
@@ -68,5 +68,52 @@ describe('DNs (RFC 4514)', () => {
   it('rejects malformed DNs with invalidDNSyntax', () => {
     const bad = ['cn', 'cn=', '=x', 'cn=a,', 'cn=a\\', 'cn=a\\zz', 'cn=a"b', 'cn=#04', '1bad=x', 'cn=a;b', 'cn=a<b', ',cn=a', 'cn=a,,dc=x', 'cn=\\ff', 'c n=x', 'cn=#', 'cn=#0C05636166', 'cn=#0C0463616665ZZ', 'cn=#020101', 'cn=#0C00', 'cn=#0C0263', 'cn=#1301FF', 'x'.repeat(5000) + '=y'];
     for (const dn of bad) assert.throws(() => parseDn(dn), (e: DirectoryError) => e instanceof DirectoryError && e.code === 'invalidDNSyntax', dn);
+  });
+});
+
+describe('normalizeDn fast path', () => {
+  it('gives what the full parse gives, for plain DNs and for every DN the fast path must leave alone', () => {
+    const fixed = [
+      'uid=Alice,cn=users,cn=accounts,dc=Example,dc=TEST',
+      'UID=user5,CN=Users,DC=x',
+      'cn=a b,dc=x',
+      'cn= a,dc=x',
+      'cn=a ,dc=x',
+      'cn=a\\,b,dc=x',
+      'cn=#41,dc=x',
+      'cn=a+sn=b,dc=x',
+      'sn=b+cn=a,dc=x',
+      'cn=Ünïcödé,dc=x',
+      '2.5.4.3=a,dc=x',
+      'cn=a;b,dc=x',
+      'cn="q",dc=x',
+      'cn=a\\00,dc=x',
+      'krbPrincipalName=HTTP/Web.Example.Test@EXAMPLE.TEST,cn=services,dc=x',
+      `cn=${'x'.repeat(5000)},dc=x`,
+    ];
+    // random DNs over an alphabet rich in the characters that matter
+    const alphabet = 'aaaZZZ000999--__..@@//' + ' =,+"\\<>;#\u00e9\u0000\t';
+    let seed = 12345;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+    const random = Array.from({ length: 3000 }, () => {
+      const rdns = Array.from({ length: 1 + rnd(3) }, () => `${['cn', 'UID', 'dc', 'o'][rnd(4)]}=${Array.from({ length: 1 + rnd(6) }, () => alphabet[rnd(alphabet.length)]).join('')}`);
+      return rdns.join(',');
+    });
+    let compared = 0;
+    for (const dn of [...fixed, ...random]) {
+      let slow: string | Error;
+      try {
+        slow = normalizeParsed(dn);
+      } catch (e) {
+        slow = e as Error;
+      }
+      if (slow instanceof Error) {
+        assert.throws(() => normalizeDn(dn), `${JSON.stringify(dn)}: the full parse refuses it, the fast path must too`);
+        continue;
+      }
+      assert.equal(normalizeDn(dn), slow, JSON.stringify(dn));
+      compared++;
+    }
+    assert.ok(compared > 500, `only ${compared} DNs compared`);
   });
 });
