@@ -418,7 +418,7 @@ try {
     `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members; ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
       `${CONC} operations under way (searches over ${CONNS} TLS connections, bind+search over ${CONC}); ` +
       (hasTaskset ? `servers on core 0, generator on core 1; ` : 'no taskset: nothing pinned; ') +
-      `slapd ${slapdVersion} (mdb, {${SLAPD_HASH.toUpperCase()}}, -d ${values['slapd-log']}, substring index keys of up to ${SUBSTR_MAXLEN ?? '4 (its default)'} characters)`,
+      `slapd ${slapdVersion} (mdb, {${SLAPD_HASH.toUpperCase()}}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'})`,
   );
   console.log(`  ${notes.join('; ')}`);
   if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);
