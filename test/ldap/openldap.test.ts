@@ -16,6 +16,7 @@ import { decodePagedResultsValue, findControl, pagedResultsControl } from '../..
 import { checkWhoAmIRequest, decodePasswordModifyRequest, encodePasswordModifyResponse, noticeOfDisconnection, whoAmIResponse } from '../../src/ldap/extended.js';
 import type { LdapRequest, SearchRequest } from '../../src/ldap/protocol-requests.js';
 import { plain, runClient, type Handler } from './peer.js';
+import { CAPTURED_SEARCH_REQUEST } from './vectors.js';
 
 const BASE = 'dc=example,dc=test';
 const ALICE = `uid=alice,cn=users,${BASE}`;
@@ -66,24 +67,8 @@ describe('ldapsearch', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(cookies, ['', 'page-2']);
     for (const s of searches) {
-      assert.deepEqual(s, {
-        op: 'searchRequest',
-        baseObject: BASE,
-        scope: 'wholeSubtree',
-        derefAliases: 'neverDerefAliases',
-        sizeLimit: 0,
-        timeLimit: 0,
-        typesOnly: false,
-        filter: {
-          kind: 'and',
-          items: [
-            { kind: 'sub', attr: 'uid', initial: 'al', any: [] },
-            { kind: 'eq', attr: 'objectClass', value: 'person' },
-            { kind: 'not', item: { kind: 'eq', attr: 'cn', value: 'x' } },
-          ],
-        },
-        attributes: ['cn', 'mail'],
-      });
+      assert.deepEqual(s, { ...CAPTURED_SEARCH_REQUEST, baseObject: BASE });
+
     }
     assert.deepEqual(
       run.requests.map((m) => [m.messageId, m.protocolOp.op]),

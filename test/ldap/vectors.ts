@@ -5,7 +5,9 @@
  * wrote, so the reader's tolerance of non-minimal lengths is tested on
  * whole messages.
  */
+import assert from 'node:assert/strict';
 import type { Filter } from '../../src/directory/filter.js';
+import { LdapDecodeError } from '../../src/ldap/ber.js';
 import { ExtendedOid, ResultCode } from '../../src/ldap/codes.js';
 import { pagedResultsControl } from '../../src/ldap/controls.js';
 import { encodePasswordModifyRequest, encodePasswordModifyResponse } from '../../src/ldap/extended.js';
@@ -20,6 +22,37 @@ export const CAPTURED_SEARCH = Buffer.from(
   '30818a0201026360041264633d6578616d706c652c64633d746573740a01020a0100020100020100010100a02fa40b040375696430048002616ca315040b6f626a656374436c6173730406706572736f6ea209a3070402636e040178300a0402636e04046d61696ca02330210416312e322e3834302e3131333535362e312e342e333139040730050201020400',
   'hex',
 );
+
+/** What CAPTURED_SEARCH decodes to (the search ldapsearch sends for that command line). */
+export const CAPTURED_SEARCH_REQUEST = {
+  op: 'searchRequest',
+  baseObject: 'dc=example,dc=test',
+  scope: 'wholeSubtree',
+  derefAliases: 'neverDerefAliases',
+  sizeLimit: 0,
+  timeLimit: 0,
+  typesOnly: false,
+  filter: {
+    kind: 'and',
+    items: [
+      { kind: 'sub', attr: 'uid', initial: 'al', any: [] },
+      { kind: 'eq', attr: 'objectClass', value: 'person' },
+      { kind: 'not', item: { kind: 'eq', attr: 'cn', value: 'x' } },
+    ],
+  },
+  attributes: ['cn', 'mail'],
+} as const;
+
+/** Runs `fn`, which must throw LdapDecodeError; returns it. */
+export function refused(fn: () => unknown): LdapDecodeError {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof LdapDecodeError, String(e instanceof Error ? e.stack : e));
+    return e;
+  }
+  assert.fail('expected LdapDecodeError');
+}
 
 /** Every length of a BER value rewritten as 0x84 and four octets (the content is walked when constructed). */
 export function withLongLengths(ber: Buffer): Buffer {
