@@ -10,7 +10,7 @@
 import { describe, it } from 'node:test';
 import type { Filter } from '../../src/directory/filter.js';
 import assert from 'node:assert/strict';
-import { type BerPart, LdapDecodeError, LdapEncodeError, Tag, application, constructed, context, encodeBer, integer, octetString, octets, sequence, boolean, utf8String } from '../../src/ldap/ber.js';
+import { type BerPart, LdapEncodeError, Tag, application, constructed, context, encodeBer, integer, octetString, octets, sequence, boolean, utf8String } from '../../src/ldap/ber.js';
 import { ControlOid, ExtendedOid, ProtocolOp, RESPONSE_TO, ResultCode, resultCodeName } from '../../src/ldap/codes.js';
 import { decodePagedResultsValue, encodePagedResultsValue } from '../../src/ldap/controls.js';
 import {
