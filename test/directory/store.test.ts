@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { directoryFailure } from '../support/expect.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,17 +36,7 @@ const testSchema: SchemaDefinition = mergeSchemas(coreSchema, {
   ],
 });
 
-/** The error of a rejected promise, checked to be a DirectoryError. */
-const failure = async (p: Promise<unknown>): Promise<DirectoryError> => {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DirectoryError, String(e));
-    return e;
-  }
-  return assert.fail('expected a DirectoryError');
-};
-const code = async (p: Promise<unknown>): Promise<DirectoryErrorCode> => (await failure(p)).code;
+const code = async (p: Promise<unknown>): Promise<DirectoryErrorCode> => (await directoryFailure(p)).code;
 
 describe('SQLite store', () => {
   let tmp: string;
@@ -149,7 +140,7 @@ describe('SQLite store', () => {
       ['referenceTargetMissing', () => person('x', { manager: [`cn=nobody,${people}`] }), 'manager'],
     ];
     for (const [want, run, attr] of cases) {
-      const e = await failure(run());
+      const e = await directoryFailure(run());
       assert.equal(e.code, want, `${e.message} (${run.toString().slice(6, 90)})`);
       if (attr) assert.equal(e.attr, attr, e.message);
     }
@@ -172,7 +163,7 @@ describe('SQLite store', () => {
     await dir.add(team, { objectClass: ['top', 'group'], member: [boss, worker] });
     const snapshot = async () => [await dir.get(boss), await dir.get(worker), await dir.get(team)];
     const before = await snapshot();
-    const refused = await failure(dir.delete(boss));
+    const refused = await directoryFailure(dir.delete(boss));
     assert.equal(refused.code, 'referenced');
     assert.equal(refused.attr, 'manager');
     assert.deepEqual(await snapshot(), before, 'a refused delete changes nothing, not even the remove-references');
@@ -213,7 +204,7 @@ describe('SQLite store', () => {
   it('applies a batch atomically: a failing op rolls back the earlier ones', async () => {
     const dn = `cn=Ann Smith,${people}`;
     const before = await dir.get(dn);
-    const err = await failure(
+    const err = await directoryFailure(
       dir.batch([
         { kind: 'add', dn: `cn=Batch A,${people}`, attrs: { objectClass: ['person'], sn: ['BatchA'] } },
         { kind: 'modify', dn, mods: [{ op: 'add', attr: 'mail', values: ['batch@example.test'] }] },
@@ -318,7 +309,7 @@ describe('SQLite store', () => {
     dir = await open();
     assert.deepEqual(await dir.readSecret(dn, 'pin'), [plain2]);
     for (const p of [dir.readSecret(`cn=Other Entry,${people}`, 'pin'), dir.readSecret(dn, 'otherPin')]) {
-      const e = await failure(p);
+      const e = await directoryFailure(p);
       assert.equal(e.code, 'unwillingToPerform');
       assert.ok(!e.message.includes(plain2));
     }

@@ -10,6 +10,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { directoryFailure } from '../support/expect.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,16 +207,6 @@ const sqliteBackend: Backend = {
   },
 };
 
-/** The error of a rejected promise, checked to be a DirectoryError. */
-async function failure(p: Promise<unknown>): Promise<DirectoryError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof DirectoryError, String(e));
-    return e;
-  }
-  return assert.fail('expected a DirectoryError');
-}
 
 for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
   describe(`write path over ${backend.name}`, () => {
@@ -246,7 +237,7 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
         assert.deepEqual(m.attrs.entryUUID, e.attrs.entryUUID);
         assert.deepEqual(m.attrs.createTimestamp, e.attrs.createTimestamp);
         const g1 = dir.generation;
-        await failure(person(dir, 'Ann Smith'));
+        await directoryFailure(person(dir, 'Ann Smith'));
         assert.equal(dir.generation, g1 + 1, 'a rolled-back write moves the generation too');
       } finally {
         await done();
@@ -276,7 +267,7 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
           ['invalidDNSyntax', () => dir.rename(dn, 'cn=a,cn=b'), undefined, 'cn=a,cn=b'],
         ];
         for (const [code, run, attr, errDn] of cases) {
-          const e = await failure(run());
+          const e = await directoryFailure(run());
           assert.equal(e.code, code, e.message);
           assert.equal(e.attr, attr, e.message);
           assert.equal(e.dn, errDn, e.message);
@@ -297,7 +288,7 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
         await person(dir, 'Boss Man');
         await person(dir, 'Wor Ker', { manager: [boss.toUpperCase()] });
         await dir.add(team, { objectClass: ['top', 'group'], member: [boss, worker, people] });
-        const refused = await failure(dir.delete(boss));
+        const refused = await directoryFailure(dir.delete(boss));
         assert.equal(refused.code, 'referenced');
         assert.equal(refused.attr, 'manager');
         assert.equal(refused.dn, boss);
@@ -357,7 +348,7 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
         const dn = `cn=Ann Smith,${people}`;
         const before = await dir.get(dn);
         const g0 = dir.generation;
-        const err = await failure(
+        const err = await directoryFailure(
           dir.batch([
             { kind: 'add', dn: `cn=Batch A,${people}`, attrs: { objectClass: ['person'], sn: ['A'] } },
             { kind: 'modify', dn, mods: [{ op: 'add', attr: 'age', values: ['5'] }] },
