@@ -28,6 +28,7 @@
 import { generalizedTime } from '../directory/schema.js';
 import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
 import { findPrincipal } from './lookup.js';
+import { hasObjectClass } from '../directory/entry.js';
 
 export interface Account {
   dn: string;
@@ -80,7 +81,7 @@ export function accountOf(entry: Entry): Account {
   const a = entry.attrs;
   const account: Account = {
     dn: entry.dn,
-    isUser: (a.objectClass ?? []).some((c) => c.toLowerCase() === 'diruser'),
+    isUser: hasObjectClass(a.objectClass, 'dirUser'),
     disabled: a.nsAccountLock?.[0]?.toUpperCase() === 'TRUE',
     failedLogins: count(a.krbLoginFailedCount?.[0], 0),
   };

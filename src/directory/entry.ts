@@ -211,3 +211,9 @@ export function removeRdnValues(schema: Schema, d: Draft, rdn: readonly { type: 
     else delete d.attrs[at.name];
   }
 }
+
+/** Whether an entry's objectClass values name `name` (object class names compare without case). */
+export function hasObjectClass(classes: readonly string[] | undefined, name: string): boolean {
+  const wanted = name.toLowerCase();
+  return (classes ?? []).some((c) => c.toLowerCase() === wanted);
+}

@@ -11,6 +11,7 @@ import { memberCommands, membersByKind } from '../framework/membership.js';
 import type { Command } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { addGroupPosix, allocateId, checkIdFree } from './posix.js';
+import { hasObjectClass } from '../directory/entry.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
@@ -44,7 +45,7 @@ export const groupObject = defineObject({
       await addGroupPosix(ctx, attrs, options.nonposix === true);
     },
     async preMod(ctx, mods, options, entry) {
-      const posix = (entry.attrs.objectClass ?? []).some((c) => c.toLowerCase() === 'posixgroup');
+      const posix = hasObjectClass(entry.attrs.objectClass, 'posixGroup');
       const gidMod = mods.find((m) => m.attr === 'gidNumber');
       if (options.posix === true) {
         if (posix) throw publicError('ValidationError', { name: 'posix', error: 'the group is already a POSIX group' });

@@ -11,6 +11,7 @@ import { hostObject } from './host.js';
 import { serviceObject } from './service.js';
 import { findPrincipal, inRealm } from '../account/lookup.js';
 import { keytabFor, parseKeys, randomKeys, serializeKeys } from '../account/keys.js';
+import { hasObjectClass } from '../directory/entry.js';
 
 export const keytabGetCommand: Command = {
   name: 'keytab_get',
@@ -25,14 +26,13 @@ export const keytabGetCommand: Command = {
     const wanted = inRealm(String(args[0]), ctx.server.realm);
     const entry = await findPrincipal(ctx.dir, wanted);
     if (!entry) throw publicError('NotFound', { reason: `${wanted}: principal not found` });
-    const classes = (entry.attrs.objectClass ?? []).map((c) => c.toLowerCase());
-    if (classes.includes('diruser')) throw publicError('ValidationError', { name: 'principal', error: 'keytabs are for service and host principals, not users' });
+    if (hasObjectClass(entry.attrs.objectClass, 'dirUser')) throw publicError('ValidationError', { name: 'principal', error: 'keytabs are for service and host principals, not users' });
     const name = entry.attrs.krbPrincipalName![0]!;
     const [components, realm] = [name.slice(0, name.lastIndexOf('@')).split('/'), name.slice(name.lastIndexOf('@') + 1)];
     let keys = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
     if (opts.retrieve !== true) {
       keys = randomKeys(Math.max(0, ...keys.map((k) => k.kvno)) + 1);
-      const obj = classes.includes('dirhost') ? hostObject : serviceObject;
+      const obj = hasObjectClass(entry.attrs.objectClass, 'dirHost') ? hostObject : serviceObject;
       await writeEntries(ctx, obj, name, () => ctx.dir.modify(entry.dn, [{ op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keys) }]));
     }
     if (keys.length === 0) throw publicError('NotFound', { reason: `${name}: principal has no keys` });

@@ -20,6 +20,7 @@ import { containers, idRangeDn } from '../directory/layout.js';
 import { DirectoryError, type Attributes, type Directory, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
+import { hasObjectClass } from '../directory/entry.js';
 
 /** The size of a range FreeIPA picks, and ours: ids base … base + size - 1. */
 export const DEFAULT_RANGE_SIZE = 200_000;
@@ -134,10 +135,6 @@ export async function allocateId(ctx: CallContext): Promise<number> {
   throw publicError('DatabaseError', { desc: 'could not allocate an ID: too many concurrent requests' });
 }
 
-function hasClass(attrs: Attributes, name: string): boolean {
-  return (attrs.objectClass ?? []).some((c) => c.toLowerCase() === name.toLowerCase());
-}
-
 /** A new user's POSIX attributes: what was given, the rest allocated and defaulted. */
 export async function addUserPosix(ctx: CallContext, attrs: Attributes, login: string): Promise<void> {
   let uid = attrs.uidNumber?.[0];
@@ -149,7 +146,7 @@ export async function addUserPosix(ctx: CallContext, attrs: Attributes, login: s
   attrs.homeDirectory ??= [`/home/${login}`];
   attrs.loginShell ??= [DEFAULT_SHELL];
   attrs.gecos ??= [attrs.cn?.[0] ?? login];
-  if (!hasClass(attrs, 'posixAccount')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixAccount'];
+  if (!hasObjectClass(attrs.objectClass, 'posixAccount')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixAccount'];
 }
 
 /** A new group's gidNumber, unless it is non-POSIX. */
@@ -161,5 +158,5 @@ export async function addGroupPosix(ctx: CallContext, attrs: Attributes, nonPosi
   const gid = attrs.gidNumber?.[0];
   if (gid === undefined) attrs.gidNumber = [String(await allocateId(ctx))];
   else await checkIdFree(ctx, 'GID', Number(gid));
-  if (!hasClass(attrs, 'posixGroup')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixGroup'];
+  if (!hasObjectClass(attrs.objectClass, 'posixGroup')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixGroup'];
 }

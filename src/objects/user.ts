@@ -15,12 +15,9 @@ import { hashPassword } from './password.js';
 import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
 import { addUserPosix, checkIdFree } from './posix.js';
+import { hasObjectClass } from '../directory/entry.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
-
-function hasClass(classes: readonly string[] | undefined, name: string): boolean {
-  return (classes ?? []).some((c) => c.toLowerCase() === name.toLowerCase());
-}
 
 function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
   if (link.length > 0 && sub.length === 0) throw publicError('RequirementError', { name: 'idp_user_id' });
@@ -36,7 +33,7 @@ export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: 
     { op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(password, ctx.server.realm, [uid], kvno)) },
     { op: 'replace', attr: 'krbLastPwdChange', values: [generalizedTime()] },
   ];
-  if (!hasClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
+  if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
     mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [`${uid}@${ctx.server.realm}`] });
   }
   return mods;
@@ -141,8 +138,8 @@ export const userObject = defineObject({
       if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) checkLinkPair(entry.values('dirIdpSub'), link);
       // dirIdpUser marks a linked user: it comes with a link and leaves with it
       const classes = entry.values('objectClass');
-      if (link.length > 0 && !hasClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
-      if (link.length === 0 && hasClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
+      if (link.length > 0 && !hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
+      if (link.length === 0 && hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
     },
   },
 });
