@@ -143,9 +143,14 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
   writeFileAtomic(paths.serverConf, formatIni({ server }));
 }
 
+/** `host`, or `host:port` when the port is not the service's usual one (as client files name servers). */
+export function hostPort(host: string, port: number, usual: number): string {
+  return port === usual ? host : `${host}:${port}`;
+}
+
 /** The client configuration users copy (or point `dirid -c` at). */
 export function writeDefaultConf(paths: DataPaths, c: ServerConfig, httpsPort: number): void {
-  const host = httpsPort === 443 ? c.hostname : `${c.hostname}:${httpsPort}`;
+  const host = hostPort(c.hostname, httpsPort, 443);
   writeFileAtomic(
     paths.defaultConf,
     formatIni({

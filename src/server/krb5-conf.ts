@@ -4,11 +4,11 @@
  * KDC port it listens on, naming SSSD's idp plugin when it is installed.
  */
 import { existsSync } from 'node:fs';
-import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
 
 export function krb5ConfText(config: ServerConfig, kdcPort: number, extra = ''): string {
-  const kdc = kdcPort === 88 ? config.hostname : `${config.hostname}:${kdcPort}`;
+  const kdc = hostPort(config.hostname, kdcPort, 88);
   return `# Written by dirid-server for realm ${config.realm}; usable as KRB5_CONFIG.
 [libdefaults]
  default_realm = ${config.realm}

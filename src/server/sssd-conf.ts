@@ -7,7 +7,7 @@
  * the server's own host; a host enrolled with `dirid host-add` and
  * `dirid keytab-get` puts its own name in the two host/ lines.
  */
-import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
 
 export interface SssdConfInput {
@@ -24,8 +24,6 @@ export interface SssdConfInput {
   caFile?: string;
   keytab?: string;
 }
-
-const withPort = (host: string, port: number, dflt: number): string => (port === dflt ? host : `${host}:${port}`);
 
 export function sssdConfText(o: SssdConfInput): string {
   const caFile = o.caFile ?? '/etc/dirid/ca.crt';
@@ -44,7 +42,7 @@ domains = ${o.domain}
 [domain/${o.domain}]
 id_provider = ldap
 auth_provider = krb5
-ldap_uri = ldap://${withPort(o.serverHost, o.ldapPort, 389)}
+ldap_uri = ldap://${hostPort(o.serverHost, o.ldapPort, 389)}
 ldap_id_use_start_tls = true
 ldap_tls_cacert = ${caFile}
 ldap_search_base = ${o.baseDn}
@@ -54,7 +52,7 @@ ldap_sasl_authid = ${hostPrincipal}
 ldap_krb5_keytab = ${keytab}
 auto_private_groups = true
 krb5_realm = ${o.realm}
-krb5_server = ${withPort(o.serverHost, o.kdcPort, 88)}
+krb5_server = ${hostPort(o.serverHost, o.kdcPort, 88)}
 krb5_use_fast = demand
 krb5_fast_principal = ${hostPrincipal}
 krb5_keytab = ${keytab}
