@@ -51,13 +51,9 @@ export class LdapDecodeError extends Error {
   }
 }
 
-/** A value our encoders cannot put on the wire (a bug of the caller, not of a peer). */
-export class LdapEncodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'LdapEncodeError';
-  }
-}
+/** A value our encoders cannot put on the wire (a bug of the caller, not of a peer): the TLV writer's own error. */
+export const LdapEncodeError = TlvWriteError;
+export type LdapEncodeError = TlvWriteError;
 
 /** Identifier octets of the universal types LDAP uses. */
 export const Tag = {
@@ -262,44 +258,26 @@ export type BerPart = TlvPart;
 export type Ber = Tlv;
 
 /** The bytes of an encoder's result, in one allocation. */
-export function encodeBer(v: Ber): Buffer {
-  try {
-    return encodeTlv(v);
-  } catch (e) {
-    throw e instanceof TlvWriteError ? new LdapEncodeError(e.message) : e;
-  }
-}
-
-/** The writer's own refusals (oversized elements, bad identifiers) as LdapEncodeError. */
-function tlv<T>(make: () => T): T {
-  try {
-    return make();
-  } catch (e) {
-    throw e instanceof TlvWriteError ? new LdapEncodeError(e.message) : e;
-  }
-}
+export const encodeBer = (v: Ber): Buffer => encodeTlv(v);
 
 /** A constructed element with `id` (SEQUENCE, SET, or a constructed tag) around the parts present. */
 export function constructed(id: number, parts: readonly (BerPart | undefined)[]): Ber {
-  return tlv(() => Tlv.constructed(id, parts));
+  return Tlv.constructed(id, parts);
 }
 
 export const sequence = (...parts: (BerPart | undefined)[]): Ber => constructed(Tag.sequence, parts);
 
 /** A primitive element with `id` whose content is `bytes` (OCTET STRING or an implicit tag of one). */
-export const octets = (id: number, bytes: Buffer): Ber => tlv(() => Tlv.wrap(id, bytes));
+export const octets = (id: number, bytes: Buffer): Ber => Tlv.wrap(id, bytes);
 
 /** A primitive element with `id` whose content is `s` as UTF-8 (LDAPString, LDAPDN, LDAPOID). */
-export const utf8String = (id: number, s: string): Ber => tlv(() => Tlv.utf8(id, s));
+export const utf8String = (id: number, s: string): Ber => Tlv.utf8(id, s);
 
 /** An OCTET STRING given as text or bytes. */
 export const octetString = (v: string | Buffer, id: number = Tag.octetString): Ber => (typeof v === 'string' ? utf8String(id, v) : octets(id, v));
 
 /** An INTEGER or ENUMERATED (by `id`) in the fewest octets. */
-export function integer(id: number, v: number): Ber {
-  if (!Number.isSafeInteger(v)) throw new LdapEncodeError(`integer ${v} out of range`);
-  return tlv(() => Tlv.integer(id, v));
-}
+export const integer = (id: number, v: number): Ber => Tlv.integer(id, v);
 
 const TRUE_OCTET = Buffer.from([0xff]);
 const FALSE_OCTET = Buffer.from([0x00]);
