@@ -9,15 +9,9 @@
  * selects an entry, even under NOT. Secret attributes only answer presence.
  */
 import { compareValues, normalizeValue } from './schema.js';
-import { DirectoryError, type AttributeType, type Attributes, type Schema } from './types.js';
+import { DirectoryError, type AttributeType, type Attributes, type Filter, type Schema } from './types.js';
 
-export type Filter =
-  | { kind: 'and'; items: Filter[] }
-  | { kind: 'or'; items: Filter[] }
-  | { kind: 'not'; item: Filter }
-  | { kind: 'eq' | 'ge' | 'le'; attr: string; value: string }
-  | { kind: 'present'; attr: string }
-  | { kind: 'sub'; attr: string; initial?: string; any: string[]; final?: string };
+export type { Filter } from './types.js';
 
 export const MAX_FILTER_LENGTH = 16 * 1024;
 export const MAX_FILTER_DEPTH = 32;

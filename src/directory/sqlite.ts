@@ -391,7 +391,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
-    const filter = parseFilter(req.filter ?? '(objectClass=*)');
+    const filter = typeof req.filter === 'object' ? req.filter : parseFilter(req.filter ?? '(objectClass=*)');
     const test = compileFilter(this.schema, filter);
     const needSecrets = [...filterAttributes(filter)].some((a) => filterAttributeType(this.schema, a)?.syntax === 'secret');
     if (!['base', 'one', 'sub'].includes(req.scope)) throw new DirectoryError('unwillingToPerform', `unknown scope ${String(req.scope)}`);

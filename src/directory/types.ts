@@ -94,11 +94,20 @@ export type Modification =
 
 export type Scope = 'base' | 'one' | 'sub';
 
+/** A search filter (RFC 4515) as data: what filter.ts parses text into and evaluates. */
+export type Filter =
+  | { kind: 'and'; items: Filter[] }
+  | { kind: 'or'; items: Filter[] }
+  | { kind: 'not'; item: Filter }
+  | { kind: 'eq' | 'ge' | 'le'; attr: string; value: string }
+  | { kind: 'present'; attr: string }
+  | { kind: 'sub'; attr: string; initial?: string; any: string[]; final?: string };
+
 export interface SearchRequest {
   base: string;
   scope: Scope;
-  /** RFC 4515 filter string; default (objectClass=*) */
-  filter?: string;
+  /** RFC 4515 filter string, or one already parsed (the LDAP service decodes it from BER); default (objectClass=*) */
+  filter?: string | Filter;
   /** attributes to return (canonical or alias names); default all */
   attrs?: readonly string[];
   /** maximum entries; 0 or undefined = unlimited */

@@ -19,11 +19,11 @@
  */
 import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
-import { formatFilter } from '../ldap/filter.js';
 import type { SearchRequest } from '../ldap/protocol-requests.js';
 import type { SearchResultEntry } from '../ldap/protocol-responses.js';
 import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
+import { formatFilter } from '../ldap/filter.js';
 import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
 import { readability, readableSubtrees } from '../framework/access.js';
 import type { Principal } from '../framework/command.js';
@@ -126,8 +126,9 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   const parts = searchParts(p, ctx.dir.baseDn, base, effectiveScope);
   if (!parts) throw refuse('noSuchObject', 'no such entry');
   if (parts[0]?.base !== base && !(await ctx.dir.get(base, ['1.1']))) throw refuse('noSuchObject', 'no such entry');
-  const filter = formatFilter(withoutSecrets(ctx.dir.schema, req.filter));
-  if (filter.length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
+  // the decoded filter goes to the directory as it is, not as text to be parsed again; its text form keeps the directory's bound
+  const filter = withoutSecrets(ctx.dir.schema, req.filter);
+  if (formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
   const sel = selection(req.attributes);
   const entryOf = (e: Entry): SearchResultEntry => ({ op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(ctx.dir.schema, e.attrs, sel, req.typesOnly) });
 
@@ -147,7 +148,7 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
  * each entry to `each`; returns the limit that cut the result short, if
  * any. `dnsOnly` asks the directory for no attributes.
  */
-async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filter: string, size: number, deadline: number, each: (e: Entry) => Promise<void>, dnsOnly = false): Promise<'size' | 'time' | undefined> {
+async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filter: Filter, size: number, deadline: number, each: (e: Entry) => Promise<void>, dnsOnly = false): Promise<'size' | 'time' | undefined> {
   let remaining = size;
   for (const part of parts) {
     if (op.abandoned) throw new Abandoned();
@@ -183,7 +184,7 @@ async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filte
 
 interface PagedArgs {
   parts: Part[];
-  filter: string;
+  filter: Filter;
   base: string;
   scope: Scope;
   sel: Selection;

@@ -157,7 +157,7 @@ class MapStorage implements DirectoryStorage<Row> {
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
-    const test = compileFilter(this.schema, parseFilter(req.filter ?? '(objectClass=*)'));
+    const test = compileFilter(this.schema, typeof req.filter === 'object' ? req.filter : parseFilter(req.filter ?? '(objectClass=*)'));
     const base = this.find(this.rows, normalizeDn(req.base));
     if (!base) throw new DirectoryError('noSuchObject', `no entry ${req.base}`, { dn: req.base });
     const inScope = (r: Row) => (req.scope === 'base' ? r === base : req.scope === 'one' ? r.parent === base.id : isWithin(r.ndn, base.ndn));
