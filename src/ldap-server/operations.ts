@@ -6,10 +6,9 @@
  * delete and modify DN are refused with unwillingToPerform, pointing to the
  * API, because every write goes through the framework's rules.
  */
-import { verdict } from '../account/state.js';
 import type { LdapMessage } from '../ldap/protocol.js';
 import type { LdapRequest } from '../ldap/protocol-requests.js';
-import { accountRefusal } from '../objects/login.js';
+import { stillUsable } from '../objects/login.js';
 import { bind } from './bind.js';
 import { compare } from './compare.js';
 import type { LdapConnection, Operation, OpResult } from './connection.js';
@@ -25,18 +24,12 @@ export const WRITE_REFUSAL = 'writes over LDAP are not supported: use the dirid 
 async function checkBinding(ctx: ServiceContext, conn: LdapConnection): Promise<void> {
   const p = conn.principal;
   if (!p) return;
-  const account = await ctx.accounts.get(p.dn);
-  if (!account) {
-    conn.principal = null;
-    throw refuse('insufficientAccessRights', 'the bound account no longer exists; bind again');
-  }
-  const v = verdict(account, await ctx.accounts.policy(), Date.now());
-  if (v.state !== 'usable') {
-    conn.principal = null;
-    throw accountRefusal(v);
-  }
+  const state = await stillUsable(ctx.accounts, p.dn);
+  if (state === 'usable') return;
+  conn.principal = null;
+  if (state === 'gone') throw refuse('insufficientAccessRights', 'the bound account no longer exists; bind again');
+  throw state;
 }
-
 export async function handle(ctx: ServiceContext, conn: LdapConnection, op: Operation, m: LdapMessage<LdapRequest>): Promise<OpResult> {
   const req = m.protocolOp;
   if (req.op === 'bindRequest') return bind(ctx, conn, req);

@@ -8,11 +8,10 @@
  * chosen layer other than none wraps every PDU both ways. Whether the
  * account may authenticate is asked after the exchange, as for every way in.
  */
-import { accountOf, verdict } from '../account/state.js';
 import { ResultCode } from '../ldap/codes.js';
 import { SaslGssapiError, SaslGssapiServer, SaslLayer } from '../kerberos/sasl-gssapi.js';
 import { publicError } from '../framework/errors.js';
-import { AuthRefusal, accountRefusal } from '../objects/login.js';
+import { AuthRefusal, kerberosLogin } from '../objects/login.js';
 import type { LdapConnection, OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
@@ -47,11 +46,10 @@ export async function saslBind(ctx: ServiceContext, conn: LdapConnection, _name:
     };
   }
   conn.saslExchange = null;
-  const entry = await ctx.accounts.find(step.client);
-  if (!entry) throw new AuthRefusal(publicError('InvalidCredentials'), `${step.client} is not a principal of this realm`);
-  const v = verdict(accountOf(entry), await ctx.accounts.policy(), Date.now());
-  if (v.state !== 'usable') throw accountRefusal(v);
-  conn.principal = { name: step.client, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? step.client };
+  const principal = await kerberosLogin(ctx.accounts, step.client);
+  if (!principal) throw new AuthRefusal(publicError('InvalidCredentials'), `${step.client} is not a principal of this realm`);
+  if (principal instanceof AuthRefusal) throw principal;
+  conn.principal = principal;
   conn.authMethod = 'GSSAPI';
   const done = exchange;
   return {

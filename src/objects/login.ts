@@ -1,6 +1,9 @@
 /**
- * Password login: the one rule every transport that takes a user's password
- * runs (the API's login_password, the LDAP service's simple bind). A user,
+ * Logins: the one rule every transport that takes a user's password runs
+ * (the API's login_password, the LDAP service's simple bind), the one step
+ * after a Kerberos client's ticket was accepted (Negotiate, SASL GSSAPI),
+ * and the one check that a session or a bound connection may still act.
+ * Password login: A user,
  * found by its principal name, whose account may authenticate now
  * (account/state.ts, asked before the password is checked, as the KDC does),
  * with a matching password; a wrong one counts towards the account's
@@ -74,4 +77,25 @@ export async function passwordLogin(accounts: Accounts, realm: string, user: str
   const after = verdict(account, policy, Date.now(), 'password');
   if (after.state !== 'usable') return accountRefusal(after);
   return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
+}
+
+/**
+ * The principal a Kerberos client authenticated as, once the GSS acceptor
+ * took its ticket: a principal of this directory whose account may
+ * authenticate now; null when the directory does not know it.
+ */
+export async function kerberosLogin(accounts: Accounts, client: string): Promise<Principal | AuthRefusal | null> {
+  const entry = await accounts.find(client);
+  if (!entry) return null;
+  const v = verdict(accountOf(entry), await accounts.policy(), Date.now());
+  if (v.state !== 'usable') return accountRefusal(v);
+  return { name: client, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? client };
+}
+
+/** Whether the account at `dn` (a session's, a bound connection's) may still act: 'gone' once deleted. */
+export async function stillUsable(accounts: Accounts, dn: string): Promise<'usable' | 'gone' | AuthRefusal> {
+  const account = await accounts.get(dn);
+  if (!account) return 'gone';
+  const v = verdict(account, await accounts.policy(), Date.now());
+  return v.state === 'usable' ? 'usable' : accountRefusal(v);
 }

@@ -8,15 +8,15 @@
  * that the LDAP service's SASL GSSAPI also uses. Mutual authentication
  * answers with an AP-REP inside a NegTokenResp (accept-completed).
  */
-import { accountOf, verdict, type Accounts } from '../account/state.js';
-import type { Principal } from '../framework/command.js';
+import type { Accounts } from '../account/state.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
 import { acceptSecContext } from '../kerberos/gss-context.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { decodeInitialContextToken, Oid } from '../kerberos/asn1/gss.js';
 import { decodeNegTokenInit, encodeNegTokenResp, NegState } from '../kerberos/asn1/spnego.js';
 import { serviceKeyFinder } from '../account/keys.js';
-import { accountRefusal, type NegotiateOutcome } from './server.js';
+import type { NegotiateOutcome } from './server.js';
+import { AuthRefusal, kerberosLogin } from '../objects/login.js';
 
 export class NegotiateError extends Error {}
 
@@ -42,12 +42,9 @@ export function createNegotiator(accounts: Accounts, realm: string): (token: str
     }
     // the one GSS acceptor (kerberos/gss-context.ts): AP-REQ checks, GSS checksum, AP-REP when mutual
     const accepted = await acceptSecContext(krbToken, { keyFor, replay });
-    const entry = await accounts.find(accepted.client);
-    if (!entry) throw new NegotiateError(`${accepted.client} is not a principal of this realm`);
-    const v = verdict(accountOf(entry), await accounts.policy(), Date.now());
-    if (v.state !== 'usable') throw accountRefusal(v);
-    const uid = entry.attrs.uid?.[0] ?? accepted.client;
-    const principal: Principal = { name: accepted.client, dn: entry.dn, uid };
+    const principal = await kerberosLogin(accounts, accepted.client);
+    if (!principal) throw new NegotiateError(`${accepted.client} is not a principal of this realm`);
+    if (principal instanceof AuthRefusal) throw principal;
     const out: NegotiateOutcome = { principal };
     const rep = accepted.outputToken;
     if (spnegoMech) out.responseToken = encodeNegTokenResp({ negState: NegState.ACCEPT_COMPLETED, supportedMech: spnegoMech, ...(rep ? { responseToken: rep } : {}) }).toString('base64');

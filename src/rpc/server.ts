@@ -33,7 +33,6 @@ export interface NegotiateOutcome {
   responseToken?: string;
 }
 
-export { AuthRefusal, accountRefusal } from '../objects/login.js';
 
 export interface RpcServerOptions {
   registry: CommandRegistry;
@@ -43,7 +42,7 @@ export interface RpcServerOptions {
   sessions: SessionCodec;
   /** checks a user name and password and whether the account may log in */
   passwordLogin(user: string, password: string): Promise<Principal | AuthRefusal>;
-  /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in); absent until Kerberos is wired */
+  /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in) */
   negotiate?(token: string): Promise<NegotiateOutcome>;
   /** whether the principal named by a session cookie may still act: null, or why not */
   checkSession?(p: Principal): Promise<AuthRefusal | null>;

@@ -12,10 +12,10 @@ import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { Accounts, verdict } from '../account/state.js';
+import { Accounts } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { createRpcHandler } from '../rpc/server.js';
-import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
+import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
@@ -59,21 +59,12 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/**
- * Password check for the session login: the one rule of objects/login.ts,
- * which the LDAP service's simple bind runs too.
- */
-export function passwordLoginFor(accounts: Accounts, realm: string): (user: string, password: string) => Promise<Principal | AuthRefusal> {
-  return (user, password) => passwordLogin(accounts, realm, user, password);
-}
-
-/** Whether the account a session cookie names may still act (account/state.ts); a deleted one may not. */
+/** Whether the account a session cookie names may still act (objects/login.ts); a deleted one may not. */
 export function sessionCheckFor(accounts: Accounts): (p: Principal) => Promise<AuthRefusal | null> {
   return async (p) => {
-    const account = await accounts.get(p.dn);
-    if (!account) return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
-    const v = verdict(account, await accounts.policy(), Date.now());
-    return v.state === 'usable' ? null : accountRefusal(v);
+    const state = await stillUsable(accounts, p.dn);
+    if (state === 'gone') return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
+    return state === 'usable' ? null : state;
   };
 }
 
@@ -129,7 +120,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     dir,
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
-    passwordLogin: passwordLoginFor(accounts, config.realm),
+    passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
     negotiate: createNegotiator(accounts, config.realm),
     checkSession: sessionCheckFor(accounts),
     log,
