@@ -7,7 +7,7 @@
 import { writeFileSync, chmodSync } from 'node:fs';
 import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
-import { helpText, parseCommandLine } from './args.js';
+import { helpText, parseCommandLine, takeLocalOptions } from './args.js';
 import { loadClientConfig } from './config.js';
 import { firstServerUrl } from './discovery.js';
 import { CliError, serverError } from './errors.js';
@@ -29,18 +29,10 @@ export async function runApiCommand(g: GlobalOptions, cliName: string, argv: str
   const conf = loadClientConfig(g.config);
   const method = cliName.replace(/-/g, '_');
   if (!/^[a-z][a-z0-9_]{0,63}$/.test(method)) throw new CliError(`unknown command '${cliName}'`);
-  // `ping --server HOST` chooses the server; other local options are taken out here
-  let serverOverride: string | undefined;
-  let keytabFile: string | undefined;
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const t = argv[i]!;
-    if (method === 'ping' && (t === '--server' || t.startsWith('--server='))) {
-      serverOverride = t.includes('=') ? t.slice(9) : argv[++i];
-      if (!serverOverride) throw new CliError('--server option requires an argument');
-    } else if (method === 'keytab_get' && (t === '-k' || t === '--keytab')) keytabFile = argv[++i];
-    else rest.push(t);
-  }
+  // `ping --server HOST` chooses the server; `keytab-get -k FILE` where the keytab goes
+  const { local, rest } = takeLocalOptions(method, argv);
+  const serverOverride = local.server;
+  const keytabFile = local.keytab;
   const firstServer = firstServerUrl(conf, serverOverride);
   let session: Session | undefined;
   const connectWith = (m: string, args: WireValue[], options: Record<string, WireValue>) => connect(conf, { verbose: g.verbose, ...(serverOverride ? { server: serverOverride } : {}) }, { method: m, args, options });

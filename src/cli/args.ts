@@ -91,11 +91,43 @@ function metavar(o: ParamSpec): string {
 }
 
 /** `dirid COMMAND --help`: usage, the command's doc, arguments and options with their docs. */
-/** Options the client handles itself, not sent to the server (parsed in api-command.ts). */
-export const LOCAL_OPTIONS: Readonly<Record<string, ReadonlyArray<readonly [string, string]>>> = {
-  ping: [['--server=HOST[:PORT]', 'ping this server instead of the configured one (its port unless one is given)']],
-  keytab_get: [['-k, --keytab=FILE', 'write the keytab to FILE (required)']],
+/** An option the client handles itself, not sent to the server: one declaration for its help row and its parsing. */
+interface LocalOption {
+  /** the key of its value in takeLocalOptions' result */
+  key: string;
+  /** a short form (`-k`), and the long one */
+  short?: string;
+  long: string;
+  metavar: string;
+  doc: string;
+}
+
+const LOCAL_OPTIONS: Readonly<Record<string, readonly LocalOption[]>> = {
+  ping: [{ key: 'server', long: '--server', metavar: 'HOST[:PORT]', doc: 'ping this server instead of the configured one (its port unless one is given)' }],
+  keytab_get: [{ key: 'keytab', short: '-k', long: '--keytab', metavar: 'FILE', doc: 'write the keytab to FILE (required)' }],
 };
+
+/**
+ * Takes a command's local options out of its arguments, in each form its
+ * help shows: `-k FILE`, `--keytab FILE` and `--keytab=FILE`.
+ */
+export function takeLocalOptions(method: string, argv: readonly string[]): { local: Record<string, string>; rest: string[] } {
+  const local: Record<string, string> = {};
+  const rest: string[] = [];
+  const options = LOCAL_OPTIONS[method] ?? [];
+  for (let i = 0; i < argv.length; i++) {
+    const t = argv[i]!;
+    const o = options.find((x) => t === x.long || t === x.short || t.startsWith(`${x.long}=`));
+    if (!o) {
+      rest.push(t);
+      continue;
+    }
+    const value = t.startsWith(`${o.long}=`) ? t.slice(o.long.length + 1) : argv[++i];
+    if (!value) throw new CliError(`${o.long} option requires an argument`);
+    local[o.key] = value;
+  }
+  return { local, rest };
+}
 
 export function helpText(spec: CommandSpec): string {
   const usageArgs = spec.args.map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
@@ -108,7 +140,7 @@ export function helpText(spec: CommandSpec): string {
   }
   lines.push('Options:');
   row('-h, --help', 'show this help message and exit');
-  for (const [left, doc] of LOCAL_OPTIONS[spec.name] ?? []) row(left, doc);
+  for (const o of LOCAL_OPTIONS[spec.name] ?? []) row(`${o.short ? `${o.short}, ` : ''}${o.long}=${o.metavar}`, o.doc);
   for (const o of spec.options) {
     const left = o.flag ? `--${o.cli_name}` : o.prompt ? `--${o.cli_name}[=${metavar(o)}]` : `--${o.cli_name}=${metavar(o)}`;
     // a note the server's own text already makes is not repeated

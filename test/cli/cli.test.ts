@@ -147,6 +147,23 @@ describe('dirid command-line client', () => {
     assert.match(out, /Added IdP reference "ptyidp"/);
   });
 
+  it('keytab-get writes the keytab with -k FILE, --keytab FILE and --keytab=FILE, as its help shows; klist reads it', async () => {
+    assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
+    assert.equal((await dirid(['service-add', 'HTTP/kt.example.test'])).code, 0);
+    assert.match((await dirid(['keytab-get', '--help'])).stdout, /-k, --keytab=FILE/);
+    for (const [i, form] of [['-k'], ['--keytab'], ['--keytab=']].entries()) {
+      const file = join(realm.dataDir, `kt${i}.keytab`);
+      const args = form[0]!.endsWith('=') ? [`${form[0]}${file}`] : [form[0]!, file];
+      const r = await dirid(['keytab-get', 'HTTP/kt.example.test', ...args]);
+      assert.equal(r.code, 0, `${form[0]}: ${r.stderr}`);
+      const listed = await runTool('klist', ['-k', file], env);
+      assert.match(listed.stdout, /HTTP\/kt\.example\.test@EXAMPLE\.TEST/, `${form[0]}: ${listed.stdout}${listed.stderr}`);
+    }
+    const missing = await dirid(['keytab-get', 'HTTP/kt.example.test', '--keytab']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /--keytab option requires an argument/);
+  });
+
   it('ping --server HOST chooses the server', async () => {
     const deadConf = join(realm.dataDir, 'dead.conf');
     writeFileSync(deadConf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, 'xmlrpc_uri = https://localhost:1/dirid/xml'));
