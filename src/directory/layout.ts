@@ -4,6 +4,7 @@
  * the server builds starts here, so the layout is defined once.
  */
 import { escapeRdnValue } from './dn.js';
+import type { WriteOp } from './types.js';
 
 export interface Containers {
   base: string;
@@ -78,4 +79,11 @@ export function serviceDn(baseDn: string, principal: string): string {
 /** The realm's POSIX ID range (uidNumber and gidNumber come from it). */
 export function idRangeDn(baseDn: string, realm: string): string {
   return `cn=${escapeRdnValue(`${realm}_id_range`)},${containers(baseDn).ranges}`;
+}
+
+/** The add of a plain container entry (cn=NAME,…), as the tree's containers are made. */
+export function containerEntry(dn: string): WriteOp {
+  const cn = /^cn=([^,]+),/i.exec(dn)?.[1];
+  if (!cn) throw new Error(`${dn} is not a cn= container`);
+  return { kind: 'add', dn, attrs: { objectClass: ['top', 'dirContainer'], cn: [cn] } };
 }

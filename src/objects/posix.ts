@@ -16,8 +16,9 @@
  * groups share one space).
  */
 import { randomInt } from 'node:crypto';
-import { containers, idRangeDn } from '../directory/layout.js';
-import { DirectoryError, type Attributes, type Directory, type WriteOp } from '../directory/types.js';
+import { containerEntry, containers, idRangeDn } from '../directory/layout.js';
+import { sameDn } from '../directory/dn.js';
+import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { hasObjectClass } from '../directory/entry.js';
@@ -52,8 +53,8 @@ export function rangeProblem(r: IdRange): string | null {
 export function rangeEntries(baseDn: string, realm: string, r: IdRange, next = r.base): WriteOp[] {
   const c = containers(baseDn);
   return [
-    { kind: 'add', dn: c.etc, attrs: { objectClass: ['top', 'dirContainer'], cn: ['etc'] } },
-    { kind: 'add', dn: c.ranges, attrs: { objectClass: ['top', 'dirContainer'], cn: ['ranges'] } },
+    containerEntry(c.etc),
+    containerEntry(c.ranges),
     {
       kind: 'add',
       dn: idRangeDn(baseDn, realm),
@@ -97,15 +98,32 @@ async function holderOf(dir: Directory, id: number, exceptDn?: string): Promise<
     attrs: ['uid', 'cn', 'uidNumber'],
     sizeLimit: 2,
   });
-  const other = res.entries.find((e) => exceptDn === undefined || e.dn.toLowerCase() !== exceptDn.toLowerCase());
+  const other = res.entries.find((e) => exceptDn === undefined || !sameDn(e.dn, exceptDn));
   if (!other) return null;
   return other.attrs.uidNumber ? `user "${other.attrs.uid?.[0] ?? other.dn}"` : `group "${other.attrs.cn?.[0] ?? other.dn}"`;
 }
 
 /** Refuses an id given by hand that someone else holds. */
-export async function checkIdFree(ctx: CallContext, name: string, id: number, exceptDn?: string): Promise<void> {
+async function checkIdFree(ctx: CallContext, name: string, id: number, exceptDn?: string): Promise<void> {
   const holder = await holderOf(ctx.dir, id, exceptDn);
   if (holder) throw publicError('DuplicateEntry', { reason: `${name} ${id} is already used by ${holder}` });
+}
+
+/** A mod that gives `attr` (uidNumber, gidNumber) a new number: refused when someone else holds it. */
+export async function checkIdChange(ctx: CallContext, mods: readonly Modification[], entry: Entry, attr: 'uidNumber' | 'gidNumber'): Promise<void> {
+  const m = mods.find((x) => x.attr === attr);
+  if (m?.op === 'replace' && m.values.length === 1 && m.values[0] !== entry.attrs[attr]?.[0]) await checkIdFree(ctx, ID_LABELS[attr], Number(m.values[0]), entry.dn);
+}
+
+const ID_LABELS = { uidNumber: 'UID', gidNumber: 'GID' } as const;
+
+/** `attr` of a new entry: the number given (when free) or the next of the range; and the object class that holds it. */
+async function assignId(ctx: CallContext, attrs: Attributes, attr: 'uidNumber' | 'gidNumber', objectClass: string): Promise<string> {
+  const given = attrs[attr]?.[0];
+  if (given === undefined) attrs[attr] = [String(await allocateId(ctx))];
+  else await checkIdFree(ctx, ID_LABELS[attr], Number(given));
+  if (!hasObjectClass(attrs.objectClass, objectClass)) attrs.objectClass = [...(attrs.objectClass ?? []), objectClass];
+  return attrs[attr]![0]!;
 }
 
 const ATTEMPTS = 20;
@@ -137,16 +155,15 @@ export async function allocateId(ctx: CallContext): Promise<number> {
 
 /** A new user's POSIX attributes: what was given, the rest allocated and defaulted. */
 export async function addUserPosix(ctx: CallContext, attrs: Attributes, login: string): Promise<void> {
-  let uid = attrs.uidNumber?.[0];
-  if (uid === undefined) uid = String(await allocateId(ctx));
-  else await checkIdFree(ctx, 'UID', Number(uid));
-  attrs.uidNumber = [uid];
-  // the user private group: gid = uid
+  posixDefaults(attrs, login, await assignId(ctx, attrs, 'uidNumber', 'posixAccount'));
+}
+
+/** The defaults of a user with uid `uid`: its private group (gid = uid), /home/LOGIN, the default shell, the full name as gecos. */
+export function posixDefaults(attrs: Attributes, login: string, uid: string): void {
   attrs.gidNumber ??= [uid];
   attrs.homeDirectory ??= [`/home/${login}`];
   attrs.loginShell ??= [DEFAULT_SHELL];
   attrs.gecos ??= [attrs.cn?.[0] ?? login];
-  if (!hasObjectClass(attrs.objectClass, 'posixAccount')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixAccount'];
 }
 
 /** A new group's gidNumber, unless it is non-POSIX. */
@@ -155,8 +172,5 @@ export async function addGroupPosix(ctx: CallContext, attrs: Attributes, nonPosi
     if (attrs.gidNumber) throw publicError('MutuallyExclusiveError', { reason: 'gid cannot be set for a non-POSIX group' });
     return;
   }
-  const gid = attrs.gidNumber?.[0];
-  if (gid === undefined) attrs.gidNumber = [String(await allocateId(ctx))];
-  else await checkIdFree(ctx, 'GID', Number(gid));
-  if (!hasObjectClass(attrs.objectClass, 'posixGroup')) attrs.objectClass = [...(attrs.objectClass ?? []), 'posixGroup'];
+  await assignId(ctx, attrs, 'gidNumber', 'posixGroup');
 }

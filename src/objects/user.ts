@@ -14,7 +14,7 @@ import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
 import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
-import { addUserPosix, checkIdFree } from './posix.js';
+import { addUserPosix, checkIdChange } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
@@ -111,15 +111,13 @@ export const userObject = defineObject({
       await addUserPosix(ctx, attrs, pkey);
     },
     async preMod(ctx, mods, _options, entry) {
+      await checkIdChange(ctx, mods, entry, 'uidNumber');
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i]!;
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
           const password = m.values[0]!;
           mods[i] = { ...m, values: [await hashPassword(password)] };
           mods.push(...(await passwordKeyMods(ctx, entry, password)));
-        }
-        if (m.attr === 'uidNumber' && m.op === 'replace' && m.values.length === 1 && m.values[0] !== entry.attrs.uidNumber?.[0]) {
-          await checkIdFree(ctx, 'UID', Number(m.values[0]), entry.dn);
         }
         if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
           const current = entry.attrs.dirIdpConfigLink ?? [];

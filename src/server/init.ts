@@ -7,11 +7,11 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import type { WriteOp } from '../directory/types.js';
-import { baseDnFromDomain, containers } from '../directory/layout.js';
+import type { Attributes, WriteOp } from '../directory/types.js';
+import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
 import { hashPassword } from '../objects/password.js';
 import { builtinPrivileges } from '../objects/role.js';
-import { DEFAULT_RANGE_SIZE, DEFAULT_SHELL, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
+import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_LDAP_LIMITS, dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore } from './store.js';
@@ -45,11 +45,6 @@ function idRangeOf(o: InitOptions): IdRange {
   return { base, size: (o.idMax ?? base + DEFAULT_RANGE_SIZE - 1) - base + 1 };
 }
 
-function container(dn: string): WriteOp {
-  const cn = /^cn=([^,]+),/.exec(dn)![1]!;
-  return { kind: 'add', dn, attrs: { objectClass: ['top', 'dirContainer'], cn: [cn] } };
-}
-
 /**
  * The directory tree, the ID range, the admin user, the admins group and
  * built-in privileges. The admins group takes the range's first ID, admin
@@ -61,26 +56,20 @@ const treeStep: InitStep = {
     const c = containers(dir.baseDn);
     const adminDn = `uid=admin,${c.users}`;
     const range = idRangeOf(options);
+    const admin: Attributes = {
+      objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser', 'posixAccount'],
+      uid: ['admin'],
+      cn: ['Administrator'],
+      sn: ['Administrator'],
+      uidNumber: [String(range.base + 1)],
+      userPassword: [await hashPassword(options.adminPassword)],
+      dirUserAuthType: ['password'],
+    };
+    posixDefaults(admin, 'admin', String(range.base + 1));
     await dir.batch([
-      ...[c.accounts, c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.pbac, c.privileges, c.kerberos].map(container),
+      ...[c.accounts, c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.pbac, c.privileges, c.kerberos].map(containerEntry),
       ...rangeEntries(dir.baseDn, config.realm, range, range.base + 2),
-      {
-        kind: 'add',
-        dn: adminDn,
-        attrs: {
-          objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser', 'posixAccount'],
-          uid: ['admin'],
-          cn: ['Administrator'],
-          sn: ['Administrator'],
-          uidNumber: [String(range.base + 1)],
-          gidNumber: [String(range.base + 1)],
-          homeDirectory: ['/home/admin'],
-          loginShell: [DEFAULT_SHELL],
-          gecos: ['Administrator'],
-          userPassword: [await hashPassword(options.adminPassword)],
-          dirUserAuthType: ['password'],
-        },
-      },
+      { kind: 'add', dn: adminDn, attrs: admin },
       {
         kind: 'add',
         dn: c.adminsGroup,
