@@ -230,40 +230,38 @@ async function attrValueOptions(
   return out;
 }
 
-/** Shapes a stored entry for the wire. */
-/** The entry's attributes, those of the object's params first in declaration order, then the rest as stored. */
-function attributesInParamOrder(obj: ObjectDef, attrs: Attributes): Array<[string, string[]]> {
+/** The entry's attributes with the param that owns each: the object's params first, in declaration order, then the rest as stored. */
+function attributesInParamOrder(obj: ObjectDef, attrs: Attributes): Array<[string, string[], ParamDef | undefined]> {
   const byName = new Map(Object.keys(attrs).map((k) => [k.toLowerCase(), k]));
-  const out: Array<[string, string[]]> = [];
+  const out: Array<[string, string[], ParamDef | undefined]> = [];
   const done = new Set<string>();
   for (const p of Object.values(obj.params)) {
     const k = p.attr && byName.get(p.attr.toLowerCase());
     if (k && !done.has(k)) {
-      out.push([k, attrs[k]!]);
+      out.push([k, attrs[k]!, p]);
       done.add(k);
     }
   }
-  for (const [k, v] of Object.entries(attrs)) if (!done.has(k)) out.push([k, v]);
+  for (const [k, v] of Object.entries(attrs)) if (!done.has(k)) out.push([k, v, undefined]);
   return out;
 }
 
+/** Shapes a stored entry for the wire. */
 export async function outputEntry(ctx: CallContext, obj: ObjectDef, entry: Entry, options: Inputs): Promise<Record<string, unknown>> {
   const all = options.all === true;
   const raw = options.raw === true;
   const out: Record<string, unknown> = {};
   if (all) out.dn = entry.dn;
   const defaultAttrs = new Set(obj.defaultAttributes.map((k) => obj.params[k]!.attr?.toLowerCase()));
-  for (const [attr, values] of attributesInParamOrder(obj, entry.attrs)) {
+  for (const [attr, values, p] of attributesInParamOrder(obj, entry.attrs)) {
     const at = ctx.dir.schema.attribute(attr);
     if (at?.operational || at?.syntax === 'secret') continue;
-    const owner = paramByAttr(obj, attr);
     const key = attr.toLowerCase();
     if (!all && !defaultAttrs.has(key)) continue;
-    if (raw || !owner) {
+    if (raw || !p) {
       out[key] = values;
       continue;
     }
-    const p = owner[1];
     if (p.secret) continue;
     if (p.type === 'ref') out[key] = values.map(pkeyOfDn);
     else if (p.type === 'bool') out[key] = values.map((v) => v.toUpperCase() === 'TRUE');

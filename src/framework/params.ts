@@ -54,6 +54,11 @@ export interface ParamDef {
   readonly maxValue?: number;
 }
 
+/** A DNS host name in lower case: one or more labels (RFC 1123). */
+export const HOST_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+/** A fully qualified one: two labels or more (a DNS domain, a host of the realm). */
+export const FQDN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
 /** A validated option value. */
 export type ParamValue = string | number | boolean | string[];
 

@@ -7,8 +7,8 @@ import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
 import { defineObject } from '../framework/object.js';
 import { newRandomKeys } from '../account/keys.js';
+import { FQDN } from '../framework/params.js';
 
-const FQDN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 export const hostObject = defineObject({
   name: 'host',

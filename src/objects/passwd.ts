@@ -3,7 +3,7 @@
  * and holders of the User Administrators privilege); the Kerberos keys are
  * derived again from it with the next key version.
  */
-import { canManage, isAdmin } from '../framework/access.js';
+import { canManage } from '../framework/access.js';
 import type { Command } from '../framework/command.js';
 import { getEntry, writeEntries } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
@@ -23,7 +23,7 @@ export const passwdCommand: Command = {
   async run(ctx, args) {
     const login = args[0] === undefined ? ctx.principal!.uid : String(args[0]);
     const self = login === ctx.principal!.uid;
-    if (!self && !(await canManage(ctx, userObject.managePrivilege)) && !(await isAdmin(ctx, ctx.principal!))) {
+    if (!self && !(await canManage(ctx, userObject.managePrivilege))) {
       throw publicError('ACIError', { info: "not allowed to change another user's password" });
     }
     const password = String(args[1]);

@@ -55,7 +55,7 @@ export interface ServerConfig {
   /** LDAP over TLS from the first octet */
   ldapsPort: number;
   /** the LDAP service's limits (docs/ldap.md, "Limits") */
-  ldap: LdapLimitsConfig;
+  ldap: LdapLimits;
   searchSizeLimit: number;
   searchTimeLimit: number;
   /** PEM bundle of extra CAs trusted for IdP endpoints */
@@ -64,10 +64,8 @@ export interface ServerConfig {
   idpHoldSeconds: number;
 }
 
-/** The LDAP service's limits as server.conf holds them. */
-export type LdapLimitsConfig = LdapLimits;
 
-export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimitsConfig> = {
+export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimits> = {
   maxMessageSize: 256 * 1024,
   maxConnections: 1024,
   maxOperations: 32,

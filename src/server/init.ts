@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Attributes, WriteOp } from '../directory/types.js';
 import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
 import { hashPassword } from '../objects/password.js';
+import { FQDN, HOST_NAME } from '../framework/params.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
@@ -24,15 +25,13 @@ export type { InitOptions } from './init-step.js';
 
 
 const REALM = /^[A-Z0-9][A-Z0-9.-]{0,253}$/;
-const DOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
-const HOST = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 export class InitError extends Error {}
 
 export function validateInitOptions(o: InitOptions): void {
   if (!REALM.test(o.realm)) throw new InitError(`invalid realm '${o.realm}': use upper-case letters, digits, '.' and '-'`);
-  if (!DOMAIN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
-  if (!HOST.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
+  if (!FQDN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
+  if (!HOST_NAME.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
   if (o.adminPassword.length < 8) throw new InitError('the admin password must have at least 8 characters');
   const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
   if (problem) throw new InitError(`invalid ID range: ${problem}`);

@@ -11,7 +11,8 @@ import { generalizedTime } from '../directory/schema.js';
 import type { Directory, WriteOp } from '../directory/types.js';
 import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
-import { keysFromPassword, keytabFor, randomKeys, serializeKeys } from '../account/keys.js';
+import { keysFromPassword, keytabFor, newRandomKeys, randomKeys, serializeKeys } from '../account/keys.js';
+import { HOST_NAME } from '../framework/params.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
 
@@ -29,7 +30,7 @@ export function ldapNames(hostname: string): string[] {
 /** The machine's own host name, when it is a usable DNS name. */
 export function localMachineName(): string | null {
   const name = osHostname().toLowerCase();
-  return /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(name) ? name : null;
+  return HOST_NAME.test(name) ? name : null;
 }
 
 async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {
@@ -64,7 +65,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
       (name): WriteOp => ({
         kind: 'add',
         dn: serviceDn(dir.baseDn, `ldap/${name}@${realm}`),
-        attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(randomKeys(1)) },
+        attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
       }),
     ),
     {
