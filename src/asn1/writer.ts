@@ -130,8 +130,7 @@ export class Tlv {
 
   /** A GeneralizedTime YYYYMMDDHHMMSSZ of `ms` (milliseconds dropped). */
   static time(id: number, ms: number): Tlv {
-    const y = new Date(ms).getUTCFullYear();
-    if (!(y >= 0 && y <= 9999)) throw new TlvWriteError('time out of range');
+    if (!(ms >= FIRST_MS && ms <= LAST_MS)) throw new TlvWriteError('time out of range');
     return new Tlv(id, TIME, null, ms, 15);
   }
 
@@ -140,6 +139,10 @@ export class Tlv {
     return new Tlv(id, FLAGS, null, v >>> 0, 5);
   }
 }
+
+/** The four-digit years GeneralizedTime can write, as milliseconds (a range check without a Date per value). */
+const FIRST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** `n` as `width` decimal digits. */
 function digits(out: Buffer, off: number, n: number, width: number): number {

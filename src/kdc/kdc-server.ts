@@ -57,7 +57,7 @@ export class Kdc {
     this.db = new PrincipalDb(o.dir, o.realm);
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
-    this.caches = kdcCaches(o.idpHoldMs === undefined ? {} : { idpHoldMs: o.idpHoldMs });
+    this.caches = kdcCaches(o.idpHoldMs);
   }
 
   /** The realm policy, read again every 10 s; at once while it is fresh. */

@@ -24,8 +24,8 @@ export interface KdcCaches {
   idpWaits: IdpWaits;
 }
 
-export function kdcCaches(o: { idpHoldMs?: number; idpHoldLimit?: number } = {}): KdcCaches {
-  return { tgts: new TgtCache(), replays: new ReplayCache(2 * SKEW_MS), idpWaits: idpWaits(o.idpHoldMs, o.idpHoldLimit) };
+export function kdcCaches(idpHoldMs = DEFAULT_IDP_HOLD_MS): KdcCaches {
+  return { tgts: new TgtCache(), replays: new ReplayCache(2 * SKEW_MS), idpWaits: { holdMs: idpHoldMs, limit: IDP_HOLD_LIMIT, active: 0 } };
 }
 
 /**
@@ -44,12 +44,8 @@ export interface IdpWaits {
   active: number;
 }
 
-export const DEFAULT_IDP_HOLD_MS = 10_000;
-export const DEFAULT_IDP_HOLD_LIMIT = 1_000;
-
-export function idpWaits(holdMs = DEFAULT_IDP_HOLD_MS, limit = DEFAULT_IDP_HOLD_LIMIT): IdpWaits {
-  return { holdMs, limit, active: 0 };
-}
+const DEFAULT_IDP_HOLD_MS = 10_000;
+const IDP_HOLD_LIMIT = 1_000;
 
 
 interface OpenedTicket {
