@@ -10,33 +10,43 @@
  */
 import type { Attributes, Schema } from '../directory/types.js';
 import type { PartialAttribute } from '../ldap/protocol-responses.js';
+import { filterAttributeType } from '../directory/filter.js';
+import { defaultAssertionValue } from '../ldap/filter.js';
 
 export interface Selection {
   allUser: boolean;
   allOperational: boolean;
   /** lower-cased names asked for one by one */
   named: Set<string>;
+  /** the same names as the schema spells them (aliases resolved), worked out once per search */
+  canonical: Set<string>;
 }
 
-export function selection(requested: readonly string[]): Selection {
+export function selection(schema: Schema, requested: readonly string[]): Selection {
   const named = new Set<string>();
+  const canonical = new Set<string>();
   let allUser = requested.length === 0;
   let allOperational = false;
   for (const r of requested) {
     if (r === '*') allUser = true;
     else if (r === '+') allOperational = true;
-    else if (r !== '1.1') named.add((r.includes(';') ? r.slice(0, r.indexOf(';')) : r).toLowerCase());
+    else if (r !== '1.1') {
+      named.add((r.includes(';') ? r.slice(0, r.indexOf(';')) : r).toLowerCase());
+      const at = filterAttributeType(schema, r);
+      if (at) canonical.add(at.name);
+    }
   }
-  return { allUser, allOperational, named };
+  return { allUser, allOperational, named, canonical };
+}
+
+/** An assertion value (filter, compare) as the directory compares it: binary values as base64 text, others as text. */
+export function assertionValue(schema: Schema, attr: string, value: Buffer): string {
+  return filterAttributeType(schema, attr)?.syntax === 'binary' ? value.toString('base64') : defaultAssertionValue(attr, value);
 }
 
 /** The attributes of a directory entry the selection keeps, canonical names, values as they go on the wire. */
 export function selectFromEntry(schema: Schema, attrs: Attributes, sel: Selection, typesOnly: boolean): PartialAttribute[] {
-  const names = new Set<string>();
-  for (const n of sel.named) {
-    const at = schema.attribute(n);
-    if (at) names.add(at.name);
-  }
+  const names = sel.canonical;
   const out: PartialAttribute[] = [];
   for (const [name, values] of Object.entries(attrs)) {
     const at = schema.attribute(name);

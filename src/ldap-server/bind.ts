@@ -10,7 +10,7 @@
 import { LDAP_VERSION, ResultCode } from '../ldap/codes.js';
 import type { BindRequest } from '../ldap/protocol-requests.js';
 import type { BindResponse } from '../ldap/protocol-responses.js';
-import { parseDn, normalizeDn, formatDn } from '../directory/dn.js';
+import { parseDn, normalizeDn, formatDn, sameDn } from '../directory/dn.js';
 import { containers } from '../directory/layout.js';
 import { publicError } from '../framework/errors.js';
 import { AuthRefusal, passwordLogin } from '../objects/login.js';
@@ -34,7 +34,6 @@ export function loginOfDn(ctx: ServiceContext, dn: string): string | null {
 
 export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindRequest): Promise<OpResult> {
   conn.principal = null;
-  conn.authMethod = 'anonymous';
   const a = req.authentication;
   if (a.method !== 'sasl') conn.saslExchange = null;
   if (req.version !== LDAP_VERSION) throw refuse('protocolError', `only LDAP version ${LDAP_VERSION} is served`);
@@ -56,8 +55,7 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   }
   const outcome = await passwordLogin(ctx.accounts, ctx.realm, login, password);
   if (outcome instanceof AuthRefusal) throw outcome;
-  if (normalizeDn(outcome.dn) !== normalizeDn(name)) throw invalid('the DN is not the entry of that user');
+  if (!sameDn(outcome.dn, name)) throw invalid('the DN is not the entry of that user');
   conn.principal = outcome;
-  conn.authMethod = 'simple';
   return { response: success(), note: `method=simple dn=${JSON.stringify(outcome.dn)}` };
 }

@@ -7,9 +7,9 @@
  * it is set, so a compare cannot test a password or key.
  */
 import { ResultCode } from '../ldap/codes.js';
-import { defaultAssertionValue } from '../ldap/filter.js';
+import { assertionValue } from './attributes.js';
 import type { CompareRequest } from '../ldap/protocol-requests.js';
-import { evaluate, FALSE, TRUE } from '../directory/filter.js';
+import { evaluate, FALSE, filterAttributeType, TRUE } from '../directory/filter.js';
 import { readability } from '../framework/access.js';
 import type { LdapConnection, OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
@@ -21,14 +21,14 @@ export async function compare(ctx: ServiceContext, conn: LdapConnection, req: Co
   if (!p) throw refuse('insufficientAccessRights', ANONYMOUS_REFUSAL);
   if (readability(p, req.entry, ctx.dir.baseDn) === 'none') throw refuse('noSuchObject', 'no such entry');
   const desc = req.attributeDesc;
-  const at = ctx.dir.schema.attribute(desc.includes(';') ? desc.slice(0, desc.indexOf(';')) : desc);
+  const at = filterAttributeType(ctx.dir.schema, desc);
   if (!at) throw refuse('undefinedAttributeType', `no attribute type ${desc}`);
   const entry = await ctx.dir.get(req.entry);
   if (!entry) throw refuse('noSuchObject', 'no such entry');
   const absent = () => refuse('noSuchAttribute', `the entry has no ${at.name}`);
   if (at.syntax === 'secret') throw absent();
   if (!entry.attrs[at.name]?.length) throw absent();
-  const value = at.syntax === 'binary' ? req.assertionValue.toString('base64') : defaultAssertionValue(at.name, req.assertionValue);
+  const value = assertionValue(ctx.dir.schema, at.name, req.assertionValue);
   const truth = evaluate(ctx.dir.schema, { kind: 'eq', attr: at.name, value }, { attrs: entry.attrs, secrets: new Set() });
   if (truth !== TRUE && truth !== FALSE) throw refuse('invalidAttributeSyntax', `the value is not a valid ${at.name}`);
   return { response: { op: 'compareResponse', resultCode: truth === TRUE ? ResultCode.compareTrue : ResultCode.compareFalse, matchedDN: '', diagnosticMessage: '' } };

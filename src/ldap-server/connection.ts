@@ -96,8 +96,6 @@ export class LdapConnection {
   tls: boolean;
   /** the bound principal; null while anonymous */
   principal: Principal | null = null;
-  /** how the principal bound, for the log */
-  authMethod = 'anonymous';
   /** a SASL exchange between two bind steps */
   saslExchange: SaslGssapiServer | null = null;
   /** the SASL security layer in force (integrity or confidentiality), once negotiated */

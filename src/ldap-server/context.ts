@@ -14,8 +14,6 @@ export interface ServiceContext {
   readonly dir: Directory;
   readonly accounts: Accounts;
   readonly realm: string;
-  /** the host name in the service's own principal, ldap/<hostname> */
-  readonly hostname: string;
   readonly registry: CommandRegistry;
   readonly server: ServerInfo;
   /** the server's search limits: a client may ask for less, never more (0: none) */
@@ -24,5 +22,4 @@ export interface ServiceContext {
   readonly timeLimit: number;
   /** finds the keys of ldap/ principals and remembers authenticators seen (SASL GSSAPI) */
   readonly gssapi: AcceptSecContextOptions;
-  log(line: string): void;
 }

@@ -11,7 +11,7 @@
 import { ExtendedOid, ResultCode } from '../ldap/codes.js';
 import { checkWhoAmIRequest, decodePasswordModifyRequest, whoAmIResponse } from '../ldap/extended.js';
 import type { ExtendedRequest } from '../ldap/protocol-requests.js';
-import { normalizeDn } from '../directory/dn.js';
+import { sameDn } from '../directory/dn.js';
 import { dispatch } from '../framework/dispatch.js';
 import type { Principal } from '../framework/command.js';
 import { passwordLogin, AuthRefusal } from '../objects/login.js';
@@ -48,7 +48,7 @@ function namesSelf(identity: string, p: Principal): boolean {
   if (identity.startsWith('u:')) return identity.slice(2) === p.uid;
   const dn = identity.startsWith('dn:') ? identity.slice(3) : identity;
   try {
-    return normalizeDn(dn) === normalizeDn(p.dn);
+    return sameDn(dn, p.dn);
   } catch {
     return false;
   }

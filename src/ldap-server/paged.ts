@@ -28,10 +28,6 @@ export interface PagedState {
 export class PagedSearches {
   private readonly states = new Map<string, PagedState>();
 
-  get size(): number {
-    return this.states.size;
-  }
-
   /** Keeps `state` and returns the cookie that continues it. */
   keep(state: PagedState): Buffer {
     if (this.states.size >= MAX_PAGED) this.states.delete(this.states.keys().next().value!);

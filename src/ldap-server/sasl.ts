@@ -50,7 +50,6 @@ export async function saslBind(ctx: ServiceContext, conn: LdapConnection, _name:
   if (!principal) throw new AuthRefusal(publicError('InvalidCredentials'), `${step.client} is not a principal of this realm`);
   if (principal instanceof AuthRefusal) throw principal;
   conn.principal = principal;
-  conn.authMethod = 'GSSAPI';
   const done = exchange;
   return {
     response: { op: 'bindResponse', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' },

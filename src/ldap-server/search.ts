@@ -21,7 +21,7 @@ import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
 import type { SearchRequest } from '../ldap/protocol-requests.js';
 import type { SearchResultEntry } from '../ldap/protocol-responses.js';
-import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
+import { isDescendant, isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
 import { formatFilter } from '../ldap/filter.js';
 import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
@@ -76,8 +76,7 @@ export function searchParts(principal: Principal, baseDn: string, base: string, 
   // the base entry itself, for a subtree search (a one-level search returns only its children)
   const parts: Part[] = scope === 'sub' ? [{ base, scope: 'base' }] : [];
   const below = (dn: string) => {
-    const n = normalizeDn(dn);
-    return n !== nBase && isWithin(n, nBase) && (scope === 'sub' || normalizeDn(parentDn(dn)) === nBase);
+    return isDescendant(dn, base) && (scope === 'sub' || normalizeDn(parentDn(dn)) === nBase);
   };
   for (const p of paths.values()) if (below(p)) parts.push({ base: p, scope: 'base', optional: true });
   for (const root of roots) if (below(root)) parts.push({ base: root, scope: scope === 'sub' ? 'sub' : 'base', optional: true });
@@ -101,7 +100,7 @@ const limitCode = (limit: 'size' | 'time' | undefined) => (limit === 'size' ? Re
 /** A search of one synthetic entry (root DSE, subschema): the entry when the filter selects it. */
 async function syntheticSearch(ctx: ServiceContext, conn: LdapConnection, op: Operation, dn: string, attrs: Record<string, string[]>, operational: ReadonlySet<string>, req: SearchRequest, paged: boolean): Promise<OpResult> {
   if (matches(ctx.dir.schema, req.filter, { attrs, secrets: new Set() })) {
-    await conn.send(op, { op: 'searchResEntry', objectName: dn, attributes: selectFromSynthetic(attrs, operational, selection(req.attributes), req.typesOnly) });
+    await conn.send(op, { op: 'searchResEntry', objectName: dn, attributes: selectFromSynthetic(attrs, operational, selection(ctx.dir.schema, req.attributes), req.typesOnly) });
   }
   return { response: done(ResultCode.success), ...(paged ? { controls: [pagedResultsControl({ size: 0, cookie: Buffer.alloc(0) })] } : {}) };
 }
@@ -129,7 +128,7 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   // the decoded filter goes to the directory as it is, not as text to be parsed again; its text form keeps the directory's bound
   const filter = withoutSecrets(ctx.dir.schema, req.filter);
   if (formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
-  const sel = selection(req.attributes);
+  const sel = selection(ctx.dir.schema, req.attributes);
   const entryOf = (e: Entry): SearchResultEntry => ({ op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(ctx.dir.schema, e.attrs, sel, req.typesOnly) });
 
   if (paged) return pagedSearch(ctx, conn, op, req, { parts, filter, base, scope: effectiveScope, sel, entryOf, size: paged.size, cookie: paged.cookie });
@@ -204,7 +203,7 @@ async function pagedSearch(ctx: ServiceContext, conn: LdapConnection, op: Operat
     if (!state || state.key !== key) throw refuse('unwillingToPerform', 'the paged results cookie is unknown on this connection or belongs to another search');
     // a page size of 0 ends the paged search (RFC 2696 §3)
     if (a.size === 0) return end(ResultCode.success, state.total, 'paged=ended');
-    dns = [...state.dns];
+    dns = state.dns;
     total = state.total;
     limit = state.limit;
   } else {

@@ -16,7 +16,7 @@ import type { CommandRegistry, ServerInfo } from '../framework/command.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { ResultCode } from '../ldap/codes.js';
-import { defaultAssertionValue } from '../ldap/filter.js';
+import { assertionValue } from './attributes.js';
 import { noticeOfDisconnection } from '../ldap/extended.js';
 import type { DecodeOptions, LdapMessage } from '../ldap/protocol.js';
 import type { LdapRequest } from '../ldap/protocol-requests.js';
@@ -44,7 +44,6 @@ export interface LdapServiceOptions {
   dir: Directory;
   accounts: Accounts;
   realm: string;
-  hostname: string;
   registry: CommandRegistry;
   server: ServerInfo;
   /** the server's key and certificate chain, PEM (the HTTPS API's) */
@@ -72,7 +71,7 @@ export class LdapService implements ConnectionHost {
     this.decodeOptions = {
       filter: {
         // values of the binary syntax are kept as base64 text
-        assertionValue: (attr, value) => (schema.attribute(attr.split(';')[0]!)?.syntax === 'binary' ? value.toString('base64') : defaultAssertionValue(attr, value)),
+        assertionValue: (attr, value) => assertionValue(schema, attr, value),
       },
     };
     const realm = o.realm;
@@ -81,12 +80,10 @@ export class LdapService implements ConnectionHost {
       dir: o.dir,
       accounts,
       realm,
-      hostname: o.hostname,
       registry: o.registry,
       server: o.server,
       sizeLimit: o.limits.sizeLimit,
       timeLimit: o.limits.timeLimit,
-      log: o.log,
       gssapi: {
         replay: new ReplayCache(2 * SKEW_MS, 100_000),
         // a ticket for any of the realm's ldap/ services, with its keys from the directory

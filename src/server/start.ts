@@ -151,7 +151,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   writeKrb5Conf(paths, config, kdcPort);
-  const ldap = new LdapService({ dir, accounts, realm: config.realm, hostname: config.hostname, registry, server, tls, limits: config.ldap, log });
+  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   writeSssdConf(paths, config, kdcPort, ldapPort);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);

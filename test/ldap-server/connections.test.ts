@@ -70,7 +70,6 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
       dir,
       accounts: new Accounts(dir, realmContainerDn(dir.baseDn, 'EXAMPLE.TEST')),
       realm: 'EXAMPLE.TEST',
-      hostname: 'localhost',
       registry: buildRegistry(),
       server: { version: '0', apiVersion: '0', realm: 'EXAMPLE.TEST', domain: 'example.test', searchSizeLimit: 100, searchTimeLimit: 2 },
       tls: { key: readFileSync(join(data, 'server.key')), cert: readFileSync(join(data, 'server.crt')) },
