@@ -15,7 +15,7 @@ import { publicError } from './errors.js';
 import type { CallContext, Command, Principal } from './command.js';
 import { containers } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { isWithin, normalizeDn } from '../directory/dn.js';
+import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 
 /** The roots of the subtrees an authenticated principal may read. */
 export function readableSubtrees(baseDn: string): string[] {
@@ -23,7 +23,32 @@ export function readableSubtrees(baseDn: string): string[] {
   return [c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.privileges];
 }
 
-const normalizedRoots = new Map<string, { base: string; roots: string[] }>();
+/** The readable part of a tree, worked out once per base DN (it follows from the layout alone). */
+export interface ReadableLayout {
+  /** the base DN, normalised */
+  base: string;
+  /** the readable roots, and the same normalised */
+  roots: string[];
+  normalizedRoots: string[];
+  /** the entries on the way down from the base DN to the roots, the base DN included, each once */
+  paths: string[];
+}
+
+const layouts = new Map<string, ReadableLayout>();
+
+export function readableLayout(baseDn: string): ReadableLayout {
+  let l = layouts.get(baseDn);
+  if (!l) {
+    const base = normalizeDn(baseDn);
+    const roots = readableSubtrees(baseDn);
+    const paths = new Map<string, string>();
+    for (const root of roots) {
+      for (let p = parentDn(root); p !== '' && isWithin(normalizeDn(p), base); p = parentDn(p)) paths.set(normalizeDn(p), p);
+    }
+    layouts.set(baseDn, (l = { base, roots, normalizedRoots: roots.map(normalizeDn), paths: [...paths.values()] }));
+  }
+  return l;
+}
 
 /**
  * What `principal` may read of the entry at `dn`: everything below a
@@ -35,10 +60,9 @@ const normalizedRoots = new Map<string, { base: string; roots: string[] }>();
 export function readability(principal: Principal | null, dn: string, baseDn: string): 'subtree' | 'path' | 'none' {
   if (!principal) return 'none';
   const n = normalizeDn(dn);
-  let known = normalizedRoots.get(baseDn);
-  if (!known) normalizedRoots.set(baseDn, (known = { base: normalizeDn(baseDn), roots: readableSubtrees(baseDn).map(normalizeDn) }));
-  if (known.roots.some((r) => isWithin(n, r))) return 'subtree';
-  if (isWithin(n, known.base) && known.roots.some((r) => isWithin(r, n))) return 'path';
+  const known = readableLayout(baseDn);
+  if (known.normalizedRoots.some((r) => isWithin(n, r))) return 'subtree';
+  if (isWithin(n, known.base) && known.normalizedRoots.some((r) => isWithin(r, n))) return 'path';
   return 'none';
 }
 

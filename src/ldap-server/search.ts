@@ -21,11 +21,11 @@ import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
 import type { SearchRequest } from '../ldap/protocol-requests.js';
 import type { SearchResultEntry } from '../ldap/protocol-responses.js';
-import { isDescendant, isWithin, normalizeDn, parentDn } from '../directory/dn.js';
+import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
 import { formatFilter } from '../ldap/filter.js';
 import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
-import { readability, readableSubtrees } from '../framework/access.js';
+import { readability, readableLayout } from '../framework/access.js';
 import type { Principal } from '../framework/command.js';
 import { selectFromEntry, selectFromSynthetic, selection, type Selection } from './attributes.js';
 import { Abandoned, type LdapConnection, type Operation, type OpResult } from './connection.js';
@@ -67,18 +67,15 @@ export function searchParts(principal: Principal, baseDn: string, base: string, 
   if (r === 'none') return null;
   if (r === 'subtree' || scope === 'base') return [{ base, scope }];
   const nBase = normalizeDn(base);
-  const roots = readableSubtrees(baseDn);
-  // the entries on the way down from the base DN to each root, the base DN included
-  const paths = new Map<string, string>();
-  for (const root of roots) {
-    for (let p = parentDn(root); p !== '' && isWithin(normalizeDn(p), normalizeDn(baseDn)); p = parentDn(p)) paths.set(normalizeDn(p), p);
-  }
+  // the readable roots and the entries on the way down to them, the base DN included (worked out once per base DN)
+  const { roots, paths } = readableLayout(baseDn);
   // the base entry itself, for a subtree search (a one-level search returns only its children)
   const parts: Part[] = scope === 'sub' ? [{ base, scope: 'base' }] : [];
   const below = (dn: string) => {
-    return isDescendant(dn, base) && (scope === 'sub' || normalizeDn(parentDn(dn)) === nBase);
+    const n = normalizeDn(dn);
+    return n !== nBase && isWithin(n, nBase) && (scope === 'sub' || normalizeDn(parentDn(dn)) === nBase);
   };
-  for (const p of paths.values()) if (below(p)) parts.push({ base: p, scope: 'base', optional: true });
+  for (const p of paths) if (below(p)) parts.push({ base: p, scope: 'base', optional: true });
   for (const root of roots) if (below(root)) parts.push({ base: root, scope: scope === 'sub' ? 'sub' : 'base', optional: true });
   return parts;
 }
