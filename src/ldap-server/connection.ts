@@ -263,8 +263,8 @@ export class LdapConnection {
     const op = e.op && Object.hasOwn(RESPONSE_TO, e.op) ? (e.op as RequestOpName) : undefined;
     const responseOp = op ? RESPONSE_TO[op] : null;
     this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${e.messageId ?? '-'} ${op ?? 'undecodable'} outcome=${resultCodeName(e.resultCode)}(${e.resultCode}) reason=${JSON.stringify(e.message)}`);
-    if (e.messageId !== undefined && responseOp) {
-      this.writeMessage({ messageId: e.messageId, protocolOp: { op: responseOp as PlainResponseOp, resultCode: e.resultCode, matchedDN: '', diagnosticMessage: e.message } });
+    if (e.messageId !== undefined && op && responseOp) {
+      this.writeResult(e.messageId, op, e.resultCode, e.message);
       return;
     }
     // an abandon that cannot be read abandons nothing, and has no answer
@@ -331,9 +331,14 @@ export class LdapConnection {
 
   /** Answers a request with a bare result of its response type. */
   private answer(op: Operation, resultCode: ResultCode, diagnosticMessage: string): void {
-    const responseOp = RESPONSE_TO[op.name];
     this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${op.messageId} ${op.name} outcome=${resultCodeName(resultCode)}(${resultCode}) reason=${JSON.stringify(diagnosticMessage)}`);
-    if (responseOp) this.writeMessage({ messageId: op.messageId, protocolOp: { op: responseOp as PlainResponseOp, resultCode, matchedDN: '', diagnosticMessage } });
+    this.writeResult(op.messageId, op.name, resultCode, diagnosticMessage);
+  }
+
+  /** A bare LDAPResult of the response type that answers `name` (none for abandon and unbind). */
+  private writeResult(messageId: number, name: RequestOpName, resultCode: ResultCode, diagnosticMessage: string, matchedDN = ''): void {
+    const responseOp = RESPONSE_TO[name];
+    if (responseOp) void this.writeMessage({ messageId, protocolOp: { op: responseOp as PlainResponseOp, resultCode, matchedDN, diagnosticMessage } });
   }
 
   private async run(op: Operation, m: LdapMessage<LdapRequest>): Promise<void> {
@@ -353,10 +358,7 @@ export class LdapConnection {
         const r = toLdapResult(e, this.host.log);
         outcome = `${resultCodeName(r.resultCode)}(${r.resultCode}) error=${r.name}`;
         note = ` reason=${JSON.stringify(e instanceof Error ? e.message : String(e))}`;
-        const responseOp = RESPONSE_TO[op.name];
-        if (responseOp && !op.abandoned && !this.closed) {
-          this.writeMessage({ messageId: op.messageId, protocolOp: { op: responseOp as PlainResponseOp, resultCode: r.resultCode, matchedDN: r.matchedDN, diagnosticMessage: r.diagnosticMessage } });
-        }
+        if (!op.abandoned && !this.closed) this.writeResult(op.messageId, op.name, r.resultCode, r.diagnosticMessage, r.matchedDN);
       }
     }
     const ms = (performance.now() - started).toFixed(1);
