@@ -279,6 +279,16 @@ export const octetString = (v: string | Buffer, id: number = Tag.octetString): B
 /** An INTEGER or ENUMERATED (by `id`) in the fewest octets. */
 export const integer = (id: number, v: number): Ber => Tlv.integer(id, v);
 
+/** An LDAPOID field with `id` (the writing twin of readOid); absent when `oid` is. */
+export function writeOid(id: number, oid: string | undefined): Ber | undefined {
+  if (oid === undefined) return undefined;
+  if (!isLdapOid(oid)) throw new LdapEncodeError(`${oid} is not a numeric OID`);
+  return utf8String(id, oid);
+}
+
+/** An optional OCTET STRING field with `id`. */
+export const optionalOctets = (id: number, v: Buffer | undefined): Ber | undefined => (v === undefined ? undefined : octets(id, v));
+
 const TRUE_OCTET = Buffer.from([0xff]);
 const FALSE_OCTET = Buffer.from([0x00]);
 /** A BOOLEAN (or an implicit tag of one): TRUE is written as 0xFF. */

@@ -19,13 +19,14 @@ import {
   constructed,
   context,
   integer,
-  isLdapOid,
   nul,
   octetString,
   octets,
+  optionalOctets,
   readOid,
   sequence,
   utf8String,
+  writeOid,
 } from './ber.js';
 import { DerefAliases, LDAP_VERSION, MAX_INT, ProtocolOp, SearchScope, type DerefAliasesName, type SearchScopeName } from './codes.js';
 import { attributeDescription, decodeFilter, encodeFilter, type FilterDecodeOptions } from './filter.js';
@@ -237,8 +238,7 @@ export function encodeRequestOp(req: LdapRequest): Ber {
     case 'abandonRequest':
       return integer(ID.abandonRequest, req.idToAbandon);
     case 'extendedReq':
-      if (!isLdapOid(req.requestName)) throw new LdapEncodeError(`requestName ${req.requestName} is not a numeric OID`);
-      return constructed(ID.extendedReq, [utf8String(REQUEST_NAME_ID, req.requestName), req.requestValue === undefined ? undefined : octets(REQUEST_VALUE_ID, req.requestValue)]);
+      return constructed(ID.extendedReq, [writeOid(REQUEST_NAME_ID, req.requestName), optionalOctets(REQUEST_VALUE_ID, req.requestValue)]);
     default:
       throw new LdapEncodeError(`${req.op} is decoded only in part and cannot be encoded`);
   }

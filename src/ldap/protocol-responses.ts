@@ -5,7 +5,7 @@
  * Every result carries resultCode, matchedDN, diagnosticMessage and, for
  * the referral code, the referral URIs.
  */
-import { Ber, BerReader, LdapDecodeError, LdapEncodeError, Tag, application, constructed, context, integer, isLdapOid, octetString, octets, readOid, sequence, utf8String } from './ber.js';
+import { Ber, BerReader, LdapDecodeError, LdapEncodeError, Tag, application, constructed, context, integer, octetString, optionalOctets, readOid, sequence, writeOid } from './ber.js';
 import { MAX_INT, ProtocolOp, type ResultCode } from './codes.js';
 
 /** The LDAPResult components; decoders yield `number` codes (a peer may send codes we do not know). */
@@ -95,13 +95,6 @@ function fail(message: string): never {
   throw new LdapEncodeError(message);
 }
 
-function oidField(id: number, oid: string | undefined): Ber | undefined {
-  if (oid === undefined) return undefined;
-  if (!isLdapOid(oid)) throw new LdapEncodeError(`${oid} is not a numeric OID`);
-  return utf8String(id, oid);
-}
-
-const optionalOctets = (id: number, v: Buffer | undefined): Ber | undefined => (v === undefined ? undefined : octets(id, v));
 
 /** The protocolOp element of a response. */
 export function encodeResponseOp(res: LdapResponse): Ber {
@@ -117,9 +110,9 @@ export function encodeResponseOp(res: LdapResponse): Ber {
       if (res.uris.length === 0) throw new LdapEncodeError('a SearchResultReference needs at least one URI');
       return constructed(ID.searchResRef, res.uris.map((u) => octetString(u)));
     case 'extendedResp':
-      return constructed(ID.extendedResp, [...resultParts(res), oidField(RESPONSE_NAME_ID, res.responseName), optionalOctets(RESPONSE_VALUE_ID, res.responseValue)]);
+      return constructed(ID.extendedResp, [...resultParts(res), writeOid(RESPONSE_NAME_ID, res.responseName), optionalOctets(RESPONSE_VALUE_ID, res.responseValue)]);
     case 'intermediateResponse':
-      return constructed(ID.intermediateResponse, [oidField(INTERMEDIATE_NAME_ID, res.responseName), optionalOctets(INTERMEDIATE_VALUE_ID, res.responseValue)]);
+      return constructed(ID.intermediateResponse, [writeOid(INTERMEDIATE_NAME_ID, res.responseName), optionalOctets(INTERMEDIATE_VALUE_ID, res.responseValue)]);
     default:
       return constructed(ID[res.op], resultParts(res));
   }
