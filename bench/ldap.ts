@@ -63,7 +63,7 @@
  * 100% means the figure is the generator's limit, not the server's); then
  * the ratio dirid/slapd of throughput and of p99 latency.
  *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
- *        [--warmup N] [--concurrency N] [--connections N] [--only slapd|dirid] [--slapd-hash ssha|argon2]
+ *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha|argon2]
  *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
  */
@@ -93,6 +93,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
+    workloads: { type: 'string', default: 'eq,sub,member,bind+search' },
     'slapd-hash': { type: 'string', default: 'ssha' },
     'slapd-log': { type: 'string', default: 'stats' },
     'slapd-substr-maxlen': { type: 'string' },
@@ -144,7 +145,7 @@ cleanups.push(() => (values.keep ? console.log(`kept ${tmp} (slapd: stats.log; d
 
 /** dirid's loader and server in a child process; resolves with its first report. */
 function forkDirid(job: DiridJob, logPath: string): { child: ChildProcess; report: Promise<DiridReport> } {
-  const child = fork(new URL('./support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
+  const child = fork(new URL('./support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { execArgv: [...process.execArgv, ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
   const report = new Promise<DiridReport>((resolve) => {
     child.once('message', (m) => resolve(m as DiridReport));
     child.once('exit', (code) => resolve({ type: 'error', message: `exited with code ${code} before reporting` }));
@@ -267,7 +268,7 @@ try {
     c.search({ base: USERS_DN, filter: eq('uid', userName(j)), attributes: ['cn', 'uidNumber'] }, (o) =>
       finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')),
     );
-  const workloads: Workload[] = [
+  const allWorkloads: Workload[] = [
     { name: 'eq', kind: 'search', step: (c, finish) => eqSearch(c, rnd(SIZE.users), finish) },
     {
       name: 'sub',
@@ -301,6 +302,12 @@ try {
       },
     },
   ];
+
+  const workloads = values.workloads.split(',').map((name) => {
+    const w = allWorkloads.find((x) => x.name === name);
+    if (!w) throw new Error(`--workloads takes a comma-separated list of ${allWorkloads.map((x) => x.name).join(', ')}`);
+    return w;
+  });
 
   interface Result {
     ops: number;

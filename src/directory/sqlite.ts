@@ -11,7 +11,10 @@
  * pre-selected in SQL by the attributes the filter needs; the evaluator
  * decides every candidate. An ordered search (RFC 2891 sort, one key) reads
  * candidates in the order of the key's index keys when a size limit makes
- * that cheaper than sorting every match. Every rule of a write (validation,
+ * that cheaper than sorting every match. Entries once read are kept parsed
+ * (bounded) until a write touches them, so point reads, search bases and
+ * small searches mostly skip SQLite; an equality search reads its rows in
+ * one statement. Every rule of a write (validation,
  * referential integrity, operational attributes, sealing secrets) runs in
  * write-path.ts above this storage; its transaction methods answer
  * synchronously, so a whole write runs in one better-sqlite3 transaction.
@@ -52,8 +55,8 @@ interface Loaded {
 }
 
 const ROW_COLUMNS = 'id, uuid, dn, ndn, parent, attrs, secrets IS NOT NULL AS hasSecrets';
-/** parsed attribute JSON kept per entry id, reused while the stored text is unchanged */
-const PARSE_CACHE_SIZE = 10_000;
+/** entries kept as last read (see SqliteStorage.known) */
+const KNOWN_SIZE = 10_000;
 
 const TABLES_SQL = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -155,7 +158,18 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly inStatements = new Map<number, Database.Statement>();
   private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
-  private readonly parsed = new Map<number, { json: string; attrs: Attributes }>();
+  /**
+   * Entries as last read, parsed, by id, with the id of each normalised DN
+   * read: point reads and small searches answer from here without asking
+   * SQLite. An entry leaves when a transaction writes it, and is not kept
+   * again before that transaction ends, so what is here is what is
+   * committed, as long as this process is the store's only writer: a
+   * realm's store belongs to its one running server.
+   */
+  private readonly known = new Map<number, Loaded>();
+  private readonly idOfNdn = new Map<string, number>();
+  /** ids written by the transaction under way */
+  private readonly touched = new Set<number>();
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
   /** index keys per attribute, as of a version (ordered searches choose how to order by it) */
@@ -203,6 +217,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       idxInsert: db.prepare('INSERT INTO idx (attr, norm, entry) VALUES (?, ?, ?)'),
       idxClear: db.prepare('DELETE FROM idx WHERE entry = ?'),
       idxEq: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm = ?').pluck(),
+      idxEqRows: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id IN (SELECT entry FROM idx WHERE attr = ? AND norm = ?) ORDER BY id`),
       idxGe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ?').pluck(),
       idxLe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm <= ?').pluck(),
       idxRange: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ? AND norm < ?').pluck(),
@@ -250,19 +265,32 @@ class SqliteStorage implements DirectoryStorage<Row> {
   // ---- reading -------------------------------------------------------------
 
   /**
-   * Parsed attributes of a row; the parse is reused while the stored JSON is
-   * the same. Point reads (`remember`) fill the cache; scans only use it, so
-   * a scan larger than the cache cannot thrash it.
+   * The parsed entry of a row, known or parsed now. Point reads
+   * (`remember`) keep it; scans only use what is known, so a scan larger
+   * than the cache cannot thrash it.
    */
   private load(row: Row, remember = true): Loaded {
-    const hit = this.parsed.get(row.id);
-    if (hit && hit.json === row.attrs) return { row, attrs: hit.attrs };
-    const attrs = JSON.parse(row.attrs) as Attributes;
+    const hit = this.known.get(row.id);
+    if (hit) return hit;
+    const l = { row, attrs: JSON.parse(row.attrs) as Attributes };
     if (remember) {
-      if (this.parsed.size >= PARSE_CACHE_SIZE) this.parsed.clear();
-      this.parsed.set(row.id, { json: row.attrs, attrs });
+      if (this.known.size >= KNOWN_SIZE) this.forgetAll();
+      this.known.set(row.id, l);
+      this.idOfNdn.set(row.ndn, row.id);
     }
-    return { row, attrs };
+    return l;
+  }
+
+  private forget(id: number): void {
+    const l = this.known.get(id);
+    if (!l) return;
+    this.known.delete(id);
+    this.idOfNdn.delete(l.row.ndn);
+  }
+
+  private forgetAll(): void {
+    this.known.clear();
+    this.idOfNdn.clear();
   }
 
   private sealedOf(row: Row): Record<string, string[]> {
@@ -278,11 +306,17 @@ class SqliteStorage implements DirectoryStorage<Row> {
     throw new DirectoryError('unwillingToPerform', `the stored secrets of ${row.dn} are damaged`, { dn: row.dn });
   }
 
-  private rowByDn(dn: string): Row | undefined {
-    return this.st.byNdn.get(normalizeDn(dn)) as Row | undefined;
+  /** The committed entry named `dn`, known or read now. */
+  private byDn(dn: string): Loaded | undefined {
+    const ndn = normalizeDn(dn);
+    const id = this.idOfNdn.get(ndn);
+    const hit = id === undefined ? undefined : this.known.get(id);
+    if (hit) return hit;
+    const row = this.st.byNdn.get(ndn) as Row | undefined;
+    return row && this.load(row);
   }
 
-  /** A copy for the caller (the parse cache must not be mutated from outside). */
+  /** A copy for the caller (known entries must not be mutated from outside). */
   private toEntry(l: Loaded, attrs?: readonly string[]): Entry {
     const out: Attributes = {};
     if (!attrs || attrs.length === 0 || attrs.includes('*')) {
@@ -304,12 +338,12 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
-    const row = this.rowByDn(dn);
-    return row ? this.toEntry(this.load(row), attrs) : null;
+    const l = this.byDn(dn);
+    return l ? this.toEntry(l, attrs) : null;
   }
 
   async sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null> {
-    const row = this.rowByDn(dn);
+    const row = this.byDn(dn)?.row;
     return row ? { dn: row.dn, uuid: row.uuid, sealed: this.sealedOf(row) } : null;
   }
 
@@ -390,13 +424,39 @@ class SqliteStorage implements DirectoryStorage<Row> {
     }
   }
 
+  /**
+   * The equality term whose index key gives a filter's candidates, when
+   * {@link candidates} would take them from that one key (an equality on
+   * an indexed attribute other than objectClass, alone or as the first
+   * such term of an and): the search then reads those rows in one
+   * statement. Null otherwise, also when the value cannot be keyed.
+   */
+  private eqTerm(f: Filter): { attr: string; key: string } | null {
+    if (f.kind === 'and') {
+      for (const item of f.items) {
+        if (item.kind !== 'eq' || item.attr.toLowerCase() === 'objectclass') continue;
+        const t = this.eqTerm(item);
+        if (t) return t;
+      }
+      return null;
+    }
+    if (f.kind !== 'eq') return null;
+    const at = filterAttributeType(this.schema, f.attr);
+    if (!at?.indexed || at.syntax === 'secret') return null;
+    try {
+      return { attr: at.name, key: indexKey(at.syntax, normalizeValue(at.syntax, f.value)) };
+    } catch {
+      return null;
+    }
+  }
+
   async search(req: SearchRequest): Promise<SearchResult> {
     const filter = typeof req.filter === 'object' ? req.filter : parseFilter(req.filter ?? '(objectClass=*)');
     const test = compileFilter(this.schema, filter);
     const needSecrets = [...filterAttributes(filter)].some((a) => filterAttributeType(this.schema, a)?.syntax === 'secret');
     if (!['base', 'one', 'sub'].includes(req.scope)) throw new DirectoryError('unwillingToPerform', `unknown scope ${String(req.scope)}`);
     const order = req.orderBy === undefined ? undefined : this.orderAttribute(req.orderBy);
-    const baseRow = this.rowByDn(req.base);
+    const baseRow = this.byDn(req.base)?.row;
     if (!baseRow) throw new DirectoryError('noSuchObject', `no entry ${req.base}`, { dn: req.base });
     const sizeLimit = req.sizeLimit && req.sizeLimit > 0 ? req.sizeLimit : Infinity;
     const deadline = req.timeLimit && req.timeLimit > 0 ? performance.now() + req.timeLimit * 1000 : Infinity;
@@ -441,15 +501,22 @@ class SqliteStorage implements DirectoryStorage<Row> {
       return true;
     };
     const sink = order ? collect : take;
+    const term = order || req.scope === 'base' ? null : this.eqTerm(filter);
     if (req.scope === 'base') sink(baseRow);
-    else {
+    else if (term) {
+      let rows = 0;
+      for (const r of this.st.idxEqRows.iterate(term.attr, term.key) as IterableIterator<Row>) {
+        remember = ++rows <= 256;
+        if (!sink(r)) break;
+      }
+    } else {
       const ids = this.candidates(filter);
       if (ids) {
         remember = ids.size <= 256;
         const plan = order ? this.orderPlan(order, ids.size, sizeLimit) : 'collect';
         if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, take);
         else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
-        else if (!this.visitIds(ids, deadline, sink)) limit = 'time';
+        else if (!this.visitIds(ids, deadline, order ? Infinity : sizeLimit, sink)) limit = 'time';
       } else {
         remember = false;
         const needed = requiredAttributes(this.schema, filter, MAX_SCAN_TERMS);
@@ -471,13 +538,24 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return limit ? { entries, truncated: true, limit } : { entries, truncated: false };
   }
 
-  /** Candidate rows in id order; false when the time limit ended the visit. */
-  private visitIds(ids: ReadonlySet<number>, deadline: number, sink: (r: Row) => boolean): boolean {
+  /**
+   * Candidate rows in id order; false when the time limit ended the visit.
+   * Known entries are not read again. Under a size limit the rows are read
+   * in chunks growing from a little over the limit, as most candidates of
+   * an index match and the limit usually ends the visit early.
+   */
+  private visitIds(ids: ReadonlySet<number>, deadline: number, sizeLimit: number, sink: (r: Row) => boolean): boolean {
     const list = [...ids].sort((a, b) => a - b);
-    for (let i = 0; i < list.length; i += CHUNK) {
+    let size = Math.min(CHUNK, sizeLimit < CHUNK ? Math.max(16, sizeLimit + 1) : CHUNK);
+    for (let i = 0; i < list.length; i += size, size = Math.min(CHUNK, size * 2)) {
       if (performance.now() > deadline) return false;
-      const chunk = list.slice(i, i + CHUNK);
-      for (const r of this.inStatement(chunk.length).all(...chunk) as Row[]) if (!sink(r)) return true;
+      const chunk = list.slice(i, i + size);
+      const missing = chunk.filter((id) => !this.known.has(id));
+      const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
+      for (const id of chunk) {
+        const r = this.known.get(id)?.row ?? read?.get(id);
+        if (r && !sink(r)) return true;
+      }
     }
     return true;
   }
@@ -610,11 +688,12 @@ class SqliteStorage implements DirectoryStorage<Row> {
   /**
    * One better-sqlite3 transaction around the write path's steps, which
    * get every answer at once and so finish before it commits: no reader
-   * runs in between. The parse cache needs no undoing after a rollback (a
-   * parse is used only while the stored text is the same); the version
-   * moves either way.
+   * runs in between. The entries it writes leave the known entries and
+   * are not kept again before it ends (they may yet roll back); the
+   * version moves either way.
    */
   transaction<T>(body: (tx: StorageTx<Row>) => Maybe<T>): T {
+    this.touched.clear();
     try {
       return this.db.transaction(() => {
         const out = body(this.tx);
@@ -625,8 +704,15 @@ class SqliteStorage implements DirectoryStorage<Row> {
         return out;
       })();
     } finally {
+      this.touched.clear();
       this.version++;
     }
+  }
+
+  /** Marks an entry written by the transaction under way. */
+  private touch(id: number): void {
+    this.touched.add(id);
+    this.forget(id);
   }
 
   private transactionOps(): StorageTx<Row> {
@@ -634,24 +720,29 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return {
       entry: (ndn) => st.byNdn.get(ndn) as Row | undefined,
       entryById: (id) => st.byId.get(id) as Row | undefined,
-      attrs: (row) => this.load(row).attrs,
+      // what the transaction wrote is not committed yet: not kept
+      attrs: (row) => this.load(row, !this.touched.has(row.id)).attrs,
       sealed: (row) => this.sealedOf(row),
       children: (id) => st.children.all(id) as Row[],
       hasChildren: (id) => st.hasChildren.get(id) !== undefined,
       insert: (e) => {
         const id = Number(st.insert.run(e.uuid, e.dn, e.ndn, e.parent, JSON.stringify(e.attrs), e.sealed ? JSON.stringify(e.sealed) : null).lastInsertRowid);
+        this.touch(id);
         this.writeIndexes(id, e.attrs, e.refs, false);
         return id;
       },
       update: (id, attrs, refs, sealed) => {
+        this.touch(id);
         if (sealed === undefined) st.updateAttrs.run(JSON.stringify(attrs), id);
         else st.update.run(JSON.stringify(attrs), sealed ? JSON.stringify(sealed) : null, id);
         this.writeIndexes(id, attrs, refs);
       },
       move: (id, dn, ndn) => {
+        this.touch(id);
         st.move.run(dn, ndn, id);
       },
       remove: (id) => {
+        this.touch(id);
         st.idxClear.run(id);
         st.refClear.run(id);
         st.remove.run(id);
@@ -690,6 +781,6 @@ class SqliteStorage implements DirectoryStorage<Row> {
       this.db.pragma('wal_checkpoint(TRUNCATE)');
       this.db.close();
     }
-    this.parsed.clear();
+    this.forgetAll();
   }
 }
