@@ -5,7 +5,8 @@
  * answers retransmitted requests with the same reply (joining a request
  * still in progress). Garbage on UDP is dropped; on TCP it gets a
  * KRB-ERROR. Each request is logged as one line. Everything a KDC
- * remembers between requests belongs to its instance.
+ * remembers between requests belongs to its instance; the password service
+ * (kpasswd.ts) it starts shares its principals and its replay cache.
  */
 import { Asn1Error, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -22,6 +23,7 @@ import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { CookieJar } from './cookie-jar.js';
 import { kdcCaches, type KdcCaches } from './state.js';
 import { UdpTcpListener, type Transport } from './listener.js';
+import { KpasswdService, type PasswordChanger } from './kpasswd.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -124,5 +126,10 @@ export class Kdc {
 
   close(): Promise<void> {
     return this.listener.close();
+  }
+
+  /** The password service of this KDC's realm, changing passwords by `change`; the caller makes it listen. */
+  passwordService(change: PasswordChanger): KpasswdService {
+    return new KpasswdService({ db: this.db, realm: this.o.realm, replays: this.caches.replays, change, now: this.now, log: this.o.log });
   }
 }
