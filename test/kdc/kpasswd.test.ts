@@ -8,7 +8,8 @@
  * and logs in. Our own client sends what MIT's tools do not: version 0xff80
  * requests naming another user, a ticket without the INITIAL flag, and
  * malformed datagrams and TCP frames, which get an error or nothing while
- * the service keeps answering.
+ * the service keeps answering. A realm made before the password service
+ * gets kadmin/changepw when its server starts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,9 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
+import { startServer } from '../../src/server/start.js';
+import { findPrincipal } from '../../src/account/lookup.js';
 import { runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { changepwTicket, kpasswdRequest, readKpasswdReply, CHANGEPW } from '../support/kpasswd-client.js';
@@ -310,5 +313,30 @@ describe('the password service with MIT kpasswd and kinit', () => {
     assert.equal(lines(/kpasswd CHPW udp client=rex@EXAMPLE\.TEST/).length, 1);
     assert.equal((await kinit('rex', 'Rex-new-45678\n')).code, 0);
     assert.equal(await kvnoOf('rex'), 2);
+  });
+});
+
+describe('a realm made before the password service', () => {
+  it('gets kadmin/changepw when its server starts, and kpasswd works', async () => {
+    const realm = await startTestRealm();
+    try {
+      const changepw = await findPrincipal(realm.server.dir, 'kadmin/changepw@EXAMPLE.TEST');
+      assert.ok(changepw, 'init made it');
+      await realm.server.dir.delete(changepw.dn);
+      await realm.server.stop();
+      const log: string[] = [];
+      const server = await startServer({ dataDir: join(realm.dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l) });
+      try {
+        assert.ok(await findPrincipal(server.dir, 'kadmin/changepw@EXAMPLE.TEST'), 'start added it');
+        const env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'none.cc')}` };
+        const r = await runTool('kpasswd', ['admin'], env, `${realm.adminPassword}\nAdmin-new-4567\nAdmin-new-4567\n`);
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.match(r.stdout, /Password changed\./);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await realm.stop();
+    }
   });
 });
