@@ -35,7 +35,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-flows-'));
 writeFileSync(join(tmp, 'pw'), 'Admin-pass-42\n');
 writeFileSync(join(tmp, 'idp-ca.pem'), idp.caPem);
 spawnSync(process.execPath, [join(root, 'bin/dirid-server.js'), 'init', '--data-dir', join(tmp, 'realm'), '--realm', REALM, '--domain', 'flows.test', '--hostname', 'localhost', '--admin-password-file', join(tmp, 'pw')]);
-const server = spawn(process.execPath, [join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, [join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
 pin(server.pid!, 0);
 let out = '';
 const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {

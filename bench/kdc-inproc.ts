@@ -24,7 +24,7 @@ const ETYPE = 18;
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-kdc-inproc-'));
 await initRealm({ dataDir: tmp, realm: REALM, domain: 'bench.test', hostname: 'localhost', adminPassword: PASSWORD });
-const srv = await startServer({ dataDir: tmp, listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {} });
+const srv = await startServer({ dataDir: tmp, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {} });
 const kdc = srv.kdc;
 const cname = { nameType: 1, nameString: ['admin'] };
 const key = profile(ETYPE).stringToKey(PASSWORD, `${REALM}admin`);

@@ -52,7 +52,7 @@ const profFlags = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : 
 // the server's log goes to a file, as MIT's does (kdc.log)
 const logFd = openSync(join(tmp, 'server.log'), 'w');
 const extraFlags = values['server-flags'].split(' ').filter(Boolean);
-const ours = spawn(process.execPath, [...profFlags, ...extraFlags, BIN, 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', logFd, 'inherit'] });
+const ours = spawn(process.execPath, [...profFlags, ...extraFlags, BIN, 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', logFd, 'inherit'] });
 pin(ours.pid!, 0);
 const ports = await (async () => {
   for (let i = 0; i < 600; i++) {

@@ -7,8 +7,9 @@
 # puts it in the background and exits does not stop it.
 #
 # Environment: DIRID_DATA_DIR (default ./demo-data), DIRID_HTTPS_PORT (8443),
-# DIRID_KDC_PORT (8088), DIRID_LDAP_PORT (8389), DIRID_LDAPS_PORT (8636; 0
-# picks free ports), DIRID_QUICKSTART_SKIP_INSTALL=1
+# DIRID_HTTP_PORT (8080), DIRID_KDC_PORT (8088), DIRID_KPASSWD_PORT (8464),
+# DIRID_LDAP_PORT (8389), DIRID_LDAPS_PORT (8636; 0 picks free ports),
+# DIRID_QUICKSTART_SKIP_INSTALL=1
 # skips installing and building when that is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,9 @@ if [ -n "${npm_lifecycle_event:-}" ] && [ -r /proc/$$/stat ]; then
 fi
 DATA=${DIRID_DATA_DIR:-$PWD/demo-data}
 HTTPS_PORT=${DIRID_HTTPS_PORT:-8443}
+HTTP_PORT=${DIRID_HTTP_PORT:-8080}
 KDC_PORT=${DIRID_KDC_PORT:-8088}
+KPASSWD_PORT=${DIRID_KPASSWD_PORT:-8464}
 LDAP_PORT=${DIRID_LDAP_PORT:-8389}
 LDAPS_PORT=${DIRID_LDAPS_PORT:-8636}
 if [ ! -f "$DATA/server.conf" ]; then
@@ -38,11 +41,11 @@ if [ ! -f "$DATA/server.conf" ]; then
   umask 077
   node -e "process.stdout.write(require('crypto').randomBytes(12).toString('base64url'))" > "$DATA/admin.password"
   node bin/dirid-server.js init --data-dir "$DATA" --realm DEMO.TEST --domain demo.test \
-    --hostname localhost --admin-password-file "$DATA/admin.password" --https-port "$HTTPS_PORT" --kdc-port "$KDC_PORT" \
-    --ldap-port "$LDAP_PORT" --ldaps-port "$LDAPS_PORT"
+    --hostname localhost --admin-password-file "$DATA/admin.password" --https-port "$HTTPS_PORT" --http-port "$HTTP_PORT" \
+    --kdc-port "$KDC_PORT" --kpasswd-port "$KPASSWD_PORT" --ldap-port "$LDAP_PORT" --ldaps-port "$LDAPS_PORT"
   echo "quickstart: the admin password is in $DATA/admin.password"
 fi
 echo "quickstart: client configuration: $DATA/default.conf (CA: $DATA/ca.crt)"
 echo "quickstart: serving the demo realm on loopback (127.0.0.1) only: it has a known admin password"
-exec node bin/dirid-server.js start --data-dir "$DATA" --listen 127.0.0.1 --https-port "$HTTPS_PORT" --kdc-port "$KDC_PORT" \
-  --ldap-port "$LDAP_PORT" --ldaps-port "$LDAPS_PORT" --exit-with-parent "${WATCH[@]}"
+exec node bin/dirid-server.js start --data-dir "$DATA" --listen 127.0.0.1 --https-port "$HTTPS_PORT" --http-port "$HTTP_PORT" \
+  --kdc-port "$KDC_PORT" --kpasswd-port "$KPASSWD_PORT" --ldap-port "$LDAP_PORT" --ldaps-port "$LDAPS_PORT" --exit-with-parent "${WATCH[@]}"

@@ -47,7 +47,7 @@ try {
   // an ID range of its own below the bench's numbers, so no ID is taken twice
   await initRealm({ dataDir: job.dataDir, realm: BENCH_REALM, domain: BENCH_DOMAIN, hostname: 'localhost', adminPassword: randomBytes(16).toString('base64url'), idStart: 10_000 });
   // the LDAP ports are options of the server that has the LDAP service; this one may not know them yet
-  const options: StartOptions & { ldapPort?: number; ldapsPort?: number } = { dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, ldapPort: 0, ldapsPort: 0 };
+  const options: StartOptions & { ldapPort?: number; ldapsPort?: number } = { dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 };
   server = await startServer(options);
   const ports = server as RunningServer & { ldapsPort?: number; ldapPort?: number };
   if (job.serve && !('ldapsPort' in server)) {

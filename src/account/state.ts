@@ -21,7 +21,8 @@
  *   guesses, and a lockout would let anyone shut them out.
  * - password expired: krbPasswordExpiration is past; this refuses only
  *   authentication by the password itself, not tickets already issued nor
- *   IdP logins.
+ *   IdP logins, and not the password given only to change it (the
+ *   password-change service's initial ticket, as MIT's KDC allows).
  * Counters are written only on a failure and on the first success after
  * failures, so a usable account costs no write per login.
  */
@@ -51,8 +52,12 @@ export interface LockoutPolicy {
 
 export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: 6, failureIntervalSec: 60, lockoutSec: 600 };
 
-/** What the caller authenticates with: the account's password (or keys derived from it), or anything else. */
-export type Proof = 'password' | 'other';
+/**
+ * What the caller authenticates with: the account's password (or keys
+ * derived from it); the password only to change it (which an expired
+ * password may still do); or anything else.
+ */
+export type Proof = 'password' | 'password-to-change' | 'other';
 
 export type Refusal =
   | { state: 'disabled' }

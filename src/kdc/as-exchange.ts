@@ -7,7 +7,9 @@
  * idp mechanism (idp-preauth.ts) armored; required for every client,
  * answered with PREAUTH_REQUIRED and ETYPE-INFO2 otherwise — where a wrong
  * password counts towards the account's lockout and a right one with an
- * expired password is refused; decide the ticket (lifetime and renewal from
+ * expired password is refused, except for a ticket to the password-change
+ * service (kadmin/changepw, kdc/kpasswd.ts), which is how the password gets
+ * changed; decide the ticket (lifetime and renewal from
  * realm policy, flags, session enctype); issue the AS-REP sealed with the
  * client's long-term key, or armored with a strengthened reply key.
  */
@@ -20,6 +22,8 @@ import { cf2, profile, supportedEtypes, type EncryptionKey } from '../kerberos/c
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
+import { changepwPrincipal } from '../kerberos/principal.js';
+import type { Proof } from '../account/state.js';
 import { armoredReply, isArmored, unwrapAsFast, type FastState } from './fast.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { idpStep, offersIdp } from './idp-preauth.js';
@@ -40,7 +44,7 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
   if (client instanceof Promise) client = await client;
   let server = lookupServer(ctx, req);
   if (server instanceof Promise) server = await server;
-  let proven = preauthenticate(ctx, req, client);
+  let proven = preauthenticate(ctx, req, client, server);
   if (proven instanceof Promise) proven = await proven;
   const encPa = wantsEncPaRep(outer, req);
   const spec = initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
@@ -81,17 +85,19 @@ class WrongKey extends KdcError {
  * mechanism, which needs FAST. Hints for PREAUTH_REQUIRED are made only
  * when an error carries them.
  */
-function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal): Maybe<Proven> {
+function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal): Maybe<Proven> {
   const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
   const idp = offersIdp(client);
   if (!hasKeys && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
   const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
-  if (ctx.fast) return armoredPreauth(ctx, ctx.fast, req, client, { hasKeys, idp }, hints);
+  // an expired password may still get the ticket that changes it
+  const proof: Proof = server.name === changepwPrincipal(ctx.realm) ? 'password-to-change' : 'password';
+  if (ctx.fast) return armoredPreauth(ctx, ctx.fast, req, client, { hasKeys, idp, proof }, hints);
   if (!hasKeys) {
     // an IdP-only user: the idp mechanism needs FAST (kinit -T ARMOR_CCACHE)
     throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required (use FAST armor for IdP login)', [{ type: PaType.FX_FAST, value: Buffer.alloc(0) }, ctx.cookies.seal({ kind: 'preauth' })]);
   }
-  return passwordPreauth(ctx, client, () => verifyEncTimestamp(ctx, client, req, hints));
+  return passwordPreauth(ctx, client, proof, () => verifyEncTimestamp(ctx, client, req, hints));
 }
 
 /**
@@ -99,10 +105,10 @@ function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal
  * request tries a password (a local password keeps working beside it, spec
  * §1.5); else the encrypted challenge, answered with the KDC's half of it.
  */
-function armoredPreauth(ctx: ExchangeContext, fast: FastState, req: KdcReq, client: KdcPrincipal, can: { hasKeys: boolean; idp: boolean }, hints: () => PaData[]): Maybe<Proven> {
+function armoredPreauth(ctx: ExchangeContext, fast: FastState, req: KdcReq, client: KdcPrincipal, can: { hasKeys: boolean; idp: boolean; proof: Proof }, hints: () => PaData[]): Maybe<Proven> {
   const triesPassword = can.hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
   if (can.idp && !triesPassword) return idpStep(ctx, req, client, can.hasKeys ? hints() : []).then(() => ({ key: fast.armorKey }));
-  return mapMaybe(passwordPreauth(ctx, client, () => verifyEncryptedChallenge(ctx, client, req, hints)), (longTerm) => ({ ...longTerm, fastPadata: [kdcChallenge(ctx, longTerm.key)] }));
+  return mapMaybe(passwordPreauth(ctx, client, can.proof, () => verifyEncryptedChallenge(ctx, client, req, hints)), (longTerm) => ({ ...longTerm, fastPadata: [kdcChallenge(ctx, longTerm.key)] }));
 }
 
 // Pre-authentication: the mechanisms, their hints and the lockout count.
@@ -137,10 +143,11 @@ function preauthHints(ctx: ExchangeContext, client: KdcPrincipal, requested: rea
 
 /**
  * Password pre-authentication (`verify` throws WrongKey for a key the client
- * does not hold) with the account's lockout counter and password expiry; at
- * once when there is nothing to write.
+ * does not hold) with the account's lockout counter and, unless the ticket
+ * is to change the password, its expiry; at once when there is nothing to
+ * write.
  */
-function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrincipal, verify: () => T): Maybe<T> {
+function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrincipal, proof: Proof, verify: () => T): Maybe<T> {
   let result: T;
   try {
     result = verify();
@@ -149,7 +156,7 @@ function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrin
     throw e;
   }
   const accepted = (): T => {
-    checkAccount(ctx, client, 'client', 'password');
+    checkAccount(ctx, client, 'client', proof);
     return result;
   };
   const reset = ctx.db.accounts.passwordAccepted(client.account);

@@ -1,14 +1,13 @@
 /**
- * The KDC's listeners (RFC 4120 §7.2.1 UDP, §7.2.2 TCP with a 4-byte length
+ * The KDC: its listener (listener.ts: UDP, and TCP with a 4-byte length
  * prefix) and request dispatch: AS-REQ and TGS-REQ go to their exchanges,
  * and what they throw is answered through kdc-error.ts. A lookaside cache
  * answers retransmitted requests with the same reply (joining a request
  * still in progress). Garbage on UDP is dropped; on TCP it gets a
  * KRB-ERROR. Each request is logged as one line. Everything a KDC
- * remembers between requests belongs to its instance.
+ * remembers between requests belongs to its instance; the password service
+ * (kpasswd.ts) it starts shares its principals and its replay cache.
  */
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { createServer, type Server as TcpServer, type Socket } from 'node:net';
 import { Asn1Error, parseDer } from '../kerberos/asn1/der.js';
 import { decodeKdcReqNode, type KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { MsgType } from '../kerberos/iana.js';
@@ -17,12 +16,14 @@ import type { IdpClient } from '../oauth/client.js';
 import { asExchange } from './as-exchange.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
-import { Lookaside, requestDigest } from './lookaside.js';
+import { AnswerOnce } from './lookaside.js';
 import { errorName, KdcError } from './errors.js';
 import { krbErrorReply } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { CookieJar } from './cookie-jar.js';
 import { kdcCaches, type KdcCaches } from './state.js';
+import { UdpTcpListener, type Transport } from './listener.js';
+import { KpasswdService, type PasswordChanger } from './kpasswd.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -42,14 +43,10 @@ export interface KdcOptions {
 
 export class Kdc {
   readonly db: PrincipalDb;
-  private readonly lookaside = new Lookaside();
+  private readonly answers = new AnswerOnce();
   private readonly caches: KdcCaches;
-  /** requests being answered, by the first 128 bits of their digest: a retransmission joins the reply in progress */
-  private readonly inflight = new Map<string, Promise<Buffer | null>>();
   private policyCache: { value: RealmPolicy; expires: number } | undefined;
-  private udp: UdpSocket | undefined;
-  private tcp: TcpServer | undefined;
-  private readonly sockets = new Set<Socket>();
+  private readonly listener: UdpTcpListener;
   private readonly now: () => number;
   readonly cookies: CookieJar;
 
@@ -58,6 +55,13 @@ export class Kdc {
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
     this.caches = kdcCaches(o.idpHoldMs);
+    this.listener = new UdpTcpListener({
+      name: 'KDC',
+      maxTcpMessage: MAX_TCP_MESSAGE,
+      handle: (raw, transport) => this.handle(raw, transport),
+      oversize: () => krbErrorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), { realm: this.o.realm, now: this.now(), cookies: this.cookies, log: this.o.log }).reply,
+      log: o.log,
+    });
   }
 
   /** The realm policy, read again every 10 s; at once while it is fresh. */
@@ -71,31 +75,16 @@ export class Kdc {
   }
 
   /** Answers one request; null means "send nothing". */
-  handle(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
-    const digest = requestDigest(raw);
-    const kept = this.lookaside.get(digest, this.now());
-    if (kept) return Promise.resolve(kept);
-    const id = digest.toString('latin1', 0, 16);
-    const pending = this.inflight.get(id);
-    if (pending) return pending;
-    const reply = this.process(raw, transport);
-    this.inflight.set(id, reply);
-    void reply.then(
-      (r) => {
-        this.inflight.delete(id);
-        if (r) this.lookaside.add(digest, r, this.now());
-      },
-      () => this.inflight.delete(id),
-    );
-    return reply;
+  handle(raw: Buffer, transport: Transport): Promise<Buffer | null> {
+    return this.answers.answer(raw, this.now, () => this.process(raw, transport));
   }
 
   /** what the lookaside cache holds now (for tests and monitoring) */
   lookasideStats(): { entries: number; bytes: number } {
-    return this.lookaside.stats();
+    return this.answers.stats();
   }
 
-  private async process(raw: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
+  private async process(raw: Buffer, transport: Transport): Promise<Buffer | null> {
     const started = process.hrtime.bigint();
     let req: KdcReq | undefined;
     const note: ExchangeContext['note'] = {};
@@ -130,81 +119,17 @@ export class Kdc {
     return reply;
   }
 
-  async listen(port: number, host: string): Promise<number> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const udp = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
-      await new Promise<void>((resolve, reject) => {
-        udp.once('error', reject);
-        udp.bind(port, host, () => {
-          udp.off('error', reject);
-          resolve();
-        });
-      });
-      const chosen = udp.address().port;
-      const tcp = createServer((s) => this.serveTcp(s));
-      const ok = await new Promise<boolean>((resolve) => {
-        tcp.once('error', () => resolve(false));
-        tcp.listen(chosen, host, () => resolve(true));
-      });
-      if (!ok) {
-        udp.close();
-        if (port !== 0) throw new Error(`KDC: TCP port ${chosen} is in use`);
-        continue;
-      }
-      udp.on('message', (msg, rinfo) => {
-        this.handle(msg, 'udp').then(
-          (r) => {
-            if (r) udp.send(r, rinfo.port, rinfo.address);
-          },
-          () => {},
-        );
-      });
-      udp.on('error', (e) => this.o.log(`${new Date().toISOString()} kdc udp error ${e.message}`));
-      this.udp = udp;
-      this.tcp = tcp;
-      return chosen;
-    }
-    throw new Error('KDC: no free port for UDP and TCP together');
+  /** Listens on UDP and TCP `port` (0: a free one) and returns the port. */
+  listen(port: number, host: string): Promise<number> {
+    return this.listener.listen(port, host);
   }
 
-  private serveTcp(s: Socket): void {
-    this.sockets.add(s);
-    s.setTimeout(30_000, () => s.destroy());
-    let buf = Buffer.alloc(0);
-    s.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      while (buf.length >= 4) {
-        const len = buf.readUInt32BE(0);
-        if (len & 0x80000000 || len > MAX_TCP_MESSAGE) {
-          s.end(frame(krbErrorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), { realm: this.o.realm, now: this.now(), cookies: this.cookies, log: this.o.log }).reply));
-          buf = Buffer.alloc(0);
-          return;
-        }
-        if (buf.length < 4 + len) return;
-        const msg = buf.subarray(4, 4 + len);
-        buf = buf.subarray(4 + len);
-        this.handle(Buffer.from(msg), 'tcp').then(
-          (r) => {
-            if (r && !s.destroyed) s.write(frame(r));
-          },
-          () => s.destroy(),
-        );
-      }
-    });
-    s.on('error', () => s.destroy());
-    s.on('close', () => this.sockets.delete(s));
+  close(): Promise<void> {
+    return this.listener.close();
   }
 
-  async close(): Promise<void> {
-    this.udp?.close();
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => (this.tcp ? this.tcp.close(() => r()) : r()));
+  /** The password service of this KDC's realm, changing passwords by `change`; the caller makes it listen. */
+  passwordService(change: PasswordChanger): KpasswdService {
+    return new KpasswdService({ db: this.db, realm: this.o.realm, replays: this.caches.replays, change, now: this.now, log: this.o.log });
   }
 }
-
-function frame(msg: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(msg.length);
-  return Buffer.concat([len, msg]);
-}
-

@@ -10,7 +10,8 @@
  * they were made, so the oldest reply is always the next to be overwritten.
  * Nothing here is a JavaScript object per entry: a busy KDC adds thousands
  * of entries a second, and objects kept that long are what the garbage
- * collector pays most for.
+ * collector pays most for. AnswerOnce puts the cache and the replies
+ * still being made in front of a service (the KDC, the password service).
  */
 import crypto from 'node:crypto';
 import { DigestIndex } from '../kerberos/digest-index.js';
@@ -90,5 +91,44 @@ export class Lookaside {
   private dropOldest(): void {
     this.bytes -= this.length[this.index.oldest]!;
     this.index.shift();
+  }
+}
+
+/**
+ * Each request answered once: a retransmission gets the reply kept in the
+ * lookaside cache, or joins the reply still being made (keyed by the first
+ * 128 bits of the request's digest). Only replies are kept, never a
+ * failure to make one.
+ */
+export class AnswerOnce {
+  private readonly lookaside: Lookaside;
+  private readonly inflight = new Map<string, Promise<Buffer | null>>();
+
+  constructor(ringBytes = LOOKASIDE_MAX_BYTES) {
+    this.lookaside = new Lookaside(ringBytes);
+  }
+
+  /** The reply to `raw`: kept, in progress, or made now by `make`. */
+  answer(raw: Buffer, now: () => number, make: () => Promise<Buffer | null>): Promise<Buffer | null> {
+    const digest = requestDigest(raw);
+    const kept = this.lookaside.get(digest, now());
+    if (kept) return Promise.resolve(kept);
+    const id = digest.toString('latin1', 0, 16);
+    const pending = this.inflight.get(id);
+    if (pending) return pending;
+    const reply = make();
+    this.inflight.set(id, reply);
+    void reply.then(
+      (r) => {
+        this.inflight.delete(id);
+        if (r) this.lookaside.add(digest, r, now());
+      },
+      () => this.inflight.delete(id),
+    );
+    return reply;
+  }
+
+  stats(): { entries: number; bytes: number } {
+    return this.lookaside.stats();
   }
 }

@@ -6,7 +6,8 @@
  * KDC-REQ-BODY bytes; then the FAST armor, implicit in the authenticator's
  * subkey); check that the ticket's client is still an account that may
  * authenticate (account/state.ts: not disabled, locked or expired) and look
- * up the server; decide the ticket (a service ticket or a renewed TGT:
+ * up the server, which may not be the password-change service (its tickets
+ * come from an AS exchange with the password, as MIT's KDC has it); decide the ticket (a service ticket or a renewed TGT:
  * flags, times, session enctype); issue the reply, sealed with the
  * authenticator's subkey when there is one.
  */
@@ -18,7 +19,7 @@ import { checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { wholeSeconds } from '../kerberos/time.js';
-import { tgsPrincipal } from '../kerberos/principal.js';
+import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { KdcError } from './errors.js';
 import { unwrapTgsFast } from './fast.js';
@@ -55,6 +56,7 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   refuseUnsupportedOptions(verified.req);
   let server = lookupServer(ctx, verified.req);
   if (server instanceof Promise) server = await server;
+  if (server.name === changepwPrincipal(ctx.realm)) throw new KdcError('KDC_ERR_POLICY', 'tickets for the password-change service come from an AS exchange with the password');
   const spec = decideTicket(ctx, verified, server);
   return issueTgsReply(ctx, verified, spec);
 }

@@ -1,6 +1,6 @@
 /**
  * Kerberos protocol numbers (RFC 4120 §7.5, RFC 3961 §8, RFC 6113, RFC 6806,
- * RFC 8009, IANA "Kerberos Parameters") as `as const` tables.
+ * RFC 8009, RFC 3244, IANA "Kerberos Parameters") as `as const` tables.
  */
 export const MsgType = {
   AS_REQ: 10,
@@ -290,6 +290,21 @@ export const TransitedType = { DOMAIN_X500_COMPRESS: 1 } as const;
 
 /** LastReq types (RFC 4120 §5.4.2; negative values are per-client). */
 export const LastReqType = { NONE: 0, LAST_INITIAL_TGT: 1, LAST_INITIAL: 2, LAST_TGT_ISSUED: 3, LAST_RENEWAL: 4, LAST_REQUEST: 5, PW_EXPIRATION: 6, ACCT_EXPIRATION: 7 } as const;
+
+/** Password-change protocol versions (RFC 3244 §2): 1 carries the bare new password, 0xff80 a ChangePasswdData. */
+export const KpasswdVersion = { CHANGE_PASSWORD: 1, SET_PASSWORD: 0xff80 } as const;
+
+/** Password-change result codes (RFC 3244 §2; 7 is MIT's). */
+export const KpasswdResult = {
+  SUCCESS: 0,
+  MALFORMED: 1,
+  HARDERROR: 2,
+  AUTHERROR: 3,
+  SOFTERROR: 4,
+  ACCESSDENIED: 5,
+  BAD_VERSION: 6,
+  INITIAL_FLAG_NEEDED: 7,
+} as const;
 
 /** Sets bit `n` (0 = most significant) of a 32-bit flags word. */
 export function flagBit(n: number): number {

@@ -83,6 +83,15 @@ export function tgsPrincipal(realm: string): string {
   return `krbtgt/${realm}@${realm}`;
 }
 
+/**
+ * The password-change service of a realm, `kadmin/changepw@REALM`: the
+ * name MIT's clients (kpasswd, kinit with an expired password) ask an
+ * initial ticket for before they send a password change (RFC 3244).
+ */
+export function changepwPrincipal(realm: string): string {
+  return `kadmin/changepw@${realm}`;
+}
+
 /** The same name as a PrincipalName (NT-SRV-INST, without the realm). */
 export function tgsPrincipalName(realm: string): PrincipalName {
   return { nameType: NameType.SRV_INST, nameString: ['krbtgt', realm] };

@@ -1,12 +1,20 @@
 /**
  * passwd: sets a user's password (their own, or anyone's for administrators
  * and holders of the User Administrators privilege); the Kerberos keys are
- * derived again from it with the next key version.
+ * derived again from it with the next key version. Also the password
+ * change a Kerberos client asks the password service for (kdc/kpasswd.ts):
+ * it runs this same command as that client, after refusing a user whose
+ * login is an external identity provider's.
  */
+import type { Accounts } from '../account/state.js';
+import { hasObjectClass } from '../directory/entry.js';
+import type { Directory } from '../directory/types.js';
 import { canManage } from '../framework/access.js';
-import type { Command } from '../framework/command.js';
+import type { Command, CommandRegistry, ServerInfo } from '../framework/command.js';
 import { getEntry, writeEntries } from '../framework/crud.js';
-import { publicError } from '../framework/errors.js';
+import { dispatch } from '../framework/dispatch.js';
+import { PublicError, publicError } from '../framework/errors.js';
+import { AuthRefusal, kerberosLogin } from './login.js';
 import { hashPassword } from './password.js';
 import { passwordKeyMods, userObject } from './user.js';
 
@@ -34,3 +42,53 @@ export const passwdCommand: Command = {
     return { result: null, value: login, summary: `Changed password for "${login}@${ctx.server.realm}"` };
   },
 };
+
+/** What the server a Kerberos password change reaches runs it with. */
+export interface PasswordChangeEnv {
+  dir: Directory;
+  accounts: Accounts;
+  registry: CommandRegistry;
+  server: ServerInfo;
+}
+
+/**
+ * What a password change came to: changed; or refused because the new
+ * password breaks the rule (the user may try another), because the client
+ * may not change it, or for any other reason; the message is for the user.
+ */
+export type PasswordChangeOutcome = { outcome: 'changed' } | { outcome: 'rejected' | 'denied' | 'failed'; message: string };
+
+/** Errors that say the new password itself was refused. */
+const REJECTING: ReadonlySet<string> = new Set(['ValidationError', 'RequirementError']);
+/** Errors that say the client may not make this change. */
+const DENYING: ReadonlySet<string> = new Set(['ACIError', 'NotAuthenticated', 'AccountDisabled', 'AccountLocked', 'AccountExpired', 'PasswordExpired']);
+
+/**
+ * `client` (a principal whose ticket the password service accepted) sets
+ * the password of `target` (`login@REALM`): the client must be an account
+ * that may act now (login.ts), the target a user whose login is not an
+ * external identity provider's alone, and then `passwd` runs as the client.
+ */
+export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { client: string; target: string; password: string }): Promise<PasswordChangeOutcome> {
+  const realm = env.server.realm;
+  const principal = await kerberosLogin(env.accounts, change.client);
+  if (principal === null) return { outcome: 'denied', message: `${change.client} is not a principal of this directory` };
+  if (principal instanceof AuthRefusal) return { outcome: 'denied', message: principal.publicError.message };
+  const target = change.target.endsWith(`@${realm}`) ? await env.accounts.find(change.target) : null;
+  const login = target?.attrs.uid?.[0];
+  if (!target || !login || !hasObjectClass(target.attrs.objectClass, 'dirUser')) {
+    return { outcome: 'failed', message: `${change.target} is not a user of realm ${realm}: only users' passwords are changed here` };
+  }
+  const authTypes = (target.attrs.dirUserAuthType ?? []).map((t) => t.toLowerCase());
+  if (authTypes.includes('idp') && !authTypes.includes('password')) {
+    return { outcome: 'denied', message: `${login} logs in through an external identity provider (user authentication type idp), not with a password: change it there` };
+  }
+  try {
+    await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry }, 'passwd', [login, change.password], {});
+    return { outcome: 'changed' };
+  } catch (e) {
+    if (!(e instanceof PublicError)) throw e;
+    const outcome = REJECTING.has(e.errorName) ? 'rejected' : DENYING.has(e.errorName) ? 'denied' : 'failed';
+    return { outcome, message: e.message };
+  }
+}

@@ -24,7 +24,13 @@ function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
   if (sub.length > 0 && link.length === 0) throw publicError('RequirementError', { name: 'idp' });
 }
 
-/** New Kerberos keys for a password change: every enctype, kvno + 1. */
+/**
+ * New Kerberos keys for a password change: every enctype, kvno + 1. A new
+ * password has not expired: an expiry date set for the old one goes with it
+ * (as MIT's kadmin does for a principal without a password policy), which
+ * is what lets a user whose password expired log in again once they have
+ * changed it.
+ */
 export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: string): Promise<Modification[]> {
   const uid = entry.attrs.uid?.[0] ?? '';
   const old = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
@@ -33,6 +39,7 @@ export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: 
     { op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(password, ctx.server.realm, [uid], kvno)) },
     { op: 'replace', attr: 'krbLastPwdChange', values: [generalizedTime()] },
   ];
+  if (entry.attrs.krbPasswordExpiration) mods.push({ op: 'replace', attr: 'krbPasswordExpiration', values: [] });
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
     mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [`${uid}@${ctx.server.realm}`] });
   }
@@ -117,7 +124,9 @@ export const userObject = defineObject({
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
           const password = m.values[0]!;
           mods[i] = { ...m, values: [await hashPassword(password)] };
-          mods.push(...(await passwordKeyMods(ctx, entry, password)));
+          // an expiry the same call sets explicitly stays
+          const setsExpiry = mods.some((x) => x.attr.toLowerCase() === 'krbpasswordexpiration');
+          mods.push(...(await passwordKeyMods(ctx, entry, password)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
         }
         if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
           const current = entry.attrs.dirIdpConfigLink ?? [];

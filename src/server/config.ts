@@ -49,7 +49,11 @@ export interface ServerConfig {
   baseDn: string;
   listen: string;
   httpsPort: number;
+  /** plain HTTP, which only redirects to the API over HTTPS (http-redirect.ts) */
+  httpPort: number;
   kdcPort: number;
+  /** the password service (kdc/kpasswd.ts) */
+  kpasswdPort: number;
   /** LDAP with StartTLS (docs/ldap.md) */
   ldapPort: number;
   /** LDAP over TLS from the first octet */
@@ -98,7 +102,9 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     baseDn: s.base_dn!,
     listen: s.listen ?? '0.0.0.0',
     httpsPort: int(s.https_port, 'https_port', 443),
+    httpPort: int(s.http_port, 'http_port', 80),
     kdcPort: int(s.kdc_port, 'kdc_port', 88),
+    kpasswdPort: int(s.kpasswd_port, 'kpasswd_port', 464),
     ldapPort: int(s.ldap_port, 'ldap_port', 389),
     ldapsPort: int(s.ldaps_port, 'ldaps_port', 636),
     ldap: {
@@ -124,7 +130,9 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     base_dn: c.baseDn,
     listen: c.listen,
     https_port: String(c.httpsPort),
+    http_port: String(c.httpPort),
     kdc_port: String(c.kdcPort),
+    kpasswd_port: String(c.kpasswdPort),
     ldap_port: String(c.ldapPort),
     ldaps_port: String(c.ldapsPort),
     ldap_max_message_size: String(c.ldap.maxMessageSize),

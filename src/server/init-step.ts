@@ -13,7 +13,9 @@ export interface InitOptions {
   hostname: string;
   adminPassword: string;
   httpsPort?: number;
+  httpPort?: number;
   kdcPort?: number;
+  kpasswdPort?: number;
   ldapPort?: number;
   ldapsPort?: number;
   /** the POSIX ID range (default: a random one, objects/posix.ts) */

@@ -1,15 +1,21 @@
 /**
  * The realm's Kerberos principals, created by `init`: the realm container
  * with its ticket policy defaults, krbtgt/REALM, host/<hostname>,
- * HTTP/<hostname> (the API's Negotiate) and ldap/<hostname> (the LDAP
- * service's SASL GSSAPI) with random keys, the admin's keys from the admin
- * password, and host.keytab with the host's keys. An init step; krb5.conf
- * is krb5-conf.ts's.
+ * HTTP/<hostname> (the API's Negotiate), ldap/<hostname> (the LDAP
+ * service's SASL GSSAPI) and kadmin/changepw (the password service) with
+ * random keys, the admin's keys from the admin password, and host.keytab
+ * with the host's keys. An init step; krb5.conf is krb5-conf.ts's. A realm
+ * made before the password service existed gets kadmin/changepw when the
+ * server starts (ensurePasswordServicePrincipal).
  */
 import { hostname as osHostname } from 'node:os';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory, WriteOp } from '../directory/types.js';
 import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
+import { escapeRdnValue } from '../directory/dn.js';
+import { DirectoryError } from '../directory/types.js';
+import { findPrincipal } from '../account/lookup.js';
+import { changepwPrincipal } from '../kerberos/principal.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { keysFromPassword, keytabFor, newRandomKeys, randomKeys, serializeKeys } from '../account/keys.js';
 import { HOST_NAME } from '../framework/params.js';
@@ -31,6 +37,36 @@ export function ldapNames(hostname: string): string[] {
 export function localMachineName(): string | null {
   const name = osHostname().toLowerCase();
   return HOST_NAME.test(name) ? name : null;
+}
+
+/**
+ * kadmin/changepw@REALM, beside krbtgt in the realm container (not a
+ * service anyone deletes with service-del): random keys, and tickets of at
+ * most 5 minutes, never renewable, as MIT makes it; clients use one at once.
+ */
+function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
+  return {
+    kind: 'add',
+    dn: `krbPrincipalName=${escapeRdnValue(changepwPrincipal(realm))},${realmContainerDn(baseDn, realm)}`,
+    attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys(), krbMaxTicketLife: ['300'], krbMaxRenewableAge: ['0'] },
+  };
+}
+
+/**
+ * Adds kadmin/changepw to a realm that lacks it (one made before the
+ * password service); false when it could not be added, which leaves
+ * password changes over kpasswd unavailable and everything else as it was.
+ */
+export async function ensurePasswordServicePrincipal(dir: Directory, realm: string): Promise<boolean> {
+  if (await findPrincipal(dir, changepwPrincipal(realm))) return true;
+  try {
+    await dir.batch([passwordServiceEntry(dir.baseDn, realm)]);
+    return true;
+  } catch (e) {
+    // another server of the realm added it meanwhile
+    if (e instanceof DirectoryError && e.code === 'entryAlreadyExists') return true;
+    return false;
+  }
 }
 
 async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {
@@ -68,6 +104,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
         attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
       }),
     ),
+    passwordServiceEntry(dir.baseDn, realm),
     {
       kind: 'modify',
       dn: `uid=admin,${c.users}`,
@@ -83,6 +120,6 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
 }
 
 export const kerberosInitStep: InitStep = {
-  name: 'Kerberos realm, krbtgt, host, HTTP and ldap principals, host.keytab',
+  name: 'Kerberos realm, krbtgt, host, HTTP, ldap and kadmin/changepw principals, host.keytab',
   run: ({ dir, config, paths, options }) => addPrincipals(dir, config, paths, options.adminPassword),
 };

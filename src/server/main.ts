@@ -10,9 +10,10 @@ import { watchStarters } from './starter-watch.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
-                    [--https-port N] [--kdc-port N] [--ldap-port N] [--ldaps-port N] [--idstart N] [--idmax N]
-  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--kdc-port N] [--ldap-port N] [--ldaps-port N]
-                     [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
+                    [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N] [--ldap-port N] [--ldaps-port N]
+                    [--idstart N] [--idmax N]
+  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
+                     [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -38,7 +39,9 @@ async function main(argv: string[]): Promise<number> {
         hostname: { type: 'string' },
         'admin-password-file': { type: 'string' },
         'https-port': { type: 'string' },
+        'http-port': { type: 'string' },
         'kdc-port': { type: 'string' },
+        'kpasswd-port': { type: 'string' },
         'ldap-port': { type: 'string' },
         'ldaps-port': { type: 'string' },
         idstart: { type: 'string' },
@@ -57,7 +60,9 @@ async function main(argv: string[]): Promise<number> {
         hostname: (values.hostname ?? hostname()).toLowerCase(),
         adminPassword: readPasswordFile(values['admin-password-file']!),
         httpsPort: port(values['https-port'], 'https-port'),
+        httpPort: port(values['http-port'], 'http-port'),
         kdcPort: port(values['kdc-port'], 'kdc-port'),
+        kpasswdPort: port(values['kpasswd-port'], 'kpasswd-port'),
         ldapPort: port(values['ldap-port'], 'ldap-port'),
         ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
         ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
@@ -74,7 +79,9 @@ async function main(argv: string[]): Promise<number> {
         'data-dir': { type: 'string' },
         listen: { type: 'string' },
         'https-port': { type: 'string' },
+        'http-port': { type: 'string' },
         'kdc-port': { type: 'string' },
+        'kpasswd-port': { type: 'string' },
         'ldap-port': { type: 'string' },
         'ldaps-port': { type: 'string' },
         'idp-ca-file': { type: 'string' },
@@ -98,7 +105,9 @@ async function main(argv: string[]): Promise<number> {
       dataDir: values['data-dir'],
       listen: values.listen,
       httpsPort: port(values['https-port'], 'https-port'),
+      httpPort: port(values['http-port'], 'http-port'),
       kdcPort: port(values['kdc-port'], 'kdc-port'),
+      kpasswdPort: port(values['kpasswd-port'], 'kpasswd-port'),
       ldapPort: port(values['ldap-port'], 'ldap-port'),
       ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
       ...(values['idp-ca-file'] ? { idpCaFile: values['idp-ca-file'] } : {}),

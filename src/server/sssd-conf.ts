@@ -3,7 +3,8 @@
  * (docs/sssd-host.md explains each line): users and groups from dirid's LDAP
  * service (RFC 2307bis, user private groups derived by SSSD), read with the
  * host's own Kerberos key (SASL GSSAPI), passwords and device-flow logins
- * through the KDC with FAST armor from the host keytab. The example names
+ * through the KDC with FAST armor from the host keytab, password changes
+ * through the password service. The example names
  * the server's own host; a host enrolled with `dirid host-add` and
  * `dirid keytab-get` puts its own name in the two host/ lines.
  */
@@ -17,6 +18,7 @@ export interface SssdConfInput {
   serverHost: string;
   baseDn: string;
   kdcPort: number;
+  kpasswdPort: number;
   ldapPort: number;
   /** the host the file is for */
   host: string;
@@ -53,6 +55,7 @@ ldap_krb5_keytab = ${keytab}
 auto_private_groups = true
 krb5_realm = ${o.realm}
 krb5_server = ${hostPort(o.serverHost, o.kdcPort, 88)}
+krb5_kpasswd = ${hostPort(o.serverHost, o.kpasswdPort, 464)}
 krb5_use_fast = demand
 krb5_fast_principal = ${hostPrincipal}
 krb5_keytab = ${keytab}
@@ -66,8 +69,8 @@ password_prompt = Password:
 }
 
 /** Writes the example for the server's own host, with the ports the server listens on. */
-export function writeSssdConf(paths: DataPaths, config: ServerConfig, kdcPort: number, ldapPort: number): void {
-  const text = sssdConfText({ realm: config.realm, domain: config.domain, serverHost: config.hostname, baseDn: config.baseDn, kdcPort, ldapPort, host: config.hostname });
+export function writeSssdConf(paths: DataPaths, config: ServerConfig, ports: { kdc: number; kpasswd: number; ldap: number }): void {
+  const text = sssdConfText({ realm: config.realm, domain: config.domain, serverHost: config.hostname, baseDn: config.baseDn, kdcPort: ports.kdc, kpasswdPort: ports.kpasswd, ldapPort: ports.ldap, host: config.hostname });
   writeFileAtomic(paths.sssdConf, text, 0o644);
 }
 
@@ -75,6 +78,6 @@ export function writeSssdConf(paths: DataPaths, config: ServerConfig, kdcPort: n
 export const sssdConfStep: InitStep = {
   name: 'sssd.conf for hosts',
   async run({ paths, config }) {
-    writeSssdConf(paths, config, config.kdcPort, config.ldapPort);
+    writeSssdConf(paths, config, { kdc: config.kdcPort, kpasswd: config.kpasswdPort, ldap: config.ldapPort });
   },
 };

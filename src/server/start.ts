@@ -1,11 +1,14 @@
 /**
  * `dirid-server start`: opens the realm and starts its listeners (the HTTPS
- * API, the KDC on UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a
- * free port; the chosen ports are written back into the client files (the
- * API's and the KDC's) and logged. SIGTERM/SIGINT stop it
- * cleanly: listeners close, the store closes, exit code 0.
+ * API and plain HTTP redirecting to it, the KDC and the password service on
+ * UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a free port; the
+ * chosen ports are written back into the client files (the API's, the
+ * KDC's and the password service's) and logged. A realm made before the
+ * password service gets its kadmin/changepw principal here. SIGTERM/SIGINT
+ * stop it cleanly: listeners close, the store closes, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
+import type { Server as HttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Directory } from '../directory/types.js';
@@ -16,12 +19,16 @@ import { Accounts } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { createRpcHandler } from '../rpc/server.js';
 import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
+import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
-import { dataPaths, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
+import { dataPaths, hostPort, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
+import type { KpasswdService } from '../kdc/kpasswd.js';
+import { ensurePasswordServicePrincipal } from './kerberos-init.js';
+import { createHttpRedirect } from './http-redirect.js';
 import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
 import { deriveKey } from '../crypto/sealed-box.js';
@@ -37,7 +44,9 @@ export interface StartOptions {
   idpCaFile?: string;
   listen?: string;
   httpsPort?: number;
+  httpPort?: number;
   kdcPort?: number;
+  kpasswdPort?: number;
   ldapPort?: number;
   ldapsPort?: number;
   log?: (line: string) => void;
@@ -49,8 +58,13 @@ export interface RunningServer {
   dir: Directory;
   https: Server;
   httpsPort: number;
+  /** plain HTTP, redirecting to the API */
+  http: HttpServer;
+  httpPort: number;
   kdc: Kdc;
   kdcPort: number;
+  kpasswd: KpasswdService;
+  kpasswdPort: number;
   /** the IdP client of this server (its KDC's and its idp-add discovery's) */
   idp: IdpClient;
   ldap: LdapService;
@@ -96,7 +110,9 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const config = readServerConfig(paths);
   if (o.listen !== undefined) config.listen = o.listen;
   if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
+  if (o.httpPort !== undefined) config.httpPort = o.httpPort;
   if (o.kdcPort !== undefined) config.kdcPort = o.kdcPort;
+  if (o.kpasswdPort !== undefined) config.kpasswdPort = o.kpasswdPort;
   if (o.ldapPort !== undefined) config.ldapPort = o.ldapPort;
   if (o.ldapsPort !== undefined) config.ldapsPort = o.ldapsPort;
   if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
@@ -148,14 +164,31 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   });
   const httpsPort = (https.address() as AddressInfo).port;
   writeDefaultConf(paths, config, httpsPort);
+  const httpsOrigin = `https://${hostPort(config.hostname, httpsPort, 443)}`;
+  const http = createHttpRedirect(httpsOrigin);
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(config.httpPort, config.listen, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const httpPort = (http.address() as AddressInfo).port;
+  if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {
+    log(`dirid-server: realm ${config.realm}: could not add kadmin/changepw; password changes over kpasswd fail until it exists`);
+  }
   const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
-  writeKrb5Conf(paths, config, kdcPort);
+  const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
+  const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
+  writeKrb5Conf(paths, config, { kdc: kdcPort, kpasswd: kpasswdPort });
   const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
-  writeSssdConf(paths, config, kdcPort, ldapPort);
+  writeSssdConf(paths, config, { kdc: kdcPort, kpasswd: kpasswdPort, ldap: ldapPort });
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
+  log(`dirid-server: realm ${config.realm}: password service (kpasswd) listening on ${config.listen}:${kpasswdPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
+  log(`dirid-server: realm ${config.realm}: HTTP listening on http://${config.listen}:${httpPort}/ (redirects to ${httpsOrigin}/)`);
   log(`dirid-server: realm ${config.realm}: LDAP listening on ldap://${config.listen}:${ldapPort}/ (StartTLS) and ldaps://${config.listen}:${ldapsPort}/ (${config.hostname})`);
   let stopped = false;
   return {
@@ -164,8 +197,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     dir,
     https,
     httpsPort,
+    http,
+    httpPort,
     kdc,
     kdcPort,
+    kpasswd,
+    kpasswdPort,
     idp,
     ldap,
     ldapPort,
@@ -174,7 +211,12 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
       if (stopped) return;
       stopped = true;
       await ldap.close();
+      await kpasswd.close();
       await kdc.close();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
       await new Promise<void>((resolve) => {
         https.close(() => resolve());
         https.closeAllConnections();

@@ -53,7 +53,7 @@ describe('dirid with a session cookie against a dirid-server process', () => {
     const data = join(dir, 'data');
     const init = await runTool(process.execPath, [join(BIN, 'dirid-server.js'), 'init', '--data-dir', data, '--realm', 'EXAMPLE.TEST', '--domain', 'example.test', '--hostname', 'localhost', '--admin-password-file', join(dir, 'admin.pw')], {}, undefined, 60_000);
     assert.equal(init.code, 0, init.stderr);
-    server = spawn(process.execPath, [join(BIN, 'dirid-server.js'), 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, [join(BIN, 'dirid-server.js'), 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     port = await new Promise<number>((resolve, reject) => {
       let out = '';
       const t = setTimeout(() => reject(new Error(`dirid-server did not start: ${out}`)), 30_000);

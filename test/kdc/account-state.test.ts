@@ -164,7 +164,8 @@ describe('account state is checked on every way in', () => {
     const session = await activeUser('pete', 'Pete-pass-12');
     await admin.call('user_mod', ['pete'], { setattr: [`krbPasswordExpiration=${PAST}`] });
     for (const args of [[], ['-T', armor]]) {
-      // kinit then asks for kadmin/changepw, a service this realm does not have; its trace shows what the KDC said
+      // kinit then gets a kadmin/changepw ticket and asks for a new password, which stdin does not give (kpasswd.test.ts
+      // changes it); its trace shows what the KDC said
       const trace = join(realm.dataDir, `pete-trace-${args.length}.txt`);
       const k = await runTool('kinit', [...args, '-c', `FILE:${join(realm.dataDir, 'pete-new.cc')}`, 'pete'], { ...env, KRB5_TRACE: trace }, 'Pete-pass-12\n');
       assert.notEqual(k.code, 0);

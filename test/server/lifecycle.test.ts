@@ -67,7 +67,7 @@ describe('dirid-server init and start', () => {
   });
 
   it('starts on a free port, writes it back, serves, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--kdc-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

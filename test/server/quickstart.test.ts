@@ -69,7 +69,7 @@ describe('quickstart', () => {
     }
     rmSync(dir, { recursive: true, force: true });
   });
-  const quickstartEnv = (name: string): NodeJS.ProcessEnv => ({ ...process.env, DIRID_DATA_DIR: join(dir, name), DIRID_HTTPS_PORT: '0', DIRID_KDC_PORT: '0', DIRID_LDAP_PORT: '0', DIRID_LDAPS_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' });
+  const quickstartEnv = (name: string): NodeJS.ProcessEnv => ({ ...process.env, DIRID_DATA_DIR: join(dir, name), DIRID_HTTPS_PORT: '0', DIRID_HTTP_PORT: '0', DIRID_KDC_PORT: '0', DIRID_KPASSWD_PORT: '0', DIRID_LDAP_PORT: '0', DIRID_LDAPS_PORT: '0', DIRID_QUICKSTART_SKIP_INSTALL: '1' });
   /** `npm run quickstart` in its own process group, once its API listens: npm, the API port, and what it printed so far. */
   const npmQuickstart = async (name: string) => {
     const npm = spawn('npm', ['run', '--silent', 'quickstart'], { cwd: ROOT, env: quickstartEnv(name), stdio: ['ignore', 'pipe', 'pipe'], detached: true });

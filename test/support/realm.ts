@@ -39,7 +39,7 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
   const log: string[] = [];
-  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, kdcPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}) });
+  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}) });
   return {
     dataDir,
     server,
