@@ -75,7 +75,7 @@ CREATE INDEX IF NOT EXISTS entries_parent ON entries(parent);
 /** Derived tables: rebuilt from entries whenever the index layout changes. */
 const INDEX_SQL = `
 CREATE TABLE IF NOT EXISTS idx (attr TEXT NOT NULL, norm TEXT NOT NULL, entry INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm);
+CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm, entry);
 CREATE INDEX IF NOT EXISTS idx_entry ON idx(entry, attr, norm);
 CREATE TABLE IF NOT EXISTS refs (attr TEXT NOT NULL, target TEXT NOT NULL, entry INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target);
@@ -110,9 +110,10 @@ END;
 /**
  * Bumped when the meaning of idx/refs rows or their indexes change (3: integer
  * keys keep order; trigrams for user attributes only; 4: idx_entry gives an
- * entry's keys of one attribute, for ordered searches).
+ * entry's keys of one attribute, for ordered searches; 5: idx_attr_norm
+ * covers the entry, so a key's entries are read from the index alone).
  */
-const INDEX_FORMAT = 4;
+const INDEX_FORMAT = 5;
 
 const CHUNK = 500;
 /** most attributes a scan pre-selects rows by */
