@@ -117,8 +117,10 @@ export const userObject = defineObject({
       }
       await addUserPosix(ctx, attrs, pkey);
     },
-    async preMod(ctx, mods, _options, entry) {
+    async preMod(ctx, mods, options, entry) {
       await checkIdChange(ctx, mods, entry, 'uidNumber');
+      // a renamed user logs in under the new name; the keys keep the salt they were made with
+      if (typeof options.rename === 'string') mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i]!;
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
