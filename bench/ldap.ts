@@ -66,6 +66,8 @@
  *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha|argon2]
  *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
+ * --workloads runs only the named ones. BENCH_SERVER_ARGS in the environment adds Node
+ * options to dirid's server process (e.g. "--cpu-prof --cpu-prof-dir=DIR" for a profile).
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
