@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { compileFilter, parseFilter } from '../../src/directory/filter.js';
 import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
-import { openSqliteDirectory, prefixUpperBound } from '../../src/directory/sqlite.js';
+import { prefixUpperBound } from '../../src/directory/plan.js';
+import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { Directory, Entry, SchemaDefinition, WriteOp } from '../../src/directory/types.js';
 import { prng } from '../support/prng.js';
 
