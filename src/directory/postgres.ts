@@ -257,7 +257,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
       await c.query(INDEX_TABLES_SQL);
       await this.rebuildIndexes(c);
       await c.query(INDEX_INDEXES_SQL);
-      await c.query(`CREATE INDEX idx_trigrams ON idx USING gin (norm gin_trgm_ops) WHERE ${this.trigramPredicate}`);
+      await c.query(`CREATE INDEX idx_trigrams ON idx USING gin (norm gin_trgm_ops) WITH (fastupdate = off) WHERE ${this.trigramPredicate}`);
       await c.query("INSERT INTO meta (key, value) VALUES ('indexLayout', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [layout]);
     });
   }
