@@ -29,6 +29,8 @@ export interface OpenOptions {
 export interface Store {
   /** SQLite: the database file */
   readonly path?: string;
+  /** PostgreSQL: the database's connection string */
+  readonly connectionString?: string;
   open(o: OpenOptions): Promise<Directory>;
   /**
    * Runs one statement on the stored tables (`?` placeholders) with no
@@ -112,6 +114,7 @@ const postgresql: Backend = {
       }
     };
     return {
+      connectionString,
       open: (o) => openPostgresDirectory({ ...o, connectionString }),
       sql,
       async atRest(needles) {
