@@ -7,11 +7,11 @@
  * look-ups the backend answers at once or with promises), a search's
  * checked request and the run that decides every candidate row with the
  * evaluator (scope, size and time limits, the order of an ordered search),
- * the entries handed out, parsed attributes kept per entry id, and stored
- * sealed secrets read back.
+ * the search itself over the rows a backend offers, the entries handed out,
+ * parsed attributes kept per entry id, and stored sealed secrets read back.
  */
 import { isWithin } from './dn.js';
-import { compileFilter, filterAttributeType, filterAttributes, hasOrderingRule, hasSubstringRule, parseFilter, type EvalEntry, type Filter } from './filter.js';
+import { compileFilter, filterAttributeType, filterAttributes, hasOrderingRule, hasSubstringRule, parseFilter, requiredAttributes, type EvalEntry, type Filter } from './filter.js';
 import { compareCodePoints, indexKey, normalizeValue } from './schema.js';
 import { isPromise, type Maybe, type Sealed } from './storage.js';
 import { DirectoryError, type AttributeType, type Attributes, type Entry, type Schema, type SearchRequest, type SearchResult } from './types.js';
@@ -343,10 +343,53 @@ export interface SearchRow {
   parent: number | null;
 }
 
-/** How a run reads a row's attributes and the names of its secrets. */
+/** How a run reads a row's attributes (`remember`: worth keeping parsed) and the names of its secrets. */
 export interface RowReader<R> {
-  attrs(r: R): Attributes;
+  attrs(r: R, remember: boolean): Attributes;
   secrets(r: R): ReadonlySet<string>;
+}
+
+/** most attributes a scan pre-selects rows by */
+export const MAX_SCAN_TERMS = 16;
+/** most candidates whose parsed attributes a search keeps */
+const REMEMBER_CANDIDATES = 256;
+
+/** What a backend answers for {@link searchRows}, at once or with promises. */
+export interface RowSource<R extends SearchRow> extends RowReader<R> {
+  readonly schema: Schema;
+  readonly trigrams: ReadonlySet<string>;
+  lookup(l: IndexLookup): Maybe<Iterable<number>>;
+  /** offers the candidates' rows to the run (in id order, or an ordered search's order), until it refuses one */
+  visit(ids: ReadonlySet<number>, run: SearchRun<R>): Maybe<void>;
+  /** offers rows in id order, all or the children of `parent`, holding one of `needed` when given, until the run refuses one */
+  scan(parent: number | null, needed: Set<string> | null, run: SearchRun<R>): Maybe<void>;
+}
+
+function then<T, U>(x: Maybe<T>, f: (t: T) => Maybe<U>): Maybe<U> {
+  return isPromise(x) ? x.then(f) : f(x);
+}
+
+/**
+ * A search below the base entry's row: the base alone, the candidates
+ * from the index, or a scan of the rows that hold an attribute the filter
+ * needs; synchronous while the source answers at once.
+ */
+export function searchRows<R extends SearchRow>(source: RowSource<R>, plan: SearchPlan, base: R): Maybe<SearchResult> {
+  const run = new SearchRun(source.schema, plan, base, source);
+  if (plan.req.scope === 'base') {
+    run.sink(base);
+    return run.result();
+  }
+  return then(indexCandidates(source.schema, plan.filter, source.trigrams, (l) => source.lookup(l)), (ids) => {
+    if (ids) {
+      run.remember = ids.size <= REMEMBER_CANDIDATES;
+      return then(source.visit(ids, run), () => run.result());
+    }
+    run.remember = false;
+    const needed = requiredAttributes(source.schema, plan.filter, MAX_SCAN_TERMS);
+    if (needed && needed.size === 0) return run.result();
+    return then(source.scan(plan.req.scope === 'one' ? base.id : null, needed, run), () => run.result());
+  });
 }
 
 export const NO_SECRETS: ReadonlySet<string> = new Set();
@@ -362,6 +405,8 @@ export const NO_SECRETS: ReadonlySet<string> = new Set();
 export class SearchRun<R extends SearchRow> {
   /** takes or collects a row; false when a limit ends the search */
   readonly sink: (r: R) => boolean;
+  /** whether the rows' parsed attributes are worth keeping (few candidates, not a scan) */
+  remember = true;
   private readonly entries: Entry[] = [];
   private limit: 'size' | 'time' | undefined;
   private n = 0;
@@ -370,7 +415,7 @@ export class SearchRun<R extends SearchRow> {
 
   constructor(
     private readonly schema: Schema,
-    private readonly plan: SearchPlan,
+    readonly plan: SearchPlan,
     private readonly base: R,
     private readonly read: RowReader<R>,
   ) {
@@ -394,7 +439,7 @@ export class SearchRun<R extends SearchRow> {
   private match(r: R): Attributes | null | false {
     if ((++this.n & 63) === 0 && this.expired()) return false;
     if (!this.inScope(r)) return null;
-    const attrs = this.read.attrs(r);
+    const attrs = this.read.attrs(r, this.remember);
     const secrets = this.plan.needSecrets ? this.read.secrets(r) : NO_SECRETS;
     return this.plan.test({ attrs, secrets }) ? attrs : null;
   }

@@ -20,11 +20,9 @@
  */
 import Database from 'better-sqlite3';
 import { normalizeDn } from './dn.js';
-import { requiredAttributes } from './filter.js';
 import {
   compareOrderKeys,
   entryOf,
-  indexCandidates,
   indexKeys,
   indexLayout,
   likeEscape,
@@ -34,9 +32,11 @@ import {
   parseSealed,
   planSearch,
   scanNeedles,
+  searchRows,
   SearchRun,
   trigramAttributes,
   type IndexLookup,
+  type RowSource,
 } from './plan.js';
 import { referencesOf } from './refint.js';
 import { isPromise, type DirectoryStorage, type Maybe, type OutgoingReference, type Reference, type Sealed, type StorageTx } from './storage.js';
@@ -123,8 +123,6 @@ END;
 const INDEX_FORMAT = 4;
 
 const CHUNK = 500;
-/** most attributes a scan pre-selects rows by */
-const MAX_SCAN_TERMS = 16;
 /** most index keys per candidate for which an ordered search walks the order's index instead of sorting */
 const STREAM_RATIO = 10;
 
@@ -139,6 +137,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly st: ReturnType<SqliteStorage['prepare']>;
   /** the storage operations of a write, on the one connection */
   private readonly tx: StorageTx<Row>;
+  /** what searches read */
+  private readonly rows: RowSource<Row>;
   private readonly inStatements = new Map<number, Database.Statement>();
   private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
@@ -167,6 +167,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       throw e;
     }
     this.tx = this.transactionOps();
+    this.rows = this.rowSource();
   }
 
   private prepare() {
@@ -277,38 +278,37 @@ class SqliteStorage implements DirectoryStorage<Row> {
     const q = planSearch(this.schema, req);
     const baseRow = this.rowByDn(req.base);
     if (!baseRow) throw noSuchBase(req.base);
-    let remember = true;
-    const run = new SearchRun<Row>(this.schema, q, baseRow, {
-      attrs: (r) => this.load(r, remember),
+    return searchRows(this.rows, q, baseRow) as SearchResult;
+  }
+
+  /** What a search reads, all of it answered at once. */
+  private rowSource(): RowSource<Row> {
+    return {
+      schema: this.schema,
+      trigrams: this.trigramAttrs,
+      attrs: (r, remember) => this.load(r, remember),
       secrets: (r) => (r.hasSecrets ? new Set(Object.keys(this.sealedOf(r))) : NO_SECRETS),
-    });
-    const order = q.order;
-    if (req.scope === 'base') run.sink(baseRow);
-    else {
-      const ids = indexCandidates(this.schema, q.filter, this.trigramAttrs, (l) => this.lookup(l)) as Set<number> | null;
-      if (ids) {
-        remember = ids.size <= 256;
+      lookup: (l) => this.lookup(l),
+      visit: (ids, run) => {
         // An ordered search either visits rows in the order (when the order's
         // index walks past few non-candidates) or collects every match and sorts.
-        const plan = order ? this.orderPlan(order, ids.size, q.sizeLimit) : 'collect';
+        const { order, sizeLimit } = run.plan;
+        const plan = order ? this.orderPlan(order, ids.size, sizeLimit) : 'collect';
         const take = (r: Row) => run.take(r);
-        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), q.sizeLimit, take);
-        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), q.sizeLimit, take);
+        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, take);
+        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
         else this.visitIds(ids, run);
-      } else {
-        remember = false;
-        const needed = requiredAttributes(this.schema, q.filter, MAX_SCAN_TERMS);
-        if (needed && needed.size === 0) return run.result();
-        const it = this.scan(req.scope === 'one' ? baseRow.id : null, needed);
+      },
+      scan: (parent, needed, run) => {
+        const it = this.scan(parent, needed);
         for (const r of it) {
           if (!run.sink(r)) {
             it.return?.();
             break;
           }
         }
-      }
-    }
-    return run.result();
+      },
+    };
   }
 
   /** Candidate rows in id order, until the run's time limit passes or a limit ends it. */
