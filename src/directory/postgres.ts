@@ -27,11 +27,10 @@
  */
 import pg from 'pg';
 import { normalizeDn } from './dn.js';
-import { requiredAttributes } from './filter.js';
-import { entryOf, indexCandidates, indexKeys, indexLayout, likeEscape, noSuchBase, NO_SECRETS, ParseCache, parseSealed, planSearch, scanNeedles, SearchRun, trigramAttributes, type IndexLookup } from './plan.js';
+import { entryOf, indexKeys, indexLayout, likeEscape, noSuchBase, NO_SECRETS, ParseCache, parseSealed, planSearch, scanNeedles, searchRows, trigramAttributes, type IndexLookup, type SearchRun } from './plan.js';
 import { referencesOf } from './refint.js';
 import type { DirectoryStorage, OutgoingReference, Reference, Sealed, StorageTx } from './storage.js';
-import type { Attributes, Directory, Entry, Schema, SchemaDefinition, SearchRequest, SearchResult } from './types.js';
+import { DirectoryError, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from './types.js';
 import { openDirectory } from './write-path.js';
 
 export interface PostgresOptions {
@@ -103,8 +102,6 @@ const DROP_INDEX_SQL = 'DROP TABLE IF EXISTS idx; DROP TABLE IF EXISTS refs;';
 const INDEX_FORMAT = 1;
 
 const CHUNK = 500;
-/** most attributes a scan pre-selects rows by */
-const MAX_SCAN_TERMS = 16;
 
 /** A SQL string literal (for names from the schema, which are letters, digits and hyphens). */
 function literal(s: string): string {
@@ -140,6 +137,18 @@ function connectionLost(e: unknown): boolean {
 }
 
 /**
+ * Whether a failure may be the connection's rather than the request's:
+ * the server ended it or could not be reached (a restart leaves broken
+ * connections idle in the pool until their first use). Worth one more try
+ * on a new connection when nothing was done on the first.
+ */
+function connectionFailure(e: unknown): boolean {
+  if (e instanceof DirectoryError) return false;
+  if (e instanceof pg.DatabaseError) return /^(08|57P0[1-3])/.test(e.code ?? '');
+  return true;
+}
+
+/**
  * A directory on PostgreSQL: the write path (write-path.ts) over this
  * file's storage. Without `create`, a database holding no directory under
  * `baseDn` is refused.
@@ -172,6 +181,12 @@ class PostgresStorage implements DirectoryStorage<Row> {
   /** the tables exist and the index layout is current (every method waits for it) */
   private readonly ready: Promise<void>;
   private closed = false;
+  /**
+   * How often a statement that met a broken connection is tried again:
+   * every idle connection of the pool may be broken (the server restarted)
+   * before the pool notices, and one more try opens a new connection.
+   */
+  private readonly retries: number;
 
   constructor(
     o: PostgresOptions,
@@ -179,7 +194,9 @@ class PostgresStorage implements DirectoryStorage<Row> {
   ) {
     this.trigramAttrs = trigramAttributes(schema);
     this.trigramPredicate = `attr IN (${[...this.trigramAttrs].map(literal).join(', ') || "''"})`;
-    this.pool = new pg.Pool({ connectionString: o.connectionString, max: o.maxConnections ?? 10, types, application_name: 'dirid' });
+    const max = o.maxConnections ?? 10;
+    this.retries = max + 1;
+    this.pool = new pg.Pool({ connectionString: o.connectionString, max, types, application_name: 'dirid' });
     // an idle connection that breaks is dropped by the pool; without a listener its error would end the process
     this.pool.on('error', (e) => o.onError?.(e));
     this.ready = this.setup(!!o.create);
@@ -209,29 +226,53 @@ class PostgresStorage implements DirectoryStorage<Row> {
     }
   }
 
-  /** `body` in a transaction begun with `begin`: committed when it returns, rolled back when it throws. */
-  private inTransaction<T>(begin: string, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.withClient(async (c, lost) => {
-      const control = async (sql: string) => {
-        try {
-          await c.query(sql);
-        } catch (e) {
-          if (connectionLost(e)) lost(e as Error);
-          throw e;
-        }
-      };
-      await control(begin);
-      let out: T;
+  /**
+   * `body` in a transaction begun with `begin`: committed when it returns,
+   * rolled back when it throws. A `begin` that fails for its connection's
+   * sake is tried again on another (see {@link retries}): nothing has run
+   * yet.
+   */
+  private async inTransaction<T>(begin: string, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let begun = false;
       try {
-        out = await body(c);
+        return await this.withClient(async (c, lost) => {
+          const control = async (sql: string) => {
+            try {
+              await c.query(sql);
+            } catch (e) {
+              if (connectionLost(e)) lost(e as Error);
+              throw e;
+            }
+          };
+          await control(begin);
+          begun = true;
+          let out: T;
+          try {
+            out = await body(c);
+          } catch (e) {
+            // the body's failure is the one to report; a failed rollback only drops the connection
+            await control('ROLLBACK').catch(() => {});
+            throw e;
+          }
+          await control('COMMIT');
+          return out;
+        });
       } catch (e) {
-        // the body's failure is the one to report; a failed rollback only drops the connection
-        await control('ROLLBACK').catch(() => {});
-        throw e;
+        if (begun || attempt >= this.retries || !connectionFailure(e)) throw e;
       }
-      await control('COMMIT');
-      return out;
-    });
+    }
+  }
+
+  /** One statement of a read, tried again on another connection while it fails for its connection's sake (see {@link retries}). */
+  private async read<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await run();
+      } catch (e) {
+        if (attempt >= this.retries || !connectionFailure(e)) throw e;
+      }
+    }
   }
 
   /**
@@ -304,14 +345,14 @@ class PostgresStorage implements DirectoryStorage<Row> {
   async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
     const ndn = normalizeDn(dn);
     await this.ready;
-    const row = await this.rowByNdn(this.pool, ndn, false);
+    const row = await this.read(() => this.rowByNdn(this.pool, ndn, false));
     return row ? entryOf(this.schema, row.dn, this.load(row), attrs) : null;
   }
 
   async sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null> {
     const ndn = normalizeDn(dn);
     await this.ready;
-    const row = await this.rowByNdn(this.pool, ndn, true);
+    const row = await this.read(() => this.rowByNdn(this.pool, ndn, true));
     return row ? { dn: row.dn, uuid: row.uuid, sealed: parseSealed(row.secrets, row.dn) } : null;
   }
 
@@ -353,24 +394,21 @@ class PostgresStorage implements DirectoryStorage<Row> {
     return this.inTransaction(BEGIN_READ, async (c) => {
       const baseRow = await this.rowByNdn(c, ndn, q.needSecrets);
       if (!baseRow) throw noSuchBase(req.base);
-      let remember = true;
-      const run = new SearchRun<Row>(this.schema, q, baseRow, {
-        attrs: (r) => this.load(r, remember),
-        secrets: (r) => (r.hasSecrets ? new Set(Object.keys(parseSealed(r.secrets, r.dn))) : NO_SECRETS),
-      });
-      if (req.scope === 'base') run.sink(baseRow);
-      else {
-        const ids = await indexCandidates(this.schema, q.filter, this.trigramAttrs, (l) => this.lookup(c, l));
-        if (ids) {
-          remember = ids.size <= 256;
-          await this.visitIds(c, ids, run, q.needSecrets);
-        } else {
-          remember = false;
-          const needed = requiredAttributes(this.schema, q.filter, MAX_SCAN_TERMS);
-          if (!(needed && needed.size === 0)) await this.scan(c, req.scope === 'one' ? baseRow.id : null, needed, run, q.needSecrets);
-        }
-      }
-      return run.result();
+      const secrets = q.needSecrets;
+      return searchRows<Row>(
+        {
+          schema: this.schema,
+          trigrams: this.trigramAttrs,
+          attrs: (r, remember) => this.load(r, remember),
+          // the rows carry their secrets when the filter tests them
+          secrets: (r) => (r.hasSecrets ? new Set(Object.keys(parseSealed(r.secrets, r.dn))) : NO_SECRETS),
+          lookup: (l) => this.lookup(c, l),
+          visit: (ids, run) => this.visitIds(c, ids, run, secrets),
+          scan: (parent, needed, run) => this.scan(c, parent, needed, run, secrets),
+        },
+        q,
+        baseRow,
+      );
     });
   }
 
