@@ -136,14 +136,17 @@ function connectionLost(e: unknown): boolean {
   return !(e instanceof pg.DatabaseError);
 }
 
+/** failures to open a new connection: the server is out of reach, and trying again at once would not help */
+const connectFailures = new WeakSet<object>();
+
 /**
- * Whether a failure may be the connection's rather than the request's:
- * the server ended it or could not be reached (a restart leaves broken
- * connections idle in the pool until their first use). Worth one more try
- * on a new connection when nothing was done on the first.
+ * Whether a statement may have failed for its connection's sake rather
+ * than its own: the server ended the connection (a restart leaves broken
+ * connections idle in the pool until their first use). Worth another try
+ * on another connection when nothing was done on the first.
  */
-function connectionFailure(e: unknown): boolean {
-  if (e instanceof DirectoryError) return false;
+function brokenConnection(e: unknown): boolean {
+  if (e instanceof DirectoryError || (typeof e === 'object' && e !== null && connectFailures.has(e))) return false;
   if (e instanceof pg.DatabaseError) return /^(08|57P0[1-3])/.test(e.code ?? '');
   return true;
 }
@@ -212,7 +215,13 @@ class PostgresStorage implements DirectoryStorage<Row> {
    * declares lost).
    */
   private async withClient<T>(body: (c: pg.PoolClient, lost: (e: Error) => void) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
+    let c: pg.PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (e) {
+      if (typeof e === 'object' && e !== null) connectFailures.add(e);
+      throw e;
+    }
     let broken: Error | undefined;
     const lost = (e: Error) => {
       broken ??= e;
@@ -259,18 +268,18 @@ class PostgresStorage implements DirectoryStorage<Row> {
           return out;
         });
       } catch (e) {
-        if (begun || attempt >= this.retries || !connectionFailure(e)) throw e;
+        if (begun || attempt >= this.retries || !brokenConnection(e)) throw e;
       }
     }
   }
 
-  /** One statement of a read, tried again on another connection while it fails for its connection's sake (see {@link retries}). */
-  private async read<T>(run: () => Promise<T>): Promise<T> {
+  /** A read of one statement, tried again on another connection while it fails for its connection's sake (see {@link retries}). */
+  private async read<T>(body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await run();
+        return await this.withClient(body);
       } catch (e) {
-        if (attempt >= this.retries || !connectionFailure(e)) throw e;
+        if (attempt >= this.retries || !brokenConnection(e)) throw e;
       }
     }
   }
@@ -337,7 +346,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
     return this.parsed.load(row.id, row.attrs, remember);
   }
 
-  private async rowByNdn(c: pg.ClientBase | pg.Pool, ndn: string, secrets: boolean): Promise<Row | undefined> {
+  private async rowByNdn(c: pg.ClientBase, ndn: string, secrets: boolean): Promise<Row | undefined> {
     const cols = secrets ? ROW_COLUMNS_SECRETS : ROW_COLUMNS;
     return (await c.query<Row>({ name: `by_ndn_${+secrets}`, text: `SELECT ${cols} FROM entries WHERE ndn = $1`, values: [ndn] })).rows[0];
   }
@@ -345,14 +354,14 @@ class PostgresStorage implements DirectoryStorage<Row> {
   async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
     const ndn = normalizeDn(dn);
     await this.ready;
-    const row = await this.read(() => this.rowByNdn(this.pool, ndn, false));
+    const row = await this.read((c) => this.rowByNdn(c, ndn, false));
     return row ? entryOf(this.schema, row.dn, this.load(row), attrs) : null;
   }
 
   async sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null> {
     const ndn = normalizeDn(dn);
     await this.ready;
-    const row = await this.read(() => this.rowByNdn(this.pool, ndn, true));
+    const row = await this.read((c) => this.rowByNdn(c, ndn, true));
     return row ? { dn: row.dn, uuid: row.uuid, sealed: parseSealed(row.secrets, row.dn) } : null;
   }
 
