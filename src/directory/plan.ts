@@ -36,6 +36,14 @@ export function prefixUpperBound(prefix: string): string | undefined {
   return String.fromCodePoint(...cps, last);
 }
 
+/** Entry ids in ascending order, in lists of at most `size` (one statement's worth). */
+export function idChunks(ids: Iterable<number>, size: number): number[][] {
+  const list = [...ids].sort((a, b) => a - b);
+  const out: number[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
 /** A LIKE pattern matching `s` literally (escape character: backslash). */
 export function likeEscape(s: string): string {
   return s.replace(/[\\%_]/g, (c) => '\\' + c);

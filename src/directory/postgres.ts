@@ -27,7 +27,7 @@
  */
 import pg from 'pg';
 import { normalizeDn } from './dn.js';
-import { entryOf, indexKeys, indexLayout, likeEscape, noSuchBase, NO_SECRETS, ParseCache, parseSealed, planSearch, scanNeedles, searchRows, trigramAttributes, type IndexLookup, type SearchRun } from './plan.js';
+import { entryOf, idChunks, indexKeys, indexLayout, likeEscape, noSuchBase, NO_SECRETS, ParseCache, parseSealed, planSearch, scanNeedles, searchRows, trigramAttributes, type IndexLookup, type SearchRun } from './plan.js';
 import { referencesOf } from './refint.js';
 import type { DirectoryStorage, OutgoingReference, Reference, Sealed, StorageTx } from './storage.js';
 import { DirectoryError, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from './types.js';
@@ -351,18 +351,23 @@ class PostgresStorage implements DirectoryStorage<Row> {
     return (await c.query<Row>({ name: `by_ndn_${+secrets}`, text: `SELECT ${cols} FROM entries WHERE ndn = $1`, values: [ndn] })).rows[0];
   }
 
-  async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
+  /** The row of a DN, on its own (with its secrets when asked). */
+  private async rowOf(dn: string, secrets: boolean): Promise<Row | undefined> {
     const ndn = normalizeDn(dn);
     await this.ready;
-    const row = await this.read((c) => this.rowByNdn(c, ndn, false));
-    return row ? entryOf(this.schema, row.dn, this.load(row), attrs) : null;
+    return this.read((c) => this.rowByNdn(c, ndn, secrets));
+  }
+
+  async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
+    const row = await this.rowOf(dn, false);
+    if (!row) return null;
+    return entryOf(this.schema, row.dn, this.load(row), attrs);
   }
 
   async sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null> {
-    const ndn = normalizeDn(dn);
-    await this.ready;
-    const row = await this.read((c) => this.rowByNdn(c, ndn, true));
-    return row ? { dn: row.dn, uuid: row.uuid, sealed: parseSealed(row.secrets, row.dn) } : null;
+    const row = await this.rowOf(dn, true);
+    if (!row) return null;
+    return { dn: row.dn, uuid: row.uuid, sealed: parseSealed(row.secrets, row.dn) };
   }
 
   /** The ids one index look-up finds. */
@@ -406,14 +411,14 @@ class PostgresStorage implements DirectoryStorage<Row> {
       const secrets = q.needSecrets;
       return searchRows<Row>(
         {
-          schema: this.schema,
-          trigrams: this.trigramAttrs,
-          attrs: (r, remember) => this.load(r, remember),
-          // the rows carry their secrets when the filter tests them
-          secrets: (r) => (r.hasSecrets ? new Set(Object.keys(parseSealed(r.secrets, r.dn))) : NO_SECRETS),
           lookup: (l) => this.lookup(c, l),
           visit: (ids, run) => this.visitIds(c, ids, run, secrets),
           scan: (parent, needed, run) => this.scan(c, parent, needed, run, secrets),
+          // the rows carry their secrets when the filter tests them
+          secrets: (r) => (r.hasSecrets ? new Set(Object.keys(parseSealed(r.secrets, r.dn))) : NO_SECRETS),
+          attrs: (r, remember) => this.load(r, remember),
+          schema: this.schema,
+          trigrams: this.trigramAttrs,
         },
         q,
         baseRow,
@@ -423,11 +428,9 @@ class PostgresStorage implements DirectoryStorage<Row> {
 
   /** Candidate rows in id order, a chunk at a time, until a limit ends the search. */
   private async visitIds(c: pg.ClientBase, ids: ReadonlySet<number>, run: SearchRun<Row>, secrets: boolean): Promise<void> {
-    const list = [...ids].sort((a, b) => a - b);
     const cols = secrets ? ROW_COLUMNS_SECRETS : ROW_COLUMNS;
-    for (let i = 0; i < list.length; i += CHUNK) {
+    for (const chunk of idChunks(ids, CHUNK)) {
       if (run.expired()) return;
-      const chunk = list.slice(i, i + CHUNK);
       const rows = (await c.query<Row>({ name: `by_ids_${+secrets}`, text: `SELECT ${cols} FROM entries WHERE id = ANY($1::bigint[]) ORDER BY id`, values: [chunk] })).rows;
       for (const r of rows) if (!run.sink(r)) return;
     }

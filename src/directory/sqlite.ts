@@ -23,6 +23,7 @@ import { normalizeDn } from './dn.js';
 import {
   compareOrderKeys,
   entryOf,
+  idChunks,
   indexKeys,
   indexLayout,
   likeEscape,
@@ -313,10 +314,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** Candidate rows in id order, until the run's time limit passes or a limit ends it. */
   private visitIds(ids: ReadonlySet<number>, run: SearchRun<Row>): void {
-    const list = [...ids].sort((a, b) => a - b);
-    for (let i = 0; i < list.length; i += CHUNK) {
+    for (const chunk of idChunks(ids, CHUNK)) {
       if (run.expired()) return;
-      const chunk = list.slice(i, i + CHUNK);
       for (const r of this.inStatement(chunk.length).all(...chunk) as Row[]) if (!run.sink(r)) return;
     }
   }
