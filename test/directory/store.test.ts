@@ -260,6 +260,18 @@ for (const backend of backends) {
       assert.equal(await code(dir.search({ base: `ou=none,${base}`, scope: 'sub' })), 'noSuchObject');
     });
 
+    it('matches substrings holding LIKE wildcards and backslashes literally, through the index', async () => {
+      const odd = ['a_c@x', 'abc@x', '50%off@x', '500ff@x', 'back\\slash@x', 'backslash@x'];
+      await dir.batch(odd.map((m, i) => ({ kind: 'add' as const, dn: `cn=Odd ${i},${people}`, attrs: { objectClass: ['person'], sn: ['Odd'], mail: [m] } })));
+      const mails = async (filter: string) => (await dir.search({ base, scope: 'sub', filter, attrs: ['mail'] })).entries.map((e) => e.attrs.mail![0]).sort();
+      assert.deepEqual(await mails('(mail=*_c@*)'), ['a_c@x']);
+      assert.deepEqual(await mails('(mail=a_*)'), ['a_c@x']);
+      assert.deepEqual(await mails('(mail=*0%*)'), ['50%off@x']);
+      assert.deepEqual(await mails('(mail=*k\\5cs*)'), ['back\\slash@x']);
+      assert.deepEqual(await mails('(mail=*lash@x)'), ['back\\slash@x', 'backslash@x']);
+      await dir.batch(odd.map((_, i) => ({ kind: 'delete' as const, dn: `cn=Odd ${i},${people}` })));
+    });
+
     it('stops at a time limit and returns what it found so far', async () => {
       const filter = `(|${Array.from({ length: 200 }, (_, i) => `(description=*nothing${i}*)`).join('')}(sn=family*))`;
       const full = await dir.search({ base, scope: 'sub', filter });
