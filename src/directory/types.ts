@@ -5,9 +5,9 @@
  *
  * Everything above the directory (framework/, objects/, kdc/) talks to it
  * only through {@link Directory}; the API is Promise-based so a network
- * backend fits without changing callers. Backends (SQLite now, PostgreSQL
- * later) implement only storage (storage.ts); the rules of a write run once,
- * above them (write-path.ts).
+ * backend fits without changing callers. Backends (SQLite, PostgreSQL)
+ * implement only storage (storage.ts); the rules of a write run once, above
+ * them (write-path.ts).
  */
 
 /** Attribute syntaxes; each decides normalisation, validation and matching. */

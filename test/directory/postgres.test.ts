@@ -1,0 +1,182 @@
+/**
+ * What the PostgreSQL backend adds to the suites both backends run: two
+ * handles on one database (two pools, as two servers have) see each other's
+ * writes at once and their concurrent writes serialise without losing one;
+ * a search never sees a write half done; a database without a directory is
+ * refused; connections the server ends neither crash the process nor
+ * leave a write half applied.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { openPostgresDirectory } from '../../src/directory/postgres.js';
+import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
+import type { Directory, SchemaDefinition, WriteOp } from '../../src/directory/types.js';
+import { backends, type Store } from '../support/backends.js';
+import { directoryFailure } from '../support/expect.js';
+import { postgresBin } from '../support/postgres.js';
+
+const schema: SchemaDefinition = mergeSchemas(coreSchema, {
+  attributeTypes: [
+    { name: 'sn', syntax: 'string', indexed: true },
+    { name: 'member', syntax: 'dn', references: 'remove', indexed: true },
+    { name: 'pin', syntax: 'secret' },
+  ],
+  objectClasses: [
+    { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['description'] },
+    { name: 'group', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description', 'pin'] },
+  ],
+});
+
+const base = 'dc=example,dc=test';
+const key = randomBytes(32);
+const postgresql = backends.find((b) => b.name === 'postgresql');
+
+const people = (prefix: string, n: number): WriteOp[] =>
+  Array.from({ length: n }, (_, i) => ({ kind: 'add' as const, dn: `cn=${prefix}${i},${base}`, attrs: { objectClass: ['person'], sn: [prefix] } }));
+
+const TERMINATE_OTHERS = 'SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()';
+
+/** Ends every other connection to the store's database, as a server restart or an administrator would. */
+const terminateOthers = (store: Store) => store.sql(TERMINATE_OTHERS);
+
+/**
+ * The same from another process, waiting until the server has ended them:
+ * the event loop stands still meanwhile, so the pool has not yet noticed
+ * when the next statement goes out on one of them.
+ */
+const terminateOthersUnnoticed = (store: Store) => execFileSync(join(postgresBin()!, 'psql'), [store.connectionString!, '-qAt', '-c', TERMINATE_OTHERS], { stdio: 'ignore' });
+
+describe('PostgreSQL: several handles on one database', { skip: !postgresql && 'DIRID_TEST_BACKENDS leaves PostgreSQL out' }, () => {
+  let store: Store;
+  let a: Directory;
+  let b: Directory;
+  before(async () => {
+    store = await postgresql!.store();
+    a = await store.open({ baseDn: base, schema, masterKey: key, create: true });
+    b = await store.open({ baseDn: base, schema, masterKey: key });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  it("sees the other handle's writes at once", async () => {
+    await a.add(`cn=ann,${base}`, { objectClass: ['person'], sn: ['Smith'] });
+    assert.deepEqual((await b.get(`cn=ann,${base}`))?.attrs.sn, ['Smith']);
+    await b.modify(`cn=ann,${base}`, [{ op: 'replace', attr: 'sn', values: ['Jones'] }]);
+    assert.deepEqual((await a.get(`cn=ann,${base}`))?.attrs.sn, ['Jones'], 'a cached parse of the old attributes is not reused');
+    assert.deepEqual((await a.search({ base, scope: 'sub', filter: '(sn=jones)' })).entries.map((e) => e.dn), [`cn=ann,${base}`]);
+    await b.delete(`cn=ann,${base}`);
+    assert.equal(await a.get(`cn=ann,${base}`), null);
+  });
+
+  it('serialises concurrent writes of both handles without losing one', async () => {
+    const n = 40;
+    await a.batch([...people('a', n), ...people('b', n), { kind: 'add', dn: `cn=team,${base}`, attrs: { objectClass: ['group'] } }]);
+    const team = `cn=team,${base}`;
+    // each handle adds its members one write at a time; the two handles' writes run at once
+    await Promise.all([
+      ...Array.from({ length: n }, (_, i) => a.modify(team, [{ op: 'add', attr: 'member', values: [`cn=a${i},${base}`] }])),
+      ...Array.from({ length: n }, (_, i) => b.modify(team, [{ op: 'add', attr: 'member', values: [`cn=b${i},${base}`] }])),
+    ]);
+    const members = (await a.get(team))!.attrs.member ?? [];
+    assert.equal(members.length, 2 * n, 'every member is there');
+    assert.equal((await b.search({ base, scope: 'sub', filter: `(member=cn=b7,${base})` })).entries.length, 1, 'and indexed');
+    // the same entry added by both at once: one wins, the other is told it exists
+    const both = await Promise.allSettled([a.add(`cn=once,${base}`, { objectClass: ['group'] }), b.add(`cn=once,${base}`, { objectClass: ['group'] })]);
+    assert.equal(both.filter((r) => r.status === 'fulfilled').length, 1);
+    const refused = both.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    assert.equal((await directoryFailure(Promise.reject(refused.reason))).code, 'entryAlreadyExists');
+  });
+
+  it('never shows a search a write in progress', async () => {
+    const n = 1500;
+    const batch = a.batch(people('c', n));
+    let done = false;
+    void batch.finally(() => (done = true));
+    const seen = new Set<number>();
+    while (!done) {
+      for (const d of [a, b]) seen.add((await d.search({ base, scope: 'sub', filter: '(sn=c)', attrs: ['1.1'] })).entries.length);
+    }
+    await batch;
+    seen.add((await b.search({ base, scope: 'sub', filter: '(sn=c)', attrs: ['1.1'] })).entries.length);
+    assert.deepEqual([...seen].filter((k) => k !== 0 && k !== n), [], 'only none or all of the batch');
+    assert.ok(seen.has(n));
+  });
+});
+
+describe('PostgreSQL: opening', { skip: !postgresql && 'DIRID_TEST_BACKENDS leaves PostgreSQL out' }, () => {
+  it('refuses a database without a directory, and one under another base', async () => {
+    const store = await postgresql!.store();
+    await assert.rejects(store.open({ baseDn: base, schema, masterKey: key }), /holds no directory/);
+    assert.deepEqual(await store.sql("SELECT to_regclass('entries') AS t"), [{ t: null }], 'a refused open creates nothing');
+    const dir = await store.open({ baseDn: 'dc=other', schema, masterKey: key, create: true });
+    await dir.close();
+    await assert.rejects(store.open({ baseDn: base, schema, masterKey: key }), new RegExp(`holds no directory under ${base}`));
+    const again = await store.open({ baseDn: 'dc=other', schema, masterKey: key });
+    assert.ok(await again.get('dc=other'));
+    await again.close();
+  });
+
+  it('refuses an unreachable server with an error that does not show the password', async () => {
+    const e = await openPostgresDirectory({ connectionString: 'postgresql://dirid:sw0rdfish-password@127.0.0.1:1/dirid', baseDn: base, schema, masterKey: key }).then(
+      () => assert.fail('opened'),
+      (x: unknown) => x as Error,
+    );
+    assert.ok(!String(e.message).includes('sw0rdfish'), e.message);
+  });
+});
+
+describe('PostgreSQL: connections the server ends', { skip: !postgresql && 'DIRID_TEST_BACKENDS leaves PostgreSQL out' }, () => {
+  let store: Store;
+  let dir: Directory;
+  const errors: Error[] = [];
+  before(async () => {
+    store = await postgresql!.store();
+    dir = await openPostgresDirectory({ connectionString: store.connectionString!, baseDn: base, schema, masterKey: key, create: true, onError: (e) => errors.push(e) });
+  });
+  after(async () => {
+    await dir.close();
+  });
+
+  it('reports idle connections that die and carries on with new ones', async () => {
+    // several idle connections in the pool, ended as a server restart ends them
+    const idle = () => Promise.all(Array.from({ length: 4 }, () => dir.search({ base, scope: 'sub' })));
+    await idle();
+    await terminateOthers(store);
+    for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(errors.length > 0, 'the pool reported the ended connections');
+    // reads and writes that meet an ended connection before the pool noticed try again on a new one
+    const steps: Array<[string, () => Promise<unknown>]> = [
+      ['get', () => dir.get(base)],
+      ['secret', () => dir.readSecret(base, 'pin')],
+      ['search', () => dir.search({ base, scope: 'sub', filter: '(cn=after)' })],
+      ['add', () => dir.add(`cn=after,${base}`, { objectClass: ['group'] })],
+      ['modify', () => dir.modify(`cn=after,${base}`, [{ op: 'replace', attr: 'description', values: ['x'] }])],
+    ];
+    for (const [name, run] of steps) {
+      await idle();
+      terminateOthersUnnoticed(store);
+      await assert.doesNotReject(run(), name);
+    }
+    assert.deepEqual((await dir.get(`cn=after,${base}`))?.attrs.description, ['x']);
+  });
+
+  it('rolls back a write whose connection ends, and the next write works', async () => {
+    const n = 3000;
+    const batch = dir.batch(people('d', n)).then(
+      () => assert.fail('the batch committed before its connection ended'),
+      (e: unknown) => e,
+    );
+    await new Promise((r) => setTimeout(r, 150));
+    await terminateOthers(store);
+    // the server's notice, or the client's when the connection ended between two statements
+    assert.match(String(await batch), /terminating connection|connection error/);
+    assert.equal((await dir.search({ base, scope: 'sub', filter: '(sn=d)' })).entries.length, 0, 'nothing of the batch');
+    await dir.add(`cn=later,${base}`, { objectClass: ['group'] });
+    assert.ok(await dir.get(`cn=later,${base}`));
+  });
+});
