@@ -13,7 +13,9 @@
  * plan.ts's, shared with the PostgreSQL backend; this file answers their
  * look-ups). An ordered search (RFC 2891 sort, one key) reads
  * candidates in the order of the key's index keys when a size limit makes
- * that cheaper than sorting every match. Every rule of a write (validation,
+ * that cheaper than sorting every match. Entries once read are kept parsed
+ * (bounded) until a write touches them, so point reads, search bases and
+ * small searches mostly skip SQLite. Every rule of a write (validation,
  * referential integrity, operational attributes, sealing secrets) runs in
  * write-path.ts above this storage; its transaction methods answer
  * synchronously, so a whole write runs in one better-sqlite3 transaction.
@@ -23,13 +25,11 @@ import { normalizeDn } from './dn.js';
 import {
   compareOrderKeys,
   entryOf,
-  idChunks,
   indexKeys,
   indexLayout,
   likeEscape,
   noSuchBase,
   NO_SECRETS,
-  ParseCache,
   parseSealed,
   planSearch,
   scanNeedles,
@@ -84,7 +84,7 @@ CREATE INDEX IF NOT EXISTS entries_parent ON entries(parent);
 /** Derived tables: rebuilt from entries whenever the index layout changes. */
 const INDEX_SQL = `
 CREATE TABLE IF NOT EXISTS idx (attr TEXT NOT NULL, norm TEXT NOT NULL, entry INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm);
+CREATE INDEX IF NOT EXISTS idx_attr_norm ON idx(attr, norm, entry);
 CREATE INDEX IF NOT EXISTS idx_entry ON idx(entry, attr, norm);
 CREATE TABLE IF NOT EXISTS refs (attr TEXT NOT NULL, target TEXT NOT NULL, entry INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target);
@@ -119,11 +119,20 @@ END;
 /**
  * Bumped when the meaning of idx/refs rows or their indexes change (3: integer
  * keys keep order; trigrams for user attributes only; 4: idx_entry gives an
- * entry's keys of one attribute, for ordered searches).
+ * entry's keys of one attribute, for ordered searches; 5: idx_attr_norm
+ * covers the entry, so a key's entries are read from the index alone).
  */
-const INDEX_FORMAT = 4;
+const INDEX_FORMAT = 5;
 
 const CHUNK = 500;
+/** most entries kept parsed (see SqliteStorage.known) */
+const KNOWN_SIZE = 10_000;
+
+/** An entry as read: its row and parsed attributes. */
+interface Known {
+  row: Row;
+  attrs: Attributes;
+}
 /** most index keys per candidate for which an ordered search walks the order's index instead of sorting */
 const STREAM_RATIO = 10;
 
@@ -143,7 +152,19 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly inStatements = new Map<number, Database.Statement>();
   private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
-  private readonly parsed = new ParseCache();
+  /**
+   * Entries as last read, parsed, by id, with the id of each normalised DN
+   * read: point reads, search bases and the candidates of small searches
+   * come from here without asking SQLite. An entry leaves when a
+   * transaction writes it, and is not kept again before that transaction
+   * ends, so what is here is what is committed, as long as this process is
+   * the store's only writer: a realm's SQLite store belongs to its one
+   * running server.
+   */
+  private readonly known = new Map<number, Known>();
+  private readonly idOfNdn = new Map<string, number>();
+  /** ids written by the transaction under way */
+  private readonly touched = new Set<number>();
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
   /** index keys per attribute, as of a version (ordered searches choose how to order by it) */
@@ -230,9 +251,37 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   // ---- reading -------------------------------------------------------------
 
-  /** Parsed attributes of a row (see {@link ParseCache} for `remember`). */
+  /**
+   * Parsed attributes of a row, known or parsed now. Point reads
+   * (`remember`) keep the entry; scans only use what is known, so a scan
+   * larger than the cache cannot thrash it.
+   */
   private load(row: Row, remember = true): Attributes {
-    return this.parsed.load(row.id, row.attrs, remember);
+    return this.loaded(row, remember).attrs;
+  }
+
+  private loaded(row: Row, remember: boolean): Known {
+    const hit = this.known.get(row.id);
+    if (hit) return hit;
+    const k = { row, attrs: JSON.parse(row.attrs) as Attributes };
+    if (remember) {
+      if (this.known.size >= KNOWN_SIZE) this.forgetAll();
+      this.known.set(row.id, k);
+      this.idOfNdn.set(row.ndn, row.id);
+    }
+    return k;
+  }
+
+  private forget(id: number): void {
+    const k = this.known.get(id);
+    if (!k) return;
+    this.known.delete(id);
+    this.idOfNdn.delete(k.row.ndn);
+  }
+
+  private forgetAll(): void {
+    this.known.clear();
+    this.idOfNdn.clear();
   }
 
   private sealedOf(row: Row): Sealed {
@@ -240,17 +289,23 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return parseSealed(this.st.secretsOf.get(row.id) as string | null, row.dn);
   }
 
-  private rowByDn(dn: string): Row | undefined {
-    return this.st.byNdn.get(normalizeDn(dn)) as Row | undefined;
+  /** The committed entry named `dn`, known or read now. */
+  private byDn(dn: string): Known | undefined {
+    const ndn = normalizeDn(dn);
+    const id = this.idOfNdn.get(ndn);
+    const hit = id === undefined ? undefined : this.known.get(id);
+    if (hit) return hit;
+    const row = this.st.byNdn.get(ndn) as Row | undefined;
+    return row && this.loaded(row, true);
   }
 
   async get(dn: string, attrs?: readonly string[]): Promise<Entry | null> {
-    const row = this.rowByDn(dn);
-    return row ? entryOf(this.schema, row.dn, this.load(row), attrs) : null;
+    const k = this.byDn(dn);
+    return k ? entryOf(this.schema, k.row.dn, k.attrs, attrs) : null;
   }
 
   async sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null> {
-    const row = this.rowByDn(dn);
+    const row = this.byDn(dn)?.row;
     return row ? { dn: row.dn, uuid: row.uuid, sealed: this.sealedOf(row) } : null;
   }
 
@@ -277,7 +332,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   async search(req: SearchRequest): Promise<SearchResult> {
     const q = planSearch(this.schema, req);
-    const baseRow = this.rowByDn(req.base);
+    const baseRow = this.byDn(req.base)?.row;
     if (!baseRow) throw noSuchBase(req.base);
     return searchRows(this.rows, q, baseRow) as SearchResult;
   }
@@ -312,11 +367,26 @@ class SqliteStorage implements DirectoryStorage<Row> {
     };
   }
 
-  /** Candidate rows in id order, until the run's time limit passes or a limit ends it. */
+  /**
+   * Candidate rows in id order, until the run's time limit passes or a
+   * limit ends it. Known entries are not read again. Under a size limit
+   * the rows are read in chunks growing from a little over the limit, as
+   * most candidates of an index match and the limit usually ends the visit
+   * early.
+   */
   private visitIds(ids: ReadonlySet<number>, run: SearchRun<Row>): void {
-    for (const chunk of idChunks(ids, CHUNK)) {
+    const list = [...ids].sort((a, b) => a - b);
+    const limit = run.plan.sizeLimit;
+    let size = limit < CHUNK ? Math.max(16, limit + 1) : CHUNK;
+    for (let i = 0; i < list.length; i += size, size = Math.min(CHUNK, size * 2)) {
       if (run.expired()) return;
-      for (const r of this.inStatement(chunk.length).all(...chunk) as Row[]) if (!run.sink(r)) return;
+      const chunk = list.slice(i, i + size);
+      const missing = chunk.filter((id) => !this.known.has(id));
+      const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
+      for (const id of chunk) {
+        const r = this.known.get(id)?.row ?? read?.get(id);
+        if (r && !run.sink(r)) return;
+      }
     }
   }
 
@@ -424,11 +494,12 @@ class SqliteStorage implements DirectoryStorage<Row> {
   /**
    * One better-sqlite3 transaction around the write path's steps, which
    * get every answer at once and so finish before it commits: no reader
-   * runs in between. The parse cache needs no undoing after a rollback (a
-   * parse is used only while the stored text is the same); the version
-   * moves either way.
+   * runs in between. The entries it writes leave the known entries and
+   * are not kept again before it ends (they may yet roll back); the
+   * version moves either way.
    */
   transaction<T>(body: (tx: StorageTx<Row>) => Maybe<T>): T {
+    this.touched.clear();
     try {
       return this.db.transaction(() => {
         const out = body(this.tx);
@@ -439,8 +510,15 @@ class SqliteStorage implements DirectoryStorage<Row> {
         return out;
       })();
     } finally {
+      this.touched.clear();
       this.version++;
     }
+  }
+
+  /** Marks an entry written by the transaction under way. */
+  private touch(id: number): void {
+    this.touched.add(id);
+    this.forget(id);
   }
 
   private transactionOps(): StorageTx<Row> {
@@ -448,24 +526,29 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return {
       entry: (ndn) => st.byNdn.get(ndn) as Row | undefined,
       entryById: (id) => st.byId.get(id) as Row | undefined,
-      attrs: (row) => this.load(row),
+      // what the transaction wrote is not committed yet: not kept
+      attrs: (row) => this.load(row, !this.touched.has(row.id)),
       sealed: (row) => this.sealedOf(row),
       children: (id) => st.children.all(id) as Row[],
       hasChildren: (id) => st.hasChildren.get(id) !== undefined,
       insert: (e) => {
         const id = Number(st.insert.run(e.uuid, e.dn, e.ndn, e.parent, JSON.stringify(e.attrs), e.sealed ? JSON.stringify(e.sealed) : null).lastInsertRowid);
+        this.touch(id);
         this.writeIndexes(id, e.attrs, e.refs, false);
         return id;
       },
       update: (id, attrs, refs, sealed) => {
+        this.touch(id);
         if (sealed === undefined) st.updateAttrs.run(JSON.stringify(attrs), id);
         else st.update.run(JSON.stringify(attrs), sealed ? JSON.stringify(sealed) : null, id);
         this.writeIndexes(id, attrs, refs);
       },
       move: (id, dn, ndn) => {
+        this.touch(id);
         st.move.run(dn, ndn, id);
       },
       remove: (id) => {
+        this.touch(id);
         st.idxClear.run(id);
         st.refClear.run(id);
         st.remove.run(id);
@@ -490,6 +573,6 @@ class SqliteStorage implements DirectoryStorage<Row> {
       this.db.pragma('wal_checkpoint(TRUNCATE)');
       this.db.close();
     }
-    this.parsed.clear();
+    this.forgetAll();
   }
 }
