@@ -64,7 +64,12 @@ const ROW_COLUMNS_SECRETS = `${ROW_COLUMNS}, secrets`;
 
 /** The advisory lock every write transaction (and the layout check) takes first: 'dirid' in ASCII. */
 const WRITE_LOCK = 0x6469726964;
-const BEGIN_WRITE = `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`;
+/** Every write also notifies every server of the realm when it commits (a rolled-back one does not). */
+const CHANGES = 'dirid_changes';
+const BEGIN_WRITE = `BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}); NOTIFY ${CHANGES}`;
+/** how long the change listener waits before it connects again (doubling up to the most) */
+const LISTEN_RETRY_MS = 500;
+const LISTEN_RETRY_MAX_MS = 10_000;
 const BEGIN_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
 
 const TABLES_SQL = `
@@ -176,6 +181,7 @@ export async function openPostgresDirectory(o: PostgresOptions): Promise<Directo
 
 class PostgresStorage implements DirectoryStorage<Row> {
   private readonly pool: pg.Pool;
+  private readonly connectionString: string;
   private readonly parsed = new ParseCache();
   /** indexed attributes whose keys also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
@@ -184,6 +190,9 @@ class PostgresStorage implements DirectoryStorage<Row> {
   /** the tables exist and the index layout is current (every method waits for it) */
   private readonly ready: Promise<void>;
   private closed = false;
+  /** the connection that hears other servers' writes (see watch) */
+  private listener: pg.Client | undefined;
+  private listenTimer: NodeJS.Timeout | undefined;
   /**
    * How often a statement that met a broken connection is tried again:
    * every idle connection of the pool may be broken (the server restarted)
@@ -199,6 +208,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
     this.trigramPredicate = `attr IN (${[...this.trigramAttrs].map(literal).join(', ') || "''"})`;
     const max = o.maxConnections ?? 10;
     this.retries = max + 1;
+    this.connectionString = o.connectionString;
     this.pool = new pg.Pool({ connectionString: o.connectionString, max, types, application_name: 'dirid' });
     // an idle connection that breaks is dropped by the pool; without a listener its error would end the process
     this.pool.on('error', (e) => o.onError?.(e));
@@ -514,9 +524,61 @@ class PostgresStorage implements DirectoryStorage<Row> {
     };
   }
 
+  /**
+   * Calls `changed` whenever a write commits, this process's or another's:
+   * a connection of its own LISTENs to the notification every write
+   * transaction sends. When that connection breaks (a database restart or
+   * failover), it connects again, and calls `changed` once it listens
+   * again, since writes may have committed unheard meanwhile.
+   */
+  watch(changed: () => void): void {
+    let delay = LISTEN_RETRY_MS;
+    const again = () => {
+      if (this.closed) return;
+      this.listenTimer = setTimeout(connect, delay);
+      this.listenTimer.unref();
+      delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
+    };
+    const connect = () => {
+      if (this.closed) return;
+      const client = new pg.Client({ connectionString: this.connectionString, application_name: 'dirid changes' });
+      this.listener = client;
+      let failed = false;
+      const fail = () => {
+        if (failed) return;
+        failed = true;
+        client.removeAllListeners('notification');
+        client.end().catch(() => {});
+        if (this.listener === client) this.listener = undefined;
+        again();
+      };
+      client.on('error', fail);
+      client.on('end', fail);
+      client.on('notification', () => changed());
+      client
+        .connect()
+        .then(() => client.query(`LISTEN ${CHANGES}`))
+        .then(() => {
+          delay = LISTEN_RETRY_MS;
+          changed();
+        })
+        .catch(fail);
+    };
+    connect();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.listenTimer);
+    const listener = this.listener;
+    this.listener = undefined;
+    if (listener) {
+      listener.removeAllListeners('end');
+      listener.removeAllListeners('error');
+      listener.on('error', () => {});
+      await listener.end().catch(() => {});
+    }
     await this.ready.catch(() => {});
     await this.pool.end();
     this.parsed.clear();

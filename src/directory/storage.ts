@@ -93,5 +93,12 @@ export interface DirectoryStorage<E extends StoredEntry> {
   search(req: SearchRequest): Promise<SearchResult>;
   /** the entry's stored DN, entryUUID and sealed secrets; null when there is no entry */
   sealedSecrets(dn: string): Promise<{ dn: string; uuid: string; sealed: Sealed } | null>;
+  /**
+   * A backend several processes share calls `changed` whenever a write
+   * commits in any of them (the write path then moves its generation, so
+   * caches keyed by it see other servers' writes); a backend only this
+   * process writes has no such method.
+   */
+  watch?(changed: () => void): void;
   close(): Promise<void>;
 }

@@ -143,9 +143,10 @@ export interface Directory {
   readonly baseDn: string;
   readonly schema: Schema;
   /**
-   * Increases with every committed write made through this handle, so
-   * callers can cache derived data (the KDC's principals) exactly as long as
-   * nothing changed.
+   * Increases with every write made through this handle (committed or
+   * rolled back) and, on a backend several servers share, with every write
+   * another server commits, so callers can cache derived data (the KDC's
+   * principals) exactly as long as nothing changed.
    */
   readonly generation: number;
   get(dn: string, attrs?: readonly string[]): Promise<Entry | null>;

@@ -125,6 +125,10 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     this.baseDn = baseDn;
     this.schema = schema;
     this.nBase = normalizeDn(baseDn);
+    // another server's commit moves the generation too
+    storage.watch?.(() => {
+      this.generation++;
+    });
   }
 
   // ---- reading: the storage's ----------------------------------------------

@@ -60,6 +60,8 @@ export const diridSchema: SchemaDefinition = {
     { name: 'krbPwdMaxFailure', syntax: 'integer', singleValue: true },
     { name: 'krbPwdFailureCountInterval', syntax: 'integer', singleValue: true },
     { name: 'krbPwdLockoutDuration', syntax: 'integer', singleValue: true },
+    // the servers of a realm (src/server/servers.ts): one value per service, `service=port`
+    { name: 'dirServerAddress', syntax: 'exact' },
   ],
   objectClasses: [
     { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['userPassword', 'description'] },
@@ -112,6 +114,7 @@ export const diridSchema: SchemaDefinition = {
       may: ['krbMaxTicketLife', 'krbMaxRenewableAge', 'krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'],
     },
     { name: 'dirHost', kind: 'structural', sup: 'top', must: ['fqdn', 'cn'], may: ['description', 'nsAccountLock'] },
+    { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
     { name: 'dirGroup', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description', 'gidNumber'] },
     { name: 'dirRole', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },
     { name: 'dirPrivilege', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },

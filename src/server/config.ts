@@ -1,6 +1,8 @@
 /**
  * The data directory of a dirid server and its files: server.conf (realm
- * settings, ports and the LDAP service's limits), the master key, the store, TLS material and the
+ * settings, the PostgreSQL database when the store is there, ports and the
+ * LDAP service's limits; mode 0600, as a database URL may hold a
+ * password), the master key, the SQLite store, TLS material and the
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
  * host.keytab with the KDC).
  */
@@ -23,6 +25,8 @@ export interface DataPaths {
   hostKeytab: string;
   /** an sssd.conf for hosts of the realm (server/sssd-conf.ts) */
   sssdConf: string;
+  /** DNS SRV records of the realm's servers, for the administrator to publish (server/servers.ts) */
+  dnsZone: string;
 }
 
 export function dataPaths(dir: string): DataPaths {
@@ -39,6 +43,7 @@ export function dataPaths(dir: string): DataPaths {
     krb5Conf: join(dir, 'krb5.conf'),
     hostKeytab: join(dir, 'host.keytab'),
     sssdConf: join(dir, 'sssd.conf'),
+    dnsZone: join(dir, 'dns-srv.zone'),
   };
 }
 
@@ -66,6 +71,8 @@ export interface ServerConfig {
   idpCaFile?: string;
   /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
   idpHoldSeconds: number;
+  /** a PostgreSQL connection URL: the store is there, shared by every server of the realm (docs/servers.md); else SQLite in the data directory */
+  database?: string;
 }
 
 
@@ -119,7 +126,32 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
     idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
+    ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
   };
+}
+
+/** A PostgreSQL connection URL, checked; `what` names it in the error. */
+export function databaseUrl(v: string, what: string): string {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(`${what} must be a postgresql:// URL`);
+  }
+  if (url.protocol !== 'postgresql:' && url.protocol !== 'postgres:') throw new ConfigError(`${what} must be a postgresql:// URL, not ${url.protocol}`);
+  return v;
+}
+
+/** The database URL as logs and messages may show it: without its password. */
+export function shownDatabase(v: string): string {
+  try {
+    const url = new URL(v);
+    if (url.password) url.password = '***';
+    for (const k of [...url.searchParams.keys()]) if (k.toLowerCase() === 'password') url.searchParams.set(k, '***');
+    return url.toString();
+  } catch {
+    return 'postgresql://…';
+  }
 }
 
 export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
@@ -146,7 +178,8 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     idp_hold_seconds: String(c.idpHoldSeconds),
   };
   if (c.idpCaFile) server.idp_ca_file = c.idpCaFile;
-  writeFileAtomic(paths.serverConf, formatIni({ server }));
+  if (c.database) server.database = c.database;
+  writeFileAtomic(paths.serverConf, formatIni({ server }), 0o600);
 }
 
 /** `host`, or `host:port` when the port is not the service's usual one (as client files name servers). */

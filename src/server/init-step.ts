@@ -18,6 +18,8 @@ export interface InitOptions {
   kpasswdPort?: number;
   ldapPort?: number;
   ldapsPort?: number;
+  /** a PostgreSQL connection URL: the store goes there (docs/servers.md) instead of SQLite in the data directory */
+  database?: string;
   /** the POSIX ID range (default: a random one, objects/posix.ts) */
   idStart?: number;
   idMax?: number;

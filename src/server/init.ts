@@ -1,6 +1,7 @@
 /**
- * `dirid-server init`: creates a realm in a data directory. Refuses to touch
- * an existing realm. Steps run in order and each owns its files and entries:
+ * `dirid-server init`: creates a realm in a data directory, its store there
+ * (SQLite) or in a PostgreSQL database (--database). Refuses to touch an
+ * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
  * master key, store and tree, administrators, the Kerberos principals and
  * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, client
  * files.
@@ -14,8 +15,8 @@ import { FQDN, HOST_NAME } from '../framework/params.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
-import { DEFAULT_LDAP_LIMITS, dataPaths, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
-import { openRealmStore } from './store.js';
+import { DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep, localMachineName } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
@@ -33,6 +34,7 @@ export function validateInitOptions(o: InitOptions): void {
   if (!FQDN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
   if (!HOST_NAME.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
   if (o.adminPassword.length < 8) throw new InitError('the admin password must have at least 8 characters');
+  if (o.database !== undefined) databaseUrl(o.database, '--database');
   const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
   if (problem) throw new InitError(`invalid ID range: ${problem}`);
 }
@@ -120,7 +122,6 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
   if (existsSync(paths.serverConf) || existsSync(paths.store) || existsSync(paths.masterKey)) {
     throw new InitError(`${o.dataDir} already holds a realm; refusing to overwrite it`);
   }
-  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
   const config: ServerConfig = {
     realm: o.realm,
     domain: o.domain,
@@ -137,9 +138,12 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     searchSizeLimit: 100,
     searchTimeLimit: 2,
     idpHoldSeconds: 10,
+    ...(o.database ? { database: o.database } : {}),
   };
+  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
   writeFileAtomic(paths.masterKey, randomBytes(32), 0o600);
-  const dir = await openRealmStore(paths, config.baseDn, true);
+  if (config.database) await refuseExistingDatabase(paths, { baseDn: config.baseDn, database: config.database });
+  const dir = await openRealmStore(paths, config, true);
   try {
     for (const step of initSteps) {
       log(`dirid-server: init: ${step.name}`);
@@ -151,6 +155,19 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
   writeServerConfig(paths, config);
   log(`dirid-server: realm ${config.realm} created in ${o.dataDir}`);
   return paths;
+}
+
+/** A database that already holds a directory under the realm's base DN is another realm's (or this one's): init leaves it alone. */
+async function refuseExistingDatabase(paths: DataPaths, at: StoreLocation & { database: string }): Promise<void> {
+  let existing;
+  try {
+    existing = await openRealmStore(paths, at, false);
+  } catch (e) {
+    if (e instanceof Error && /holds no directory/.test(e.message)) return;
+    throw new InitError(`cannot use the database ${shownDatabase(at.database)}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  await existing.close();
+  throw new InitError(`the database ${shownDatabase(at.database)} already holds a realm under ${at.baseDn}; refusing to overwrite it`);
 }
 
 export function readPasswordFile(path: string): string {

@@ -17,7 +17,7 @@ import { DirectoryError } from '../directory/types.js';
 import { findPrincipal } from '../account/lookup.js';
 import { changepwPrincipal } from '../kerberos/principal.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
-import { keysFromPassword, keytabFor, newRandomKeys, randomKeys, serializeKeys } from '../account/keys.js';
+import { keysFromPassword, keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
 import { HOST_NAME } from '../framework/params.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
@@ -69,12 +69,46 @@ export async function ensurePasswordServicePrincipal(dir: Directory, realm: stri
   }
 }
 
+/**
+ * The principals of one server of the realm, with random keys:
+ * host/<hostname> (its host entry), HTTP/<hostname> and ldap/<hostname>;
+ * the host keys go into its host.keytab. `init` makes them for the first
+ * server, replica-prepare for each other.
+ */
+export function serverPrincipals(baseDn: string, realm: string, hostname: string): { ops: WriteOp[]; hostKeys: StoredKey[] } {
+  const hostKeys = randomKeys(1);
+  const ops: WriteOp[] = [
+    {
+      kind: 'add',
+      dn: hostDn(baseDn, hostname),
+      attrs: { objectClass: ['top', 'dirHost', 'krbPrincipalAux'], cn: [hostname], krbPrincipalName: [`host/${hostname}@${realm}`], krbPrincipalKey: serializeKeys(hostKeys) },
+    },
+    {
+      kind: 'add',
+      dn: serviceDn(baseDn, `HTTP/${hostname}@${realm}`),
+      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
+    },
+    ...ldapNames(hostname).map(
+      (name): WriteOp => ({
+        kind: 'add',
+        dn: serviceDn(baseDn, `ldap/${name}@${realm}`),
+        attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
+      }),
+    ),
+  ];
+  return { ops, hostKeys };
+}
+
+/** A server's host.keytab: the keys of host/<hostname>. */
+export function writeHostKeytab(paths: DataPaths, realm: string, hostname: string, hostKeys: StoredKey[]): void {
+  writeFileAtomic(paths.hostKeytab, keytabFor(realm, ['host', hostname], hostKeys), 0o600);
+}
+
 async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {
   const { realm, hostname } = config;
   const c = containers(dir.baseDn);
   const tgtKeys = randomKeys(1);
-  const hostKeys = randomKeys(1);
-  const httpKeys = randomKeys(1);
+  const server = serverPrincipals(dir.baseDn, realm, hostname);
   const now = generalizedTime();
   await dir.batch([
     {
@@ -87,23 +121,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
       dn: krbtgtDn(dir.baseDn, realm),
       attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(tgtKeys), krbLastPwdChange: [now] },
     },
-    {
-      kind: 'add',
-      dn: hostDn(dir.baseDn, hostname),
-      attrs: { objectClass: ['top', 'dirHost', 'krbPrincipalAux'], cn: [hostname], krbPrincipalName: [`host/${hostname}@${realm}`], krbPrincipalKey: serializeKeys(hostKeys) },
-    },
-    {
-      kind: 'add',
-      dn: serviceDn(dir.baseDn, `HTTP/${hostname}@${realm}`),
-      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(httpKeys) },
-    },
-    ...ldapNames(hostname).map(
-      (name): WriteOp => ({
-        kind: 'add',
-        dn: serviceDn(dir.baseDn, `ldap/${name}@${realm}`),
-        attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
-      }),
-    ),
+    ...server.ops,
     passwordServiceEntry(dir.baseDn, realm),
     {
       kind: 'modify',
@@ -116,7 +134,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
       ],
     },
   ]);
-  writeFileAtomic(paths.hostKeytab, keytabFor(realm, ['host', hostname], hostKeys), 0o600);
+  writeHostKeytab(paths, realm, hostname, server.hostKeys);
 }
 
 export const kerberosInitStep: InitStep = {

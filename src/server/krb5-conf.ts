@@ -1,22 +1,25 @@
 /**
  * The realm's krb5.conf for clients (MIT tools and SSSD through
  * KRB5_CONFIG): its text, written by `init` and again by `start` with the
- * ports the KDC and the password service listen on, naming SSSD's idp
- * plugin when it is installed.
+ * ports the KDC and the password service listen on, naming every server of
+ * the realm (servers.ts), this one first, and SSSD's idp plugin when it is
+ * installed.
  */
 import { existsSync } from 'node:fs';
 import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
 
-/** The ports clients reach: the KDC's and the password service's. */
-export interface KerberosPorts {
+/** Where clients reach one server's KDC and password service. */
+export interface KerberosAddress {
+  hostname: string;
   kdc: number;
   kpasswd: number;
 }
 
-export function krb5ConfText(config: ServerConfig, ports: KerberosPorts, extra = ''): string {
-  const kdc = hostPort(config.hostname, ports.kdc, 88);
-  const kpasswd = hostPort(config.hostname, ports.kpasswd, 464);
+export function krb5ConfText(config: ServerConfig, servers: readonly KerberosAddress[], extra = ''): string {
+  const kdc = servers.map((s) => `  kdc = ${hostPort(s.hostname, s.kdc, 88)}\n`).join('');
+  const kpasswd = servers.map((s) => `  kpasswd_server = ${hostPort(s.hostname, s.kpasswd, 464)}\n`).join('');
+  const hosts = [...new Set(servers.map((s) => s.hostname))].map((h) => ` ${h} = ${config.realm}\n`).join('');
   return `# Written by dirid-server for realm ${config.realm}; usable as KRB5_CONFIG.
 [libdefaults]
  default_realm = ${config.realm}
@@ -29,30 +32,27 @@ export function krb5ConfText(config: ServerConfig, ports: KerberosPorts, extra =
 
 [realms]
  ${config.realm} = {
-  kdc = ${kdc}
-  kpasswd_server = ${kpasswd}
- }
+${kdc}${kpasswd} }
 
 [domain_realm]
  .${config.domain} = ${config.realm}
  ${config.domain} = ${config.realm}
- ${config.hostname} = ${config.realm}
-${extra}`;
+${hosts}${extra}`;
 }
 
 /** SSSD's idp client plugin as Debian installs it (docs/kerberos.md). */
 export const SSSD_IDP_PLUGIN = '/usr/lib/x86_64-linux-gnu/sssd/modules/sssd_krb5_idp_plugin.so';
 
-export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, ports: KerberosPorts): void {
+export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, servers: readonly KerberosAddress[]): void {
   // kinit needs the plugin to answer the idp pre-authentication; name it when it is installed
   const plugins = existsSync(SSSD_IDP_PLUGIN) ? `\n[plugins]\n clpreauth = {\n  module = idp:${SSSD_IDP_PLUGIN}\n }\n` : '';
-  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, ports, plugins));
+  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, servers, plugins));
 }
 
 /** The init step that writes krb5.conf with the configured ports. */
 export const krb5ConfStep: InitStep = {
   name: 'krb5.conf for clients',
   async run({ paths, config }) {
-    writeKrb5Conf(paths, config, { kdc: config.kdcPort, kpasswd: config.kpasswdPort });
+    writeKrb5Conf(paths, config, [{ hostname: config.hostname, kdc: config.kdcPort, kpasswd: config.kpasswdPort }]);
   },
 };

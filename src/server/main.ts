@@ -1,17 +1,19 @@
 /**
- * `dirid-server`: init | start. Argument parsing and exit codes only; the
- * work is in init.ts and start.ts.
+ * `dirid-server`: init | replica-prepare | start. Argument parsing and exit
+ * codes only; the work is in init.ts, replica.ts and start.ts.
  */
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
 import { initRealm, readPasswordFile, InitError } from './init.js';
+import { prepareReplica } from './replica.js';
 import { startServer } from './start.js';
 import { watchStarters } from './starter-watch.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
                     [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N] [--ldap-port N] [--ldaps-port N]
-                    [--idstart N] [--idmax N]
+                    [--idstart N] [--idmax N] [--database postgresql://…]
+  dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2
   dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
                      [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
 `;
@@ -46,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
         'ldaps-port': { type: 'string' },
         idstart: { type: 'string' },
         idmax: { type: 'string' },
+        database: { type: 'string' },
       },
       strict: true,
     });
@@ -67,9 +70,18 @@ async function main(argv: string[]): Promise<number> {
         ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
         ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
         ...(values.idmax !== undefined ? { idMax: idNumber(values.idmax, 'idmax') } : {}),
+        ...(values.database !== undefined ? { database: values.database } : {}),
       },
       (line) => process.stdout.write(line + '\n'),
     );
+    return 0;
+  }
+  if (cmd === 'replica-prepare') {
+    const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' } }, strict: true });
+    for (const k of ['data-dir', 'hostname', 'out'] as const) {
+      if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
+    }
+    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out! }, (line) => process.stdout.write(line + '\n'));
     return 0;
   }
   if (cmd === 'start') {

@@ -4,22 +4,27 @@
  * service (RFC 2307bis, user private groups derived by SSSD), read with the
  * host's own Kerberos key (SASL GSSAPI), passwords and device-flow logins
  * through the KDC with FAST armor from the host keytab, password changes
- * through the password service. The example names
- * the server's own host; a host enrolled with `dirid host-add` and
+ * through the password service. The example names every server of the
+ * realm (this one first) and the server's own host; a host enrolled with `dirid host-add` and
  * `dirid keytab-get` puts its own name in the two host/ lines.
  */
 import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
 
+/** Where hosts reach one dirid server (its host name is in its certificate and its ldap/ principal). */
+export interface SssdServer {
+  hostname: string;
+  kdc: number;
+  kpasswd: number;
+  ldap: number;
+}
+
 export interface SssdConfInput {
   realm: string;
   domain: string;
-  /** the dirid server's host name (in its certificate and its ldap/ principal) */
-  serverHost: string;
+  /** the realm's servers, the preferred one first */
+  servers: readonly SssdServer[];
   baseDn: string;
-  kdcPort: number;
-  kpasswdPort: number;
-  ldapPort: number;
   /** the host the file is for */
   host: string;
   /** where the host keeps the realm CA and its keytab */
@@ -31,6 +36,7 @@ export function sssdConfText(o: SssdConfInput): string {
   const caFile = o.caFile ?? '/etc/dirid/ca.crt';
   const keytab = o.keytab ?? '/etc/krb5.keytab';
   const hostPrincipal = `host/${o.host}@${o.realm}`;
+  const list = (f: (s: SssdServer) => string) => o.servers.map(f).join(', ');
   return `# Written by dirid-server for realm ${o.realm}: sssd.conf for a host of the realm
 # (copy to /etc/sssd/sssd.conf, owner root, mode 0600; see docs/sssd-host.md).
 [sssd]
@@ -44,7 +50,7 @@ domains = ${o.domain}
 [domain/${o.domain}]
 id_provider = ldap
 auth_provider = krb5
-ldap_uri = ldap://${hostPort(o.serverHost, o.ldapPort, 389)}
+ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, 389)}`)}
 ldap_id_use_start_tls = true
 ldap_tls_cacert = ${caFile}
 ldap_search_base = ${o.baseDn}
@@ -54,8 +60,8 @@ ldap_sasl_authid = ${hostPrincipal}
 ldap_krb5_keytab = ${keytab}
 auto_private_groups = true
 krb5_realm = ${o.realm}
-krb5_server = ${hostPort(o.serverHost, o.kdcPort, 88)}
-krb5_kpasswd = ${hostPort(o.serverHost, o.kpasswdPort, 464)}
+krb5_server = ${list((s) => hostPort(s.hostname, s.kdc, 88))}
+krb5_kpasswd = ${list((s) => hostPort(s.hostname, s.kpasswd, 464))}
 krb5_use_fast = demand
 krb5_fast_principal = ${hostPrincipal}
 krb5_keytab = ${keytab}
@@ -68,9 +74,9 @@ password_prompt = Password:
 `;
 }
 
-/** Writes the example for the server's own host, with the ports the server listens on. */
-export function writeSssdConf(paths: DataPaths, config: ServerConfig, ports: { kdc: number; kpasswd: number; ldap: number }): void {
-  const text = sssdConfText({ realm: config.realm, domain: config.domain, serverHost: config.hostname, baseDn: config.baseDn, kdcPort: ports.kdc, kpasswdPort: ports.kpasswd, ldapPort: ports.ldap, host: config.hostname });
+/** Writes the example for the server's own host, with the ports the servers listen on. */
+export function writeSssdConf(paths: DataPaths, config: ServerConfig, servers: readonly SssdServer[]): void {
+  const text = sssdConfText({ realm: config.realm, domain: config.domain, servers, baseDn: config.baseDn, host: config.hostname });
   writeFileAtomic(paths.sssdConf, text, 0o644);
 }
 
@@ -78,6 +84,6 @@ export function writeSssdConf(paths: DataPaths, config: ServerConfig, ports: { k
 export const sssdConfStep: InitStep = {
   name: 'sssd.conf for hosts',
   async run({ paths, config }) {
-    writeSssdConf(paths, config, { kdc: config.kdcPort, kpasswd: config.kpasswdPort, ldap: config.ldapPort });
+    writeSssdConf(paths, config, [{ hostname: config.hostname, kdc: config.kdcPort, kpasswd: config.kpasswdPort, ldap: config.ldapPort }]);
   },
 };

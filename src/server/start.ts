@@ -22,7 +22,7 @@ import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
 import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
-import { dataPaths, hostPort, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
+import { dataPaths, hostPort, readServerConfig, writeDefaultConf, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
@@ -35,6 +35,7 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './krb5-conf.js';
+import { realmServers, registerServer, srvZoneText, type RealmServer, type ServerPorts } from './servers.js';
 import { writeSssdConf } from './sssd-conf.js';
 import { LdapService } from '../ldap-server/server.js';
 
@@ -116,7 +117,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (o.ldapPort !== undefined) config.ldapPort = o.ldapPort;
   if (o.ldapsPort !== undefined) config.ldapsPort = o.ldapsPort;
   if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
-  const dir = await openRealmStore(paths, config.baseDn);
+  const dir = await openRealmStore(paths, config, false, log);
   const server: ServerInfo = {
     version: SERVER_VERSION,
     apiVersion: API_VERSION,
@@ -181,10 +182,9 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
-  writeKrb5Conf(paths, config, { kdc: kdcPort, kpasswd: kpasswdPort });
   const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
-  writeSssdConf(paths, config, { kdc: kdcPort, kpasswd: kpasswdPort, ldap: ldapPort });
+  await writeClientFiles(dir, paths, config, { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort }, log);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: password service (kpasswd) listening on ${config.listen}:${kpasswdPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
@@ -228,3 +228,23 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
 }
 
 export { readServerConfig };
+
+/**
+ * Records this server and its ports among the realm's servers, then writes
+ * the client files that name them all: krb5.conf, sssd.conf and the DNS
+ * SRV records. When the directory cannot take the record, the files name
+ * this server alone.
+ */
+async function writeClientFiles(dir: Directory, paths: DataPaths, config: ServerConfig, ports: ServerPorts, log: (line: string) => void): Promise<void> {
+  const self = { hostname: config.hostname, ports };
+  let servers: RealmServer[] = [self];
+  try {
+    await registerServer(dir, self);
+    servers = await realmServers(dir, self);
+  } catch (e) {
+    log(`dirid-server: realm ${config.realm}: could not record this server among the realm's servers (${e instanceof Error ? e.message : String(e)}); client files name it alone`);
+  }
+  writeKrb5Conf(paths, config, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd })));
+  writeSssdConf(paths, config, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd, ldap: s.ports.ldap })));
+  writeFileAtomic(paths.dnsZone, srvZoneText(config.realm, config.domain, servers));
+}

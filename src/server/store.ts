@@ -1,6 +1,11 @@
-/** Opens the realm's directory with dirid's schema and the master key. */
+/**
+ * Opens the realm's directory with dirid's schema and the master key: on
+ * PostgreSQL when server.conf names a database (shared by every server of
+ * the realm), else the SQLite file in the data directory.
+ */
 import { readFileSync } from 'node:fs';
 import { coreSchema, mergeSchemas } from '../directory/schema.js';
+import { openPostgresDirectory } from '../directory/postgres.js';
 import { openSqliteDirectory } from '../directory/sqlite.js';
 import type { Directory } from '../directory/types.js';
 import { diridSchema } from '../objects/ldap-schema.js';
@@ -14,6 +19,17 @@ export function readMasterKey(paths: DataPaths): Buffer {
   return key;
 }
 
-export function openRealmStore(paths: DataPaths, baseDn: string, create = false): Promise<Directory> {
-  return openSqliteDirectory({ path: paths.store, baseDn, schema: realmSchema, masterKey: readMasterKey(paths), create });
+/** Where a realm's store is: its base DN, and the PostgreSQL database when it is there. */
+export interface StoreLocation {
+  baseDn: string;
+  database?: string;
+}
+
+export function openRealmStore(paths: DataPaths, at: StoreLocation, create = false, log: (line: string) => void = () => {}): Promise<Directory> {
+  const masterKey = readMasterKey(paths);
+  if (at.database) {
+    // a database connection that drops is replaced by the pool; the next statement says if it stays gone
+    return openPostgresDirectory({ connectionString: at.database, baseDn: at.baseDn, schema: realmSchema, masterKey, create, onError: (e) => log(`dirid-server: database connection lost: ${e.message}`) });
+  }
+  return openSqliteDirectory({ path: paths.store, baseDn: at.baseDn, schema: realmSchema, masterKey, create });
 }

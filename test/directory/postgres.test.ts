@@ -73,6 +73,27 @@ describe('PostgreSQL: several handles on one database', { skip: !postgresql && '
     assert.equal(await a.get(`cn=ann,${base}`), null);
   });
 
+  it("moves its generation when the other handle's write commits, not when one rolls back", async () => {
+    const moved = async (from: number) => {
+      for (let i = 0; i < 100 && a.generation === from; i++) await new Promise((r) => setTimeout(r, 20));
+      return a.generation !== from;
+    };
+    // the listener connects in the background: once a write of b has reached a, it listens
+    let g = a.generation;
+    await b.add(`cn=warm,${base}`, { objectClass: ['person'], sn: ['Warm'] });
+    assert.ok(await moved(g));
+    await new Promise((r) => setTimeout(r, 100));
+    g = a.generation;
+    await b.add(`cn=gen,${base}`, { objectClass: ['person'], sn: ['Gen'] });
+    assert.ok(await moved(g), "another handle's commit reaches this handle's generation");
+    g = a.generation;
+    await directoryFailure(b.batch([{ kind: 'modify', dn: `cn=gen,${base}`, mods: [{ op: 'replace', attr: 'sn', values: ['Later'] }] }, { kind: 'add', dn: `cn=x,cn=missing,${base}`, attrs: { objectClass: ['person'], sn: ['x'] } }]));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(a.generation, g, 'a rolled-back write notifies nobody');
+    await b.delete(`cn=gen,${base}`);
+    assert.ok(await moved(g));
+  });
+
   it('serialises concurrent writes of both handles without losing one', async () => {
     const n = 40;
     await a.batch([...people('a', n), ...people('b', n), { kind: 'add', dn: `cn=team,${base}`, attrs: { objectClass: ['group'] } }]);

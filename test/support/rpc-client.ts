@@ -4,6 +4,7 @@
  * the project's own codecs on the client side.
  */
 import { request } from 'node:https';
+import { lookup as dnsLookup, type LookupOptions } from 'node:dns';
 import { decodeJsonResponse, encodeJsonRequest } from '../../src/rpc/codec/json.js';
 import { decodeXmlResponse, encodeXmlRequest } from '../../src/rpc/codec/xml.js';
 import type { RpcResponse, WireValue } from '../../src/rpc/codec/types.js';
@@ -14,11 +15,23 @@ export interface HttpReply {
   body: string;
 }
 
+/** Host names tests resolve themselves (e.g. a second server's name to 127.0.0.1), without touching the machine's resolver. */
+export const testHosts = new Map<string, string>();
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Array<{ address: string; family: number }>, family?: number) => void;
+
+function testLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  const address = testHosts.get(hostname.toLowerCase());
+  if (address === undefined) return void dnsLookup(hostname, { ...options, all: !!options.all }, callback as never);
+  if (options.all) callback(null, [{ address, family: 4 }]);
+  else callback(null, address, 4);
+}
+
 export function httpsPost(url: string, ca: string, body: string | Buffer, headers: Record<string, string>): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const req = request(
-      { method: 'POST', host: u.hostname, port: u.port, path: u.pathname, ca, headers: { 'Content-Length': String(Buffer.byteLength(body)), ...headers } },
+      { method: 'POST', host: u.hostname, port: u.port, path: u.pathname, ca, lookup: testLookup as never, headers: { 'Content-Length': String(Buffer.byteLength(body)), ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,0 +1,155 @@
+/**
+ * Two servers of one realm on one PostgreSQL database (docs/servers.md):
+ * `init --database` makes the first, `replica-prepare` the second, and
+ * then either answers any command and sees what the other wrote; a
+ * password changed through one is what the other's KDC checks at once (its
+ * principal cache heard the write); the client files name both servers;
+ * and with the first server stopped, MIT kinit and kvno keep working
+ * through the second, and the dirid client fails over to it through DNS
+ * SRV. The host names one.example.test and two.example.test resolve to
+ * 127.0.0.1 for the tools through a private /etc/hosts (a mount namespace
+ * per command), never the machine's own.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createSocket } from 'node:dgram';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initRealm } from '../../src/server/init.js';
+import { prepareReplica } from '../../src/server/replica.js';
+import { startServer, type RunningServer } from '../../src/server/start.js';
+import { runTool, type ToolResult } from '../support/mit-tools.js';
+import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
+import { RpcSession, testHosts } from '../support/rpc-client.js';
+
+const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+const PASSWORD = 'Admin-pass-1';
+
+async function freeUdpPort(): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  const port = s.address().port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('two servers on one PostgreSQL database', () => {
+  let tmp: string;
+  let one: RunningServer;
+  let two: RunningServer;
+  let oneStopped = false;
+  const d1 = () => join(tmp, 'one');
+  const d2 = () => join(tmp, 'two');
+  const hosts = () => join(tmp, 'hosts');
+  /** a tool with the test's /etc/hosts, in a mount namespace of its own */
+  const tool = (cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<ToolResult> =>
+    runTool('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/hosts && exec "$@"', hosts(), cmd, ...args], env, input);
+  const env = (): NodeJS.ProcessEnv => ({ KRB5_CONFIG: join(d2(), 'krb5.conf') });
+  const session = async (server: RunningServer, host: string) => {
+    const s = new RpcSession(`https://${host}:${server.httpsPort}`, readFileSync(join(d1(), 'ca.crt'), 'utf8'));
+    const r = await s.login('admin', PASSWORD);
+    assert.equal(r.status, 200, r.body);
+    return s;
+  };
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'dirid-servers-'));
+    writeFileSync(hosts(), '127.0.0.1 localhost one.example.test two.example.test\n');
+    testHosts.set('one.example.test', '127.0.0.1').set('two.example.test', '127.0.0.1');
+    const database = await createDatabase(await startPostgres(), 'realm');
+    await initRealm({ dataDir: d1(), realm: 'EXAMPLE.TEST', domain: 'example.test', hostname: 'one.example.test', adminPassword: PASSWORD, database });
+    const ports = { listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {} };
+    one = await startServer({ dataDir: d1(), ...ports });
+    await prepareReplica({ dataDir: d1(), hostname: 'two.example.test', out: d2() });
+    two = await startServer({ dataDir: d2(), ...ports });
+  });
+  after(async () => {
+    if (!oneStopped) await one?.stop();
+    await two?.stop();
+    stopPostgres();
+    testHosts.clear();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('init refuses a database that already holds the realm', async () => {
+    const conf = readFileSync(join(d1(), 'server.conf'), 'utf8');
+    const database = /^database = (.*)$/m.exec(conf)?.[1];
+    assert.ok(database, 'server.conf names the database');
+    assert.equal(statSync(join(d1(), 'server.conf')).mode & 0o777, 0o600);
+    await assert.rejects(initRealm({ dataDir: join(tmp, 'again'), realm: 'EXAMPLE.TEST', domain: 'example.test', hostname: 'one.example.test', adminPassword: PASSWORD, database }), /already holds a realm/);
+  });
+
+  it('prepares the second server: its keys, certificate, master key and client files naming both', async () => {
+    assert.equal(statSync(join(d2(), 'master.key')).mode & 0o777, 0o600);
+    assert.deepEqual(readFileSync(join(d2(), 'master.key')), readFileSync(join(d1(), 'master.key')));
+    const keytab = await runTool('klist', ['-k', join(d2(), 'host.keytab')], {});
+    assert.match(keytab.stdout, /host\/two\.example\.test@EXAMPLE\.TEST/);
+    const verify = await runTool('openssl', ['verify', '-CAfile', join(d1(), 'ca.crt'), join(d2(), 'server.crt')], {});
+    assert.match(verify.stdout, /OK/, verify.stderr);
+    const subject = await runTool('openssl', ['x509', '-noout', '-ext', 'subjectAltName', '-in', join(d2(), 'server.crt')], {});
+    assert.match(subject.stdout, /DNS:two\.example\.test/);
+    const krb5 = readFileSync(join(d2(), 'krb5.conf'), 'utf8');
+    assert.match(krb5, new RegExp(`kdc = two\\.example\\.test:${two.kdcPort}\\n  kdc = one\\.example\\.test:${one.kdcPort}\\n`));
+    const zone = readFileSync(join(d2(), 'dns-srv.zone'), 'utf8');
+    for (const [server, host] of [[one, 'one'], [two, 'two']] as const) {
+      assert.match(zone, new RegExp(`_kerberos\\._udp +3600 IN SRV 0 100 +${server.kdcPort} ${host}\\.example\\.test\\.`));
+      assert.match(zone, new RegExp(`_dirid\\._tcp +3600 IN SRV 0 100 +${server.httpsPort} ${host}\\.example\\.test\\.`));
+    }
+    await assert.rejects(prepareReplica({ dataDir: d1(), hostname: 'two.example.test', out: join(tmp, 'three') }), /already a server or host/);
+  });
+
+  it('answers any command at either server, each seeing what the other wrote', async () => {
+    const a = await session(one, 'one.example.test');
+    const b = await session(two, 'two.example.test');
+    await a.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pass-1' });
+    assert.deepEqual((await b.call('user_show', ['alice'])).result.uid, ['alice']);
+    await b.call('user_mod', ['alice'], { email: ['alice@example.test'] });
+    assert.deepEqual((await a.call('user_show', ['alice'])).result.mail, ['alice@example.test']);
+    for (const s of [a, b]) assert.match((await s.call('ping')).summary, /server version/);
+  });
+
+  it("a password set through one server is the one the other's KDC checks at once", async () => {
+    const kinit = (password: string) => tool('kinit', ['-c', `FILE:${join(tmp, 'bob.cc')}`, 'bob'], { KRB5_CONFIG: join(tmp, 'krb5-two-only.conf') }, `${password}\n`);
+    // the second server's KDC alone
+    writeFileSync(join(tmp, 'krb5-two-only.conf'), readFileSync(join(d2(), 'krb5.conf'), 'utf8').replace(/^ *kdc = one\.example\.test:\d+\n/m, ''));
+    const a = await session(one, 'one.example.test');
+    await a.call('user_add', ['bob'], { first: 'Bob', last: 'Test', password: 'Bob-pass-old1' });
+    const first = await kinit('Bob-pass-old1');
+    assert.equal(first.code, 0, first.stderr);
+    await a.call('passwd', ['bob', 'Bob-pass-new1']);
+    const again = await kinit('Bob-pass-new1');
+    assert.equal(again.code, 0, again.stderr);
+    assert.notEqual((await kinit('Bob-pass-old1')).code, 0);
+  });
+
+  it('keeps Kerberos and the API working through the second server when the first stops', async () => {
+    const cc = `FILE:${join(tmp, 'alice.cc')}`;
+    await one.stop();
+    oneStopped = true;
+    const k = await tool('kinit', ['-c', cc, 'alice'], env(), 'Alice-pass-1\n');
+    assert.equal(k.code, 0, k.stderr);
+    const v = await tool('kvno', ['-c', cc, 'HTTP/two.example.test'], env());
+    assert.equal(v.code, 0, v.stderr);
+    // the client's configured server is the stopped one; DNS SRV names the second
+    const dnsPort = await freeUdpPort();
+    const dns: ChildProcess = spawn('/usr/sbin/dnsmasq', ['--no-daemon', `--port=${dnsPort}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--srv-host=_dirid._tcp.example.test,two.example.test,${two.httpsPort},0,100`, '--user=root']);
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      const conf = join(tmp, 'client.conf');
+      writeFileSync(conf, readFileSync(join(d2(), 'default.conf'), 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = https://one.example.test:${one.httpsPort}/dirid/xml`));
+      mkdirSync(join(tmp, 'cache'), { recursive: true });
+      const r = await tool(process.execPath, [DIRID, '-c', conf, '-v', 'ping'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, new RegExp(`Connection to https://one\\.example\\.test:${one.httpsPort}/dirid/xml failed`));
+      assert.match(r.stderr, new RegExp(`trying https://two\\.example\\.test:${two.httpsPort}/dirid/xml`));
+      assert.match(r.stdout, /dirid server version/);
+      const find = await tool(process.execPath, [DIRID, '-c', conf, 'user-find', 'alice'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
+      assert.equal(find.code, 0, find.stderr);
+      assert.match(find.stdout, /User login: alice/);
+    } finally {
+      dns.kill('SIGTERM');
+    }
+  });
+});
