@@ -226,6 +226,8 @@ export interface ObjectDef {
   readonly managePrivilege?: string;
   /** derived methods; default all five */
   readonly methods?: readonly CrudMethod[];
+  /** the primary key never changes (X-mod has no --rename) */
+  readonly noRename?: boolean;
   /** extra options per method (hooks consume them) */
   readonly extraOptions?: Partial<Record<CrudMethod, Readonly<Record<string, OptionDef>>>>;
   readonly computed?: Readonly<Record<string, ComputedOutput>>;

@@ -541,7 +541,7 @@ function modCommand(obj: ObjectDef): Command {
     rights: commonOptions.rights,
     all: commonOptions.all,
     raw: commonOptions.raw,
-    rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false },
+    ...(obj.noRename ? {} : { rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false } }),
   };
   return {
     name: `${obj.name}_mod`,
