@@ -18,6 +18,8 @@ export interface Principal {
   dn: string;
   /** login / service name */
   uid: string;
+  /** how it authenticated, when a Kerberos ticket said so: the ticket's authentication indicators (`idp`, `hardened`...) */
+  authIndicators?: string[];
 }
 
 export interface ServerInfo {
