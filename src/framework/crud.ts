@@ -215,7 +215,7 @@ async function attrValueOptions(
       throw publicError('ValidationError', { name: option, error: `attribute '${at.name}' cannot be changed this way` });
     }
     const owner = paramByAttr(obj, at.name);
-    if (owner?.[0] === obj.pkey) throw publicError('ValidationError', { name: option, error: `use --rename to change '${obj.pkey}'` });
+    if (owner?.[0] === obj.pkey) throw publicError('ValidationError', { name: option, error: obj.noRename ? `'${obj.pkey}' cannot be changed` : `use --rename to change '${obj.pkey}'` });
     let stored = value;
     if (owner && value !== undefined && value !== '') {
       const [key, p] = owner;
