@@ -1,7 +1,8 @@
 /**
  * Running an API command from the command line: find a server, get the
  * schema (cache or server), parse the command line against it, prompt for
- * secrets, call, and print. Exit codes: 0 ok, 1 error, 2 not found; a
+ * secrets, call, and print (with -v, ping also says who the caller is and
+ * how it authenticated). Exit codes: 0 ok, 1 error, 2 not found; a
  * server's error gets its exit code from cli/errors.ts (serverError).
  */
 import { writeFileSync, chmodSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { helpText, parseCommandLine, takeLocalOptions } from './args.js';
 import { loadClientConfig } from './config.js';
 import { firstServerUrl } from './discovery.js';
 import { CliError, serverError } from './errors.js';
-import { formatResult, summaryBlock } from './output.js';
+import { callerLine, formatResult, summaryBlock } from './output.js';
 import { readSecret } from './prompt.js';
 import { currentSchema, type CachedSchema } from './schema-cache.js';
 import { connect, type Session } from './transport.js';
@@ -73,6 +74,7 @@ export async function runApiCommand(g: GlobalOptions, cliName: string, argv: str
     return 0;
   }
   const out = formatResult(spec.output, spec.object, result, schema.contract, { all: parsed.options.all === true, raw: parsed.options.raw === true });
+  if (method === 'ping' && g.verbose) process.stderr.write(callerLine(result.result));
   process.stdout.write(out.text);
   return out.exitCode;
 }

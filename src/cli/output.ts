@@ -4,7 +4,8 @@
  * text; entries with a two-space indent and labels in the object's field
  * order; `--all` with `dn:` first and unlabelled extras after, sorted;
  * `--raw` with attribute names and one value per line; find counts;
- * membership failures and counts. Pure functions: text in, text out.
+ * membership failures and counts; who ping says the caller is. Pure
+ * functions: text in, text out.
  */
 import type { ApiContract, ObjectSpec } from '../contract/api-contract.js';
 
@@ -132,4 +133,17 @@ export function formatResult(kind: string, objectName: string | null, result: Re
   }
   if (entry && (kind === 'entry' || (kind === 'custom' && !summary))) text += formatEntry(entry, obj, o);
   return { text, exitCode: 0 };
+}
+
+/**
+ * What `dirid -v ping` adds on standard error: who the server says the
+ * caller is and how its ticket says it authenticated; empty for a result
+ * without a principal (an older server's).
+ */
+export function callerLine(result: unknown): string {
+  if (!result || typeof result !== 'object') return '';
+  const r = result as { principal?: unknown; auth_indicators?: unknown };
+  if (typeof r.principal !== 'string') return '';
+  const ind = Array.isArray(r.auth_indicators) ? r.auth_indicators.filter((x): x is string => typeof x === 'string') : [];
+  return `dirid: INFO: Authenticated as ${printable(r.principal)}, authentication indicators: ${ind.length ? ind.map(printable).join(', ') : 'none'}\n`;
 }

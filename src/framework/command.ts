@@ -18,6 +18,8 @@ export interface Principal {
   dn: string;
   /** login / service name */
   uid: string;
+  /** how it authenticated, when a Kerberos ticket said so: the ticket's authentication indicators (`idp`, `hardened`...) */
+  authIndicators?: string[];
 }
 
 export interface ServerInfo {
@@ -226,6 +228,8 @@ export interface ObjectDef {
   readonly managePrivilege?: string;
   /** derived methods; default all five */
   readonly methods?: readonly CrudMethod[];
+  /** the primary key never changes (X-mod has no --rename) */
+  readonly noRename?: boolean;
   /** extra options per method (hooks consume them) */
   readonly extraOptions?: Partial<Record<CrudMethod, Readonly<Record<string, OptionDef>>>>;
   readonly computed?: Readonly<Record<string, ComputedOutput>>;

@@ -215,7 +215,7 @@ async function attrValueOptions(
       throw publicError('ValidationError', { name: option, error: `attribute '${at.name}' cannot be changed this way` });
     }
     const owner = paramByAttr(obj, at.name);
-    if (owner?.[0] === obj.pkey) throw publicError('ValidationError', { name: option, error: `use --rename to change '${obj.pkey}'` });
+    if (owner?.[0] === obj.pkey) throw publicError('ValidationError', { name: option, error: obj.noRename ? `'${obj.pkey}' cannot be changed` : `use --rename to change '${obj.pkey}'` });
     let stored = value;
     if (owner && value !== undefined && value !== '') {
       const [key, p] = owner;
@@ -541,7 +541,7 @@ function modCommand(obj: ObjectDef): Command {
     rights: commonOptions.rights,
     all: commonOptions.all,
     raw: commonOptions.raw,
-    rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false },
+    ...(obj.noRename ? {} : { rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false } }),
   };
   return {
     name: `${obj.name}_mod`,

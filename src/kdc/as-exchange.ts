@@ -10,8 +10,10 @@
  * expired password is refused, except for a ticket to the password-change
  * service (kadmin/changepw, kdc/kpasswd.ts), which is how the password gets
  * changed; decide the ticket (lifetime and renewal from
- * realm policy, flags, session enctype); issue the AS-REP sealed with the
- * client's long-term key, or armored with a strengthened reply key.
+ * realm policy, flags, session enctype) and the authentication indicators
+ * the method earns (auth-indicators.ts, which also refuses a server that
+ * requires others); issue the AS-REP sealed with the client's long-term
+ * key, or armored with a strengthened reply key.
  */
 import { der, parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -31,6 +33,7 @@ import { KdcError, lazyHints, type Hints } from './errors.js';
 import { checkAccount, lookupClient, lookupServer } from './principal-checks.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
+import { indicatorsOf, withIndicators, type PreauthMethod } from './auth-indicators.js';
 
 /**
  * The AS exchange: unwrap the armor, look up the client and the server,
@@ -47,7 +50,8 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
   let proven = preauthenticate(ctx, req, client, server);
   if (proven instanceof Promise) proven = await proven;
   const encPa = wantsEncPaRep(outer, req);
-  const spec = initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
+  let spec = withIndicators(ctx, initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0)), indicatorsOf(proven.method));
+  if (spec instanceof Promise) spec = await spec;
   return issueInitial(ctx, req, spec, proven, encPa);
 }
 
@@ -64,8 +68,9 @@ async function unwrapArmor(ctx: ExchangeContext, outer: KdcReq): Promise<KdcReq>
   return unwrapped.req;
 }
 
-/** What pre-authentication proved: the key the reply is sealed with (its kvno for a long-term key) and what the FAST response adds for it. */
+/** What pre-authentication proved: the method (which earns the ticket's authentication indicators), the key the reply is sealed with (its kvno for a long-term key) and what the FAST response adds for it. */
 interface Proven {
+  method: PreauthMethod;
   key: EncryptionKey;
   kvno?: number;
   fastPadata?: PaData[];
@@ -107,7 +112,7 @@ function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal
  */
 function armoredPreauth(ctx: ExchangeContext, fast: FastState, req: KdcReq, client: KdcPrincipal, can: { hasKeys: boolean; idp: boolean; proof: Proof }, hints: () => PaData[]): Maybe<Proven> {
   const triesPassword = can.hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
-  if (can.idp && !triesPassword) return idpStep(ctx, req, client, can.hasKeys ? hints() : []).then(() => ({ key: fast.armorKey }));
+  if (can.idp && !triesPassword) return idpStep(ctx, req, client, can.hasKeys ? hints() : []).then((): Proven => ({ method: 'idp', key: fast.armorKey }));
   return mapMaybe(passwordPreauth(ctx, client, can.proof, () => verifyEncryptedChallenge(ctx, client, req, hints)), (longTerm) => ({ ...longTerm, fastPadata: [kdcChallenge(ctx, longTerm.key)] }));
 }
 
@@ -164,7 +169,7 @@ function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrin
 }
 
 /** Checks PA-ENC-TIMESTAMP and returns the reply key, or throws PREAUTH_REQUIRED/FAILED. */
-function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): { key: { etype: number; value: Buffer }; kvno: number } {
+function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): Proven {
   const pa = req.padata.find((p) => p.type === PaType.ENC_TIMESTAMP);
   if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
   let enc;
@@ -185,13 +190,13 @@ function verifyEncTimestamp(ctx: ExchangeContext, client: KdcPrincipal, req: Kdc
   }
   if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
   ctx.note.preauth = 'encrypted-timestamp';
-  return { key, kvno: stored.kvno };
+  return { method: 'encrypted-timestamp', key, kvno: stored.kvno };
 }
 
 const challengeKey = (armor: EncryptionKey, longTerm: EncryptionKey, pepper: string) => cf2(armor, pepper, longTerm, 'challengelongterm');
 
 /** RFC 6113 §5.4.6: the client's encrypted challenge, tried with each of the client's keys. */
-function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): { key: EncryptionKey; kvno: number } {
+function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, req: KdcReq, hints: Hints): Proven & { kvno: number } {
   const fast = ctx.fast!;
   const pa = req.padata.find((p) => p.type === PaType.ENCRYPTED_CHALLENGE);
   if (!pa || pa.value.length === 0) throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'pre-authentication required', hints);
@@ -214,7 +219,7 @@ function verifyEncryptedChallenge(ctx: ExchangeContext, client: KdcPrincipal, re
     }
     if (Math.abs(ts.patimestamp.getTime() - ctx.now()) > SKEW_MS) throw new KdcError('KRB_AP_ERR_SKEW', 'clock skew too great');
     ctx.note.preauth = 'encrypted-challenge';
-    return { key: longTerm, kvno: k.kvno };
+    return { method: 'encrypted-challenge', key: longTerm, kvno: k.kvno };
   }
   ctx.note.preauth = 'encrypted-challenge failed';
   throw new WrongKey(hints);

@@ -25,5 +25,5 @@ export interface ExchangeContext {
   /** set once an armored request has been unwrapped; errors are then armored too */
   fast?: FastState;
   /** what the log line should say about the request */
-  note: { client?: string; server?: string; etype?: number; preauth?: string };
+  note: { client?: string; server?: string; etype?: number; preauth?: string; authind?: string };
 }

@@ -114,7 +114,7 @@ export class Kdc {
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
     this.o.log(
       `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
-        `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''} duration_ms=${ms.toFixed(2)}`,
+        `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''}${note.authind ? ` authind=${JSON.stringify(note.authind)}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
     return reply;
   }

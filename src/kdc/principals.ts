@@ -1,8 +1,8 @@
 /**
  * The KDC's view of the directory: principals by name (found through
  * account/state.ts, which also judges their account state) with their
- * decrypted long-term keys, authentication types and IdP link, and the
- * realm's ticket and lockout policy.
+ * decrypted long-term keys, authentication types and IdP link, required
+ * authentication indicators, and the realm's ticket and lockout policy.
  */
 import { Accounts, accountOf, lockoutPolicyOf, type Account, type LockoutPolicy } from '../account/state.js';
 import type { Directory } from '../directory/types.js';
@@ -24,6 +24,8 @@ export interface KdcPrincipal {
   isUser: boolean;
   maxLife?: number;
   maxRenew?: number;
+  /** krbPrincipalAuthInd: a ticket for this server needs one of these authentication indicators (kdc/auth-indicators.ts) */
+  authIndRequired?: string[];
 }
 
 /** A value now, or a promise of it: cached look-ups answer without a turn of the microtask queue. */
@@ -90,6 +92,7 @@ export class PrincipalDb {
     if (a.dirIdpSub?.[0]) p.idpSub = a.dirIdpSub[0];
     if (a.krbMaxTicketLife?.[0]) p.maxLife = Number(a.krbMaxTicketLife[0]);
     if (a.krbMaxRenewableAge?.[0]) p.maxRenew = Number(a.krbMaxRenewableAge[0]);
+    if (a.krbPrincipalAuthInd?.length) p.authIndRequired = [...a.krbPrincipalAuthInd];
     return p;
   }
 

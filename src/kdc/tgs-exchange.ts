@@ -8,8 +8,9 @@
  * authenticate (account/state.ts: not disabled, locked or expired) and look
  * up the server, which may not be the password-change service (its tickets
  * come from an AS exchange with the password, as MIT's KDC has it); decide the ticket (a service ticket or a renewed TGT:
- * flags, times, session enctype); issue the reply, sealed with the
- * authenticator's subkey when there is one.
+ * flags, times, session enctype) with the TGT's authentication indicators,
+ * refused when the server requires others (auth-indicators.ts); issue the
+ * reply, sealed with the authenticator's subkey when there is one.
  */
 import { decodeApReq, type ApReq } from '../kerberos/asn1/ap-req.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -26,6 +27,7 @@ import { unwrapTgsFast } from './fast.js';
 import { lookupServer, usableClient } from './principal-checks.js';
 import { mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
+import { tgtIndicators, withIndicators } from './auth-indicators.js';
 
 /** A TGS request whose TGT and authenticator check out: the request (unwrapped when armored), the TGT's contents and keys. */
 interface VerifiedTgsReq {
@@ -57,7 +59,11 @@ export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<
   let server = lookupServer(ctx, verified.req);
   if (server instanceof Promise) server = await server;
   if (server.name === changepwPrincipal(ctx.realm)) throw new KdcError('KDC_ERR_POLICY', 'tickets for the password-change service come from an AS exchange with the password');
-  const spec = decideTicket(ctx, verified, server);
+  // the TGT's indicators, believed under the KDC verifier, go into the ticket (and a renewed TGT) as they came
+  let indicators = tgtIndicators(ctx, verified.tgt);
+  if (indicators instanceof Promise) indicators = await indicators;
+  let spec = withIndicators(ctx, decideTicket(ctx, verified, server), indicators);
+  if (spec instanceof Promise) spec = await spec;
   return issueTgsReply(ctx, verified, spec);
 }
 

@@ -1,7 +1,8 @@
 /**
  * Making tickets and replies (RFC 4120 §3.1.3, §3.3.3): the session key,
- * the EncTicketPart sealed with the server's key, and the EncKDCRepPart
- * sealed with the reply key. Shared by the AS and TGS exchanges.
+ * the EncTicketPart (with its authentication indicators, if any) sealed
+ * with the server's key, and the EncKDCRepPart sealed with the reply key.
+ * Shared by the AS and TGS exchanges.
  */
 import { encodeEncKdcRepPart, encodeKdcRep, type EncKdcRepPart } from '../kerberos/asn1/kdc-rep.js';
 import type { HostAddress, KeyBlock, PaData, PrincipalName } from '../kerberos/asn1/primitives.js';
@@ -9,6 +10,7 @@ import { encodeEncTicketPart, encodeTicket, type EncTicketPart, type Ticket } fr
 import { profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, LastReqType, MsgType, TransitedType } from '../kerberos/iana.js';
 import { EncPartTag } from '../kerberos/asn1/kdc-rep.js';
+import { indicatorAuthData, type KdcVerifierKey } from '../kerberos/auth-indicators.js';
 import { keyFor, type KdcPrincipal } from './principals.js';
 import { KdcError } from './errors.js';
 
@@ -25,6 +27,8 @@ export interface TicketSpec {
   renewTill?: Date;
   caddr?: HostAddress[];
   sessionKey: KeyBlock;
+  /** authentication indicators (kdc/auth-indicators.ts), carried in a CAMMAC under the KDC verifier of this krbtgt key */
+  authIndicators?: { values: readonly string[]; kdc: KdcVerifierKey };
 }
 
 /** Server key to seal tickets with: its strongest supported key. */
@@ -57,6 +61,8 @@ export function makeTicket(spec: TicketSpec): Ticket {
   if (spec.renewTill) etp.renewTill = spec.renewTill;
   if (spec.caddr && spec.caddr.length) etp.caddr = spec.caddr;
   const { key, kvno } = ticketKey(spec.server);
+  // the KDC verifier covers the whole ticket part, so the indicators go in last
+  if (spec.authIndicators?.values.length) etp.authorizationData = indicatorAuthData(etp, spec.authIndicators.values, spec.authIndicators.kdc, key);
   const cipher = profile(key.etype).encrypt(key, KeyUsage.TICKET, encodeEncTicketPart(etp));
   const t = { realm: spec.srealm, sname: spec.sname, encPart: { etype: key.etype, kvno, cipher } };
   return { ...t, raw: encodeTicket(t) };

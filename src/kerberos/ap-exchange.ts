@@ -8,7 +8,8 @@
  * AP-REQ verification of the project: HTTP Negotiate, the GSS-API acceptor
  * (gss-context.ts, for SASL GSSAPI), the KDC's TGS exchange (§3.3.2) and FAST
  * armor (RFC 6113 §5.4.1.1) all use {@link verifyApReq}; they differ only in
- * how they open the ticket.
+ * how they open the ticket. A service reads the ticket's authentication
+ * indicators under its own key (auth-indicators.ts).
  */
 import { decodeApReq, decodeAuthenticator, decodeEncApRepPart, encodeApRep, encodeApReq, encodeAuthenticator, encodeEncApRepPart, decodeApRep, type ApReq, type Authenticator, type EncApRepPart } from './asn1/ap-req.js';
 import { principalToString, type PrincipalName } from './asn1/primitives.js';
@@ -17,6 +18,7 @@ import { profile, type EncryptionKey } from './crypto/index.js';
 import { ErrorCode, flagBit, KeyUsage } from './iana.js';
 import type { ReplayCache } from './replay-cache.js';
 import { microseconds, wholeSeconds } from './time.js';
+import { serviceVerifiedIndicators } from './auth-indicators.js';
 
 /** A failed AP-REQ check; `code` is the KRB_AP_ERR code the KDC answers with. */
 export class ApError extends Error {
@@ -77,6 +79,8 @@ export interface AcceptedAp {
   sessionKey: EncryptionKey;
   mutual: boolean;
   server: string;
+  /** how the client authenticated: the ticket's indicators, believed under the service verifier (auth-indicators.ts) */
+  authIndicators: string[];
 }
 
 /**
@@ -101,7 +105,8 @@ export async function acceptApReq(
   }
   const sessionKey = { etype: etp.key.etype, value: etp.key.value };
   const auth = verifyApReq(ap, etp, sessionKey, { usage: KeyUsage.AP_REQ_AUTH, now, replay });
-  return { client: principalToString(etp.cname, etp.crealm), ticket: etp, authenticator: auth, sessionKey, mutual: (ap.apOptions & flagBit(2)) !== 0, server };
+  const authIndicators = serviceVerifiedIndicators(etp, key).indicators;
+  return { client: principalToString(etp.cname, etp.crealm), ticket: etp, authenticator: auth, sessionKey, mutual: (ap.apOptions & flagBit(2)) !== 0, server, authIndicators };
 }
 
 /**

@@ -112,6 +112,8 @@ export interface AcceptedContext {
   client: string;
   /** the service principal the ticket was for */
   server: string;
+  /** the ticket's authentication indicators, believed under the service's key (how the client authenticated) */
+  authIndicators: string[];
   /** the mechanism OID the initiator used (Kerberos, or the one old Windows sends) */
   mech: string;
   /** the GSS flags the initiator asked for (RFC 4121 §4.1.1.1) */
@@ -170,7 +172,7 @@ export async function acceptSecContext(tokenBytes: Uint8Array, o: AcceptSecConte
   const recvSeq = auth.seqNumber ?? 0;
   const mutual = (gss.flags & GssFlag.MUTUAL) !== 0 || accepted.mutual;
   const expires = accepted.ticket.endtime;
-  const common = { client: accepted.client, server: accepted.server, mech, flags: gss.flags, expires, bindings: gss.bindings, ...(gss.delegation ? { delegation: gss.delegation } : {}) };
+  const common = { client: accepted.client, server: accepted.server, authIndicators: accepted.authIndicators, mech, flags: gss.flags, expires, bindings: gss.bindings, ...(gss.delegation ? { delegation: gss.delegation } : {}) };
   // the ticket was accepted up to the clock skew past its end; the context lives as long
   const end = expires.getTime() + SKEW_MS;
   if (!mutual) {

@@ -182,7 +182,7 @@ export const NameType = {
   WELLKNOWN: 11,
 } as const;
 
-/** Key usage numbers (RFC 4120 §7.5.1, RFC 6113 §5.4). */
+/** Key usage numbers (RFC 4120 §7.5.1, RFC 6113 §5.4, RFC 7751 §3 for the CAMMAC verifiers). */
 export const KeyUsage = {
   PA_ENC_TIMESTAMP: 1,
   TICKET: 2,
@@ -211,6 +211,7 @@ export const KeyUsage = {
   ENC_CHALLENGE_CLIENT: 54,
   ENC_CHALLENGE_KDC: 55,
   AS_REQ: 56,
+  CAMMAC: 64,
 } as const;
 
 /** APOptions bit numbers (RFC 4120 §5.5.1). */
@@ -268,7 +269,7 @@ export const AddressType = {
   IPV6: 24,
 } as const;
 
-/** Authorization data types (RFC 4120 §7.5.4, RFC 6113 §5.4.5). */
+/** Authorization data types (RFC 4120 §7.5.4, RFC 6113 §5.4.5, RFC 7751 §3 and §4 for the CAMMAC and authentication indicators). */
 export const AdType = {
   IF_RELEVANT: 1,
   INTENDED_FOR_SERVER: 2,
@@ -281,8 +282,9 @@ export const AdType = {
   AUTHENTICATION_STRENGTH: 70,
   FX_FAST_ARMOR: 71,
   FX_FAST_USED: 72,
-  WIN2K_PAC: 128,
+  CAMMAC: 96,
   AUTHENTICATION_INDICATOR: 97,
+  WIN2K_PAC: 128,
 } as const;
 
 /** Transited encodings (RFC 4120 §7.5.5). */

@@ -51,6 +51,8 @@ export const diridSchema: SchemaDefinition = {
     { name: 'krbPrincipalExpiration', syntax: 'time', singleValue: true },
     { name: 'krbMaxTicketLife', syntax: 'integer', singleValue: true },
     { name: 'krbMaxRenewableAge', syntax: 'integer', singleValue: true },
+    // the authentication indicators a ticket for this principal needs one of (FreeIPA's name; docs/kerberos.md)
+    { name: 'krbPrincipalAuthInd', syntax: 'exact' },
     { name: 'fqdn', syntax: 'string', singleValue: true, indexed: true },
     // account state (src/account/state.ts): password expiry and lockout counters of a principal,
     // and the realm's lockout policy on its realm container (names after MIT's and FreeIPA's schema)
@@ -100,6 +102,7 @@ export const diridSchema: SchemaDefinition = {
         'krbPrincipalExpiration',
         'krbMaxTicketLife',
         'krbMaxRenewableAge',
+        'krbPrincipalAuthInd',
         'krbPasswordExpiration',
         'krbLoginFailedCount',
         'krbLastFailedAuth',

@@ -1,7 +1,11 @@
 /**
  * Kerberos service principals (HTTP/web.example.test@REALM): add, delete,
- * find and show. A new service gets random keys (keytab.ts); its keytab is
- * retrieved with keytab_get.
+ * find, modify and show. A new service gets random keys (keytab.ts); its
+ * keytab is retrieved with keytab_get. A service may require authentication
+ * indicators (krbPrincipalAuthInd, as FreeIPA names it): the KDC then issues
+ * tickets for it only to clients who authenticated in one of those ways
+ * (kdc/auth-indicators.ts). A service is not renamed: its keys are salted
+ * with its name.
  */
 import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
@@ -9,6 +13,9 @@ import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { inRealm } from '../account/lookup.js';
 import { newRandomKeys } from '../account/keys.js';
+
+/** The authentication indicators the KDC issues (docs/kerberos.md, "Authentication indicators"). */
+export const authIndicators = ['hardened', 'idp', 'pkinit'] as const;
 
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}\/[A-Za-z0-9.-]{1,253}(@[A-Z0-9.-]{1,253})?$/;
 
@@ -32,8 +39,17 @@ export const serviceObject = defineObject({
       maxLength: 512,
     },
     description: { attr: 'description', type: 'str', label: 'Description', doc: 'Description', maxLength: 1024 },
+    auth_ind: {
+      attr: 'krbPrincipalAuthInd',
+      type: 'enum',
+      values: authIndicators,
+      multivalue: true,
+      label: 'Authentication Indicators',
+      doc: 'Issue tickets for the service only to clients who authenticated in one of these ways: hardened (a password under FAST armor), idp (an external IdP), pkinit (a certificate)',
+    },
   },
-  defaultAttributes: ['principal', 'description'],
+  noRename: true,
+  defaultAttributes: ['principal', 'description', 'auth_ind'],
   searchAttributes: ['principal', 'description'],
   normalizePkey: (v, ctx) => inRealm(v, ctx.server.realm),
   hooks: {
@@ -45,5 +61,5 @@ export const serviceObject = defineObject({
 });
 
 export function serviceCommands(): Command[] {
-  return crudCommands({ ...serviceObject, methods: ['add', 'del', 'find', 'show'] });
+  return crudCommands({ ...serviceObject, methods: ['add', 'del', 'find', 'show', 'mod'] });
 }

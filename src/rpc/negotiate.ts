@@ -6,7 +6,9 @@
  * (account/state.ts, which also finds both principals by name). The
  * Kerberos token goes through the one GSS acceptor (kerberos/gss-context.ts)
  * that the LDAP service's SASL GSSAPI also uses. Mutual authentication
- * answers with an AP-REP inside a NegTokenResp (accept-completed).
+ * answers with an AP-REP inside a NegTokenResp (accept-completed). The
+ * caller's principal carries the ticket's authentication indicators, read
+ * under the HTTP service's key.
  */
 import type { Accounts } from '../account/state.js';
 import { SKEW_MS } from '../kerberos/ap-exchange.js';
@@ -45,7 +47,7 @@ export function createNegotiator(accounts: Accounts, realm: string): (token: str
     const principal = await kerberosLogin(accounts, accepted.client);
     if (!principal) throw new NegotiateError(`${accepted.client} is not a principal of this realm`);
     if (principal instanceof AuthRefusal) throw principal;
-    const out: NegotiateOutcome = { principal };
+    const out: NegotiateOutcome = { principal: { ...principal, authIndicators: accepted.authIndicators } };
     const rep = accepted.outputToken;
     if (spnegoMech) out.responseToken = encodeNegTokenResp({ negState: NegState.ACCEPT_COMPLETED, supportedMech: spnegoMech, ...(rep ? { responseToken: rep } : {}) }).toString('base64');
     else if (rep) out.responseToken = rep.toString('base64');

@@ -6,7 +6,8 @@
  * to the framework and encodes. Every error it answers with, whatever the
  * endpoint (JSON-RPC, XML-RPC, a 401 refusal, a login's text answer, a
  * failure outside any command), takes its wire form from rpc/errors.ts.
- * Every call is logged as one line without argument values. Whether an
+ * Every call is logged as one line without argument values, and every
+ * Negotiate login with the caller's authentication indicators. Whether an
  * account may authenticate is account/state.ts's to say, on every way in
  * (password login, Negotiate, each request on a session cookie); an
  * account it refuses gets its public error from objects/login.ts
@@ -265,7 +266,10 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     const m = /^Negotiate\s+([A-Za-z0-9+/=]{1,65536})$/.exec(auth.trim());
     if (!m) return null;
     try {
-      return await opts.negotiate(m[1]!);
+      const outcome = await opts.negotiate(m[1]!);
+      const ind = outcome.principal.authIndicators ?? [];
+      opts.log(`${new Date().toISOString()} login method=negotiate principal=${outcome.principal.name} outcome=ok auth_indicators=${ind.length ? ind.join(',') : '-'}`);
+      return outcome;
     } catch (err) {
       const error = err instanceof AuthRefusal ? ` error=${err.publicError.errorName}(${err.publicError.code})` : '';
       opts.log(`${new Date().toISOString()} login method=negotiate outcome=denied${error} reason=${JSON.stringify(err instanceof Error ? err.message : 'error')}`);

@@ -1,5 +1,6 @@
 /**
  * Session cookies: stateless sealed boxes (crypto/sealed-box.ts) naming the principal
+ * (with the authentication indicators of the ticket that opened the session)
  * and an expiry, under a key derived from the realm's master key. Any dirid
  * server of the realm can read them and a restart keeps sessions; tampering
  * or expiry makes the cookie worthless. Cookie flags: Secure, HttpOnly,
@@ -21,7 +22,8 @@ export class SessionCodec {
   }
 
   seal(principal: Principal): string {
-    const payload = Buffer.from(JSON.stringify({ n: principal.name, d: principal.dn, u: principal.uid, e: this.now() + this.lifetimeSeconds * 1000 }));
+    const ind = principal.authIndicators?.length ? { i: principal.authIndicators } : {};
+    const payload = Buffer.from(JSON.stringify({ n: principal.name, d: principal.dn, u: principal.uid, ...ind, e: this.now() + this.lifetimeSeconds * 1000 }));
     return seal(this.key, payload).toString('base64url');
   }
 
@@ -35,9 +37,11 @@ export class SessionCodec {
     const pt = open(this.key, Buffer.from(token, 'base64url'));
     if (!pt) return null;
     try {
-      const v = JSON.parse(pt.toString('utf8')) as { n: string; d: string; u: string; e: number };
+      const v = JSON.parse(pt.toString('utf8')) as { n: string; d: string; u: string; i?: unknown; e: number };
       if (typeof v.e !== 'number' || v.e < this.now()) return null;
-      return { name: v.n, dn: v.d, uid: v.u };
+      const p: Principal = { name: v.n, dn: v.d, uid: v.u };
+      if (Array.isArray(v.i) && v.i.every((x) => typeof x === 'string')) p.authIndicators = v.i as string[];
+      return p;
     } catch {
       return null;
     }

@@ -16,6 +16,7 @@ import { decodeFastArmoredRep, decodeFastArmoredReq, decodeFastReq, decodeFastRe
 import { decodeEtypeInfo, decodeEtypeInfo2, decodeMethodData, decodePaEncTsEnc, decodePaPacRequest } from '../../src/kerberos/asn1/padata.js';
 import { decodeEncKrbCredPart, decodeKrbCred } from '../../src/kerberos/asn1/krb-cred.js';
 import { decodeAdKdcIssued } from '../../src/kerberos/asn1/ad.js';
+import { decodeAdCammac, decodeAuthIndicators } from '../../src/kerberos/asn1/cammac.js';
 import { decodeGssChecksum, decodeInitialContextToken, decodeKrb5Token } from '../../src/kerberos/asn1/gss.js';
 import { decodeNegotiationToken } from '../../src/kerberos/asn1/spnego.js';
 
@@ -91,7 +92,7 @@ describe('hostile encodings', () => {
       decodeKdcReq, decodeKdcRep, decodeKrbError, decodeApReq, decodeApRep, decodeAuthenticator, decodeEncApRepPart, decodeTicket, decodeEncTicketPart,
       decodeEncKdcRepPart, decodeFastArmoredReq, decodeFastArmoredRep, decodeFastReq, decodeFastResponse, decodeEtypeInfo, decodeEtypeInfo2, decodeMethodData,
       decodePaEncTsEnc, decodePaPacRequest, decodeKrbCred, decodeEncKrbCredPart, decodeAdKdcIssued, decodeGssChecksum, decodeInitialContextToken, decodeKrb5Token,
-      decodeNegotiationToken,
+      decodeNegotiationToken, decodeAdCammac, decodeAuthIndicators,
     ];
     for (let i = 0; i < 300; i++) {
       const b = Buffer.alloc(rnd(40));

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { der, oid, parseDer, readOid, time, Asn1Error } from '../../src/kerberos/asn1/der.js';
 import { decodeEncKrbCredPart, decodeKrbCred, encodeEncKrbCredPart, encodeKrbCred, type EncKrbCredPart } from '../../src/kerberos/asn1/krb-cred.js';
 import { decodeAdIfRelevant, decodeAdKdcIssued, encodeAdIfRelevant, encodeAdKdcIssued } from '../../src/kerberos/asn1/ad.js';
+import { decodeAdCammac, decodeAuthIndicators, encodeAdCammac, encodeAuthIndicators } from '../../src/kerberos/asn1/cammac.js';
 import { decodeApRep, decodeEncApRepPart, encodeApRep, encodeEncApRepPart } from '../../src/kerberos/asn1/ap-req.js';
 import { decodeEtypeInfo, decodePaPacRequest, encodeEtypeInfo, encodePaPacRequest } from '../../src/kerberos/asn1/padata.js';
 import { decodeGssChecksum, encodeGssChecksum, GssFlag, Oid } from '../../src/kerberos/asn1/gss.js';
@@ -68,6 +69,36 @@ describe('AP-REP, authorization data, pre-auth payloads', () => {
     const b = encodeAdKdcIssued(issued);
     assert.deepEqual(decodeAdKdcIssued(b), issued);
     assert.deepEqual(encodeAdKdcIssued(decodeAdKdcIssued(b)), b);
+  });
+
+  it('AD-CAMMAC (RFC 7751 §3) and AD-AUTHENTICATION-INDICATOR (§4)', () => {
+    // SEQUENCE OF UTF8String, byte for byte
+    const ind = encodeAuthIndicators(['idp', 'hardened', 'é']);
+    assert.equal(ind.toString('hex'), '30130c036964700c0868617264656e65640c02c3a9');
+    assert.deepEqual(decodeAuthIndicators(ind), ['idp', 'hardened', 'é']);
+    assert.throws(() => decodeAuthIndicators(Buffer.from('300504036964', 'hex')), Asn1Error, 'cut short');
+    assert.throws(() => decodeAuthIndicators(Buffer.from('30050403696470', 'hex')), /expected a UTF8String/, 'an OCTET STRING is not an indicator');
+    assert.throws(() => decodeAuthIndicators(Buffer.from('30030c01ff', 'hex')), /not valid UTF-8/);
+    const elements = [{ type: iana.AdType.AUTHENTICATION_INDICATOR, data: ind }];
+    const full = {
+      elements,
+      kdcVerifier: { identifier: { nameType: 2, nameString: ['krbtgt', 'EXAMPLE.TEST'] }, kvno: 0xfffffffe, enctype: 18, mac: { type: 16, value: Buffer.alloc(12, 3) } },
+      svcVerifier: { mac: { type: 16, value: Buffer.alloc(12, 4) } },
+    };
+    const b = encodeAdCammac(full);
+    assert.deepEqual(decodeAdCammac(b), full);
+    assert.deepEqual(encodeAdCammac(decodeAdCammac(b)), b);
+    // a service verifier as MIT writes it, with only its [3] mac: assembled by hand
+    const svcOnly = encodeAdCammac({ elements, svcVerifier: full.svcVerifier });
+    const elementsHex = 'a022' + '3020' + '301e' + 'a003020161' + 'a1170415' + ind.toString('hex');
+    const svcHex = 'a21b' + '3019' + 'a317' + '3015' + 'a003020110' + 'a10e040c' + '04'.repeat(12);
+    assert.equal(svcOnly.toString('hex'), '3041' + elementsHex + svcHex);
+    // other verifiers are kept as received; an empty list is refused
+    const others = Buffer.from('301b3019a3173015a003020110a10e040c' + '05'.repeat(12), 'hex');
+    const withOthers = { elements, otherVerifiers: others };
+    assert.deepEqual(decodeAdCammac(encodeAdCammac(withOthers)), withOthers);
+    assert.throws(() => decodeAdCammac(encodeAdCammac({ elements, otherVerifiers: Buffer.from('3000', 'hex') })), /other-verifiers may not be empty/);
+    assert.throws(() => decodeAdCammac(Buffer.from('3000', 'hex')), /missing field \[0\]/);
   });
 
   it('ETYPE-INFO and PA-PAC-REQUEST', () => {
