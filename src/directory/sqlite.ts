@@ -51,6 +51,8 @@ export interface SqliteOptions {
   masterKey: Buffer;
   /** create the file and the base entry when missing */
   create?: boolean;
+  /** about how much memory the entries kept parsed may take, in MiB (default 128) */
+  cacheMegabytes?: number;
 }
 
 /** An entries row without the sealed secrets (those are read only when needed). */
@@ -125,20 +127,24 @@ END;
 const INDEX_FORMAT = 5;
 
 const CHUNK = 500;
-/** most entries kept parsed (see SqliteStorage.known) */
-const KNOWN_SIZE = 10_000;
+/** default bound of the entries kept parsed (see SqliteStorage.known), in MiB */
+const DEFAULT_CACHE_MB = 128;
+/** what a parsed entry takes beside its JSON text, estimated as a multiple of that text's length */
+const PARSED_SIZE_FACTOR = 3;
 
-/** An entry as read: its row and parsed attributes. */
+/** An entry as read: its row (without the JSON text once parsed) and parsed attributes. */
 interface Known {
   row: Row;
   attrs: Attributes;
+  /** estimated bytes, counted against the cache's bound */
+  size: number;
 }
 /** most index keys per candidate for which an ordered search walks the order's index instead of sorting */
 const STREAM_RATIO = 10;
 
 /** A directory on SQLite: the write path (write-path.ts) over this file's storage. */
 export function openSqliteDirectory(o: SqliteOptions): Promise<Directory> {
-  return openDirectory(o, (schema) => new SqliteStorage(o.path, schema, !!o.create));
+  return openDirectory(o, (schema) => new SqliteStorage(o.path, schema, !!o.create, (o.cacheMegabytes ?? DEFAULT_CACHE_MB) * 1024 * 1024));
 }
 
 class SqliteStorage implements DirectoryStorage<Row> {
@@ -172,7 +178,15 @@ class SqliteStorage implements DirectoryStorage<Row> {
   /** moves when a transaction ends, committed or rolled back */
   private version = 0;
 
-  constructor(path: string, schema: Schema, create: boolean) {
+  /** estimated bytes of the known entries */
+  private knownBytes = 0;
+
+  constructor(
+    path: string,
+    schema: Schema,
+    create: boolean,
+    private readonly cacheBytes: number,
+  ) {
     this.schema = schema;
     this.db = new Database(path, { fileMustExist: !create });
     try {
@@ -260,14 +274,18 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return this.loaded(row, remember).attrs;
   }
 
+  /** The entry of a row, known or parsed now; `remember` keeps it, the oldest kept leaving first past the bound. */
   private loaded(row: Row, remember: boolean): Known {
     const hit = this.known.get(row.id);
     if (hit) return hit;
-    const k = { row, attrs: JSON.parse(row.attrs) as Attributes };
-    if (remember) {
-      if (this.known.size >= KNOWN_SIZE) this.forgetAll();
+    const attrs = JSON.parse(row.attrs) as Attributes;
+    const size = (row.attrs.length + row.dn.length + row.ndn.length) * PARSED_SIZE_FACTOR;
+    const k = { row: remember ? { ...row, attrs: '' } : row, attrs, size };
+    if (remember && size <= this.cacheBytes) {
+      while (this.knownBytes + size > this.cacheBytes) this.forget(this.known.keys().next().value!);
       this.known.set(row.id, k);
       this.idOfNdn.set(row.ndn, row.id);
+      this.knownBytes += size;
     }
     return k;
   }
@@ -277,11 +295,13 @@ class SqliteStorage implements DirectoryStorage<Row> {
     if (!k) return;
     this.known.delete(id);
     this.idOfNdn.delete(k.row.ndn);
+    this.knownBytes -= k.size;
   }
 
   private forgetAll(): void {
     this.known.clear();
     this.idOfNdn.clear();
+    this.knownBytes = 0;
   }
 
   private sealedOf(row: Row): Sealed {

@@ -71,10 +71,14 @@ export interface ServerConfig {
   idpCaFile?: string;
   /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
   idpHoldSeconds: number;
+  /** about how much memory the SQLite store may keep entries parsed in, in MiB */
+  storeCacheMb: number;
   /** a PostgreSQL connection URL: the store is there, shared by every server of the realm (docs/servers.md); else SQLite in the data directory */
   database?: string;
 }
 
+
+export const DEFAULT_STORE_CACHE_MB = 128;
 
 export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimits> = {
   maxMessageSize: 256 * 1024,
@@ -126,6 +130,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
     idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
+    storeCacheMb: int(s.store_cache_mb, 'store_cache_mb', DEFAULT_STORE_CACHE_MB),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
   };
 }
@@ -176,6 +181,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     search_size_limit: String(c.searchSizeLimit),
     search_time_limit: String(c.searchTimeLimit),
     idp_hold_seconds: String(c.idpHoldSeconds),
+    store_cache_mb: String(c.storeCacheMb),
   };
   if (c.idpCaFile) server.idp_ca_file = c.idpCaFile;
   if (c.database) server.database = c.database;

@@ -23,6 +23,8 @@ export function readMasterKey(paths: DataPaths): Buffer {
 export interface StoreLocation {
   baseDn: string;
   database?: string;
+  /** the SQLite store's bound on entries kept parsed, in MiB */
+  storeCacheMb?: number;
 }
 
 export function openRealmStore(paths: DataPaths, at: StoreLocation, create = false, log: (line: string) => void = () => {}): Promise<Directory> {
@@ -31,5 +33,5 @@ export function openRealmStore(paths: DataPaths, at: StoreLocation, create = fal
     // a database connection that drops is replaced by the pool; the next statement says if it stays gone
     return openPostgresDirectory({ connectionString: at.database, baseDn: at.baseDn, schema: realmSchema, masterKey, create, onError: (e) => log(`dirid-server: database connection lost: ${e.message}`) });
   }
-  return openSqliteDirectory({ path: paths.store, baseDn: at.baseDn, schema: realmSchema, masterKey, create });
+  return openSqliteDirectory({ path: paths.store, baseDn: at.baseDn, schema: realmSchema, masterKey, create, ...(at.storeCacheMb !== undefined ? { cacheMegabytes: at.storeCacheMb } : {}) });
 }
