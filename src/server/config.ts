@@ -1,6 +1,7 @@
 /**
  * The data directory of a dirid server and its files: server.conf (realm
- * settings, ports and the LDAP service's limits), the master key, the store, TLS material and the
+ * settings, ports and the LDAP service's limits), the master key, the store, TLS material, the
+ * KDC's PKINIT certificate and key, and the
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
  * host.keytab with the KDC).
  */
@@ -18,6 +19,9 @@ export interface DataPaths {
   caKey: string;
   serverCert: string;
   serverKey: string;
+  /** the KDC's PKINIT certificate and key (server/kdc-cert.ts) */
+  kdcCert: string;
+  kdcKey: string;
   defaultConf: string;
   krb5Conf: string;
   hostKeytab: string;
@@ -35,6 +39,8 @@ export function dataPaths(dir: string): DataPaths {
     caKey: join(dir, 'ca.key'),
     serverCert: join(dir, 'server.crt'),
     serverKey: join(dir, 'server.key'),
+    kdcCert: join(dir, 'kdc.crt'),
+    kdcKey: join(dir, 'kdc.key'),
     defaultConf: join(dir, 'default.conf'),
     krb5Conf: join(dir, 'krb5.conf'),
     hostKeytab: join(dir, 'host.keytab'),

@@ -2,7 +2,8 @@
  * The realm's krb5.conf for clients (MIT tools and SSSD through
  * KRB5_CONFIG): its text, written by `init` and again by `start` with the
  * ports the KDC and the password service listen on, naming SSSD's idp
- * plugin when it is installed.
+ * plugin when it is installed and the realm CA as the anchor of anonymous
+ * PKINIT.
  */
 import { existsSync } from 'node:fs';
 import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
@@ -14,7 +15,11 @@ export interface KerberosPorts {
   kpasswd: number;
 }
 
-export function krb5ConfText(config: ServerConfig, ports: KerberosPorts, extra = ''): string {
+/**
+ * The text; `pkinitAnchors` names the realm CA's PEM, which MIT's client
+ * trusts for the KDC's certificate in anonymous PKINIT (`kinit -n`).
+ */
+export function krb5ConfText(config: ServerConfig, ports: KerberosPorts, extra = '', pkinitAnchors?: string): string {
   const kdc = hostPort(config.hostname, ports.kdc, 88);
   const kpasswd = hostPort(config.hostname, ports.kpasswd, 464);
   return `# Written by dirid-server for realm ${config.realm}; usable as KRB5_CONFIG.
@@ -31,7 +36,7 @@ export function krb5ConfText(config: ServerConfig, ports: KerberosPorts, extra =
  ${config.realm} = {
   kdc = ${kdc}
   kpasswd_server = ${kpasswd}
- }
+${pkinitAnchors ? `  pkinit_anchors = FILE:${pkinitAnchors}\n` : ''} }
 
 [domain_realm]
  .${config.domain} = ${config.realm}
@@ -46,7 +51,7 @@ export const SSSD_IDP_PLUGIN = '/usr/lib/x86_64-linux-gnu/sssd/modules/sssd_krb5
 export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, ports: KerberosPorts): void {
   // kinit needs the plugin to answer the idp pre-authentication; name it when it is installed
   const plugins = existsSync(SSSD_IDP_PLUGIN) ? `\n[plugins]\n clpreauth = {\n  module = idp:${SSSD_IDP_PLUGIN}\n }\n` : '';
-  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, ports, plugins));
+  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, ports, plugins, paths.caCert));
 }
 
 /** The init step that writes krb5.conf with the configured ports. */
