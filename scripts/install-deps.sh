@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what dirid and its test suite need: Debian packages (MIT krb5
-# client and KDC, GSS samples, for interop tests and benchmarks; SSSD with
+# client with its PKINIT plugin (kinit -n), KDC, GSS samples, for interop
+# tests and benchmarks; SSSD with
 # its idp plugin, LDAP and krb5 providers; OpenLDAP clients with SASL
 # GSSAPI, and slapd as a benchmark reference; PostgreSQL for the shared
 # directory backend; dnsmasq for SRV tests) and the npm packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(krb5-user krb5-kdc krb5-admin-server krb5-gss-samples sssd-idp sssd-krb5 sssd-proxy sssd-ldap libnss-sss libpam-sss pamtester
+debs=(krb5-user krb5-pkinit krb5-kdc krb5-admin-server krb5-gss-samples sssd-idp sssd-krb5 sssd-proxy sssd-ldap libnss-sss libpam-sss pamtester
   ldap-utils libsasl2-modules-gssapi-mit slapd postgresql dnsmasq-base curl util-linux)
 missing=()
 for p in "${debs[@]}"; do

@@ -13,7 +13,9 @@
  * realm policy, flags, session enctype) and the authentication indicators
  * the method earns (auth-indicators.ts, which also refuses a server that
  * requires others); issue the AS-REP sealed with the client's long-term
- * key, or armored with a strengthened reply key.
+ * key, or armored with a strengthened reply key. A request for
+ * WELLKNOWN/ANONYMOUS takes its own short path: anonymous PKINIT
+ * (pkinit.ts) and a TGT good only as FAST armor.
  */
 import { der, parseDer } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -34,6 +36,7 @@ import { checkAccount, lookupClient, lookupServer } from './principal-checks.js'
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
 import { indicatorsOf, withIndicators, type PreauthMethod } from './auth-indicators.js';
+import { anonymousPkinit, anonymousTicket, isAnonymousRequest, refuseCertificatePkinit } from './pkinit.js';
 
 /**
  * The AS exchange: unwrap the armor, look up the client and the server,
@@ -43,6 +46,8 @@ import { indicatorsOf, withIndicators, type PreauthMethod } from './auth-indicat
  */
 export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
   const req = isArmored(outer) ? await unwrapArmor(ctx, outer) : outer;
+  if (isAnonymousRequest(req)) return anonymousExchange(ctx, outer, req);
+  refuseCertificatePkinit(req);
   let client = lookupClient(ctx, req);
   if (client instanceof Promise) client = await client;
   let server = lookupServer(ctx, req);
@@ -68,12 +73,31 @@ async function unwrapArmor(ctx: ExchangeContext, outer: KdcReq): Promise<KdcReq>
   return unwrapped.req;
 }
 
-/** What pre-authentication proved: the method (which earns the ticket's authentication indicators), the key the reply is sealed with (its kvno for a long-term key) and what the FAST response adds for it. */
+/**
+ * What pre-authentication proved: the method (which earns the ticket's
+ * authentication indicators), the key the reply is sealed with (its kvno
+ * for a long-term key), and what the FAST response and the reply add for it.
+ */
 interface Proven {
   method: PreauthMethod;
   key: EncryptionKey;
   kvno?: number;
   fastPadata?: PaData[];
+  padata?: PaData[];
+}
+
+/**
+ * An anonymous TGT (kdc/pkinit.ts): no client to look up, anonymous PKINIT
+ * for the reply key, the ticket renamed, flagged and keyed as RFC 8062 has it.
+ */
+async function anonymousExchange(ctx: ExchangeContext, outer: KdcReq, req: KdcReq): Promise<Buffer> {
+  let server = lookupServer(ctx, req);
+  if (server instanceof Promise) server = await server;
+  const proven: Proven = anonymousPkinit(ctx, req, server);
+  const encPa = wantsEncPaRep(outer, req);
+  const spec = initialTicketSpec(ctx, req, {}, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0));
+  proven.padata!.push(anonymousTicket(spec, proven.key));
+  return issueInitial(ctx, req, spec, proven, encPa);
 }
 
 /** A pre-authentication with a key the client does not hold: a wrong password, which the lockout counts. */
@@ -236,7 +260,7 @@ function kdcChallenge(ctx: ExchangeContext, longTerm: EncryptionKey): PaData {
 // Deciding the ticket and issuing the reply.
 
 /** Lifetime, renewal and flags of an initial ticket (RFC 4120 §3.1.3). */
-function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal, extraFlags = 0): TicketSpec {
+function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: Pick<KdcPrincipal, 'maxLife' | 'maxRenew'>, server: KdcPrincipal, extraFlags = 0): TicketSpec {
   const body = req.body;
   const policy = ctx.policy;
   const now = wholeSeconds(ctx.now());
@@ -289,7 +313,7 @@ function issueInitial(ctx: ExchangeContext, req: KdcReq, spec: TicketSpec, prove
     replyKey,
     ...(ctx.fast || proven.kvno === undefined ? {} : { replyKvno: proven.kvno }),
     usage: KeyUsage.AS_REP_ENC_PART,
-    padata,
+    padata: proven.padata ? [...proven.padata, ...padata] : padata,
     ...(encPa ? { encryptedPaData: encPaRep(ctx, replyKey) } : {}),
   });
 }

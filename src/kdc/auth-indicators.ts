@@ -26,6 +26,8 @@ export const PREAUTH_INDICATORS = {
   'encrypted-timestamp': [],
   'encrypted-challenge': ['hardened'],
   idp: ['idp'],
+  // an anonymous client proved nothing about a user (MIT gives it none)
+  'anonymous-pkinit': [],
 } as const satisfies Record<string, readonly string[]>;
 
 export type PreauthMethod = keyof typeof PREAUTH_INDICATORS;

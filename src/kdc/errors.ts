@@ -2,7 +2,7 @@
  * What the exchanges throw: a KdcError names its Kerberos error code by its
  * IANA name (RFC 4120 §7.5.9, kerberos/iana.ts) and carries an e-text for
  * the log and the client and, for pre-authentication, hints for the e-data
- * (METHOD-DATA); an AccountRefused says that account/state.ts refused a
+ * (METHOD-DATA) or e-data of its own (TYPED-DATA); an AccountRefused says that account/state.ts refused a
  * client's or a server's account. kdc-error.ts turns either, and anything
  * else thrown, into the KRB-ERROR on the wire.
  */
@@ -27,11 +27,14 @@ export function lazyHints(make: () => PaData[]): () => PaData[] {
 export class KdcError extends Error {
   readonly code: number;
   private readonly hintSource: Hints | undefined;
-  constructor(name: ErrorName, eText: string, hints?: Hints) {
+  /** e-data other than METHOD-DATA, as the error defines it (PKINIT's TYPED-DATA); it wins over hints */
+  readonly eData: Buffer | undefined;
+  constructor(name: ErrorName, eText: string, hints?: Hints, eData?: Buffer) {
     super(eText);
     this.name = 'KdcError';
     this.code = ErrorCode[name];
     this.hintSource = hints;
+    this.eData = eData;
   }
 
   /** pre-authentication hints for the e-data METHOD-DATA (FAST-wrapped when armored) */

@@ -1,13 +1,15 @@
 /**
  * What an AS or TGS exchange is given: the KDC's principals and policy, its
  * clock, the request as received, its cookie jar and the state it keeps
- * between requests, the server's IdP client, and what the log line will say.
+ * between requests, the server's IdP client, its PKINIT certificate and
+ * key, and what the log line will say.
  */
 import type { IdpClient } from '../oauth/client.js';
 import type { CookieJar } from './cookie-jar.js';
 import type { FastState } from './fast.js';
 import type { PrincipalDb, RealmPolicy } from './principals.js';
 import type { KdcCaches } from './state.js';
+import type { PkinitIdentity } from './pkinit-identity.js';
 
 export interface ExchangeContext {
   db: PrincipalDb;
@@ -22,6 +24,8 @@ export interface ExchangeContext {
   caches: KdcCaches;
   /** the server's IdP client (trusts the configured IdP CA bundle; its discovery and key caches) */
   idp: IdpClient;
+  /** the KDC's certificate and key for anonymous PKINIT (pkinit.ts), when it has them */
+  pkinit?: PkinitIdentity | undefined;
   /** set once an armored request has been unwrapped; errors are then armored too */
   fast?: FastState;
   /** what the log line should say about the request */

@@ -1,7 +1,8 @@
 /**
  * The one place a failure of the KDC becomes a KRB-ERROR (RFC 4120 §5.9.1),
  * whoever answers it (the exchanges through kdc-server.ts, the TCP framing):
- * a KdcError answers with its code, e-text and pre-authentication hints; an
+ * a KdcError answers with its code, e-text and pre-authentication hints (or
+ * its own e-data, PKINIT's TYPED-DATA); an
  * account refused by account/state.ts with the code for its state and role;
  * an AP-REQ check (kerberos/ap-exchange.ts) with its own code; a malformed
  * part of a request with KRB_ERR_GENERIC; anything else with
@@ -36,7 +37,7 @@ export interface ErrorScene {
 
 /** The KRB-ERROR for `thrown`, and its code (for the log line). */
 export function krbErrorReply(thrown: unknown, at: ErrorScene): { code: number; reply: Buffer } {
-  const { code, eText, hints } = answerOf(thrown, at.log);
+  const { code, eText, hints, eData } = answerOf(thrown, at.log);
   const req = at.req;
   const e: KrbError = {
     stime: wholeSeconds(at.now),
@@ -50,14 +51,15 @@ export function krbErrorReply(thrown: unknown, at: ErrorScene): { code: number; 
     e.cname = req.body.cname;
     e.crealm = req.body.realm;
   }
-  if (at.fast) e.eData = armoredErrorData(at.fast, e, hints ?? [], at.cookies.seal({ kind: 'fast' }));
+  if (at.fast) e.eData = armoredErrorData(at.fast, eData ? { ...e, eData } : e, hints ?? [], at.cookies.seal({ kind: 'fast' }));
+  else if (eData) e.eData = eData;
   else if (hints) e.eData = der(encodePaDataList(hints));
   return { code, reply: encodeKrbError(e) };
 }
 
 /** The code, e-text and hints a thrown value is answered with. */
-function answerOf(thrown: unknown, log: (line: string) => void): { code: number; eText: string; hints?: PaData[] | undefined } {
-  if (thrown instanceof KdcError) return { code: thrown.code, eText: thrown.message, hints: thrown.hints };
+function answerOf(thrown: unknown, log: (line: string) => void): { code: number; eText: string; hints?: PaData[] | undefined; eData?: Buffer | undefined } {
+  if (thrown instanceof KdcError) return { code: thrown.code, eText: thrown.message, hints: thrown.hints, eData: thrown.eData };
   if (thrown instanceof AccountRefused) return { code: refusalCode(thrown.refusal, thrown.role), eText: thrown.message };
   if (thrown instanceof ApError) return { code: thrown.code, eText: thrown.message };
   // a malformed part of a request is the client's doing: no stack in the log

@@ -24,6 +24,7 @@ import { CookieJar } from './cookie-jar.js';
 import { kdcCaches, type KdcCaches } from './state.js';
 import { UdpTcpListener, type Transport } from './listener.js';
 import { KpasswdService, type PasswordChanger } from './kpasswd.js';
+import type { PkinitIdentity } from './pkinit-identity.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -39,6 +40,8 @@ export interface KdcOptions {
   now?: () => number;
   /** how long a device-flow answer may be held while the IdP says "pending" (default 10 s) */
   idpHoldMs?: number;
+  /** the KDC's certificate and key for anonymous PKINIT (kdc/pkinit.ts); without them anonymous requests are refused */
+  pkinit?: PkinitIdentity;
 }
 
 export class Kdc {
@@ -100,7 +103,7 @@ export class Kdc {
       }
       let policy = this.policy();
       if (policy instanceof Promise) policy = await policy;
-      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idp: this.o.idp };
+      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idp: this.o.idp, pkinit: this.o.pkinit };
       reply = req.msgType === MsgType.AS_REQ ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');

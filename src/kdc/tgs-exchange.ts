@@ -5,7 +5,8 @@
  * clock skew, ticket times and replay, with a keyed checksum over the exact
  * KDC-REQ-BODY bytes; then the FAST armor, implicit in the authenticator's
  * subkey); check that the ticket's client is still an account that may
- * authenticate (account/state.ts: not disabled, locked or expired) and look
+ * authenticate (account/state.ts: not disabled, locked or expired; an
+ * anonymous TGT, pkinit.ts, gets nothing: it serves only as FAST armor) and look
  * up the server, which may not be the password-change service (its tickets
  * come from an AS exchange with the password, as MIT's KDC has it); decide the ticket (a service ticket or a renewed TGT:
  * flags, times, session enctype) with the TGT's authentication indicators,
@@ -24,6 +25,7 @@ import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { KdcError } from './errors.js';
 import { unwrapTgsFast } from './fast.js';
+import { isAnonymousTicket } from './pkinit.js';
 import { lookupServer, usableClient } from './principal-checks.js';
 import { mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
 import { effectiveTill, makeReply, makeTicket, sessionEtype, type TicketSpec } from './tickets.js';
@@ -52,6 +54,7 @@ interface VerifiedTgsReq {
 export async function tgsExchange(ctx: ExchangeContext, outer: KdcReq): Promise<Buffer> {
   let verified = verifyTgsRequest(ctx, outer);
   if (verified instanceof Promise) verified = await verified;
+  if (isAnonymousTicket(verified.tgt)) throw new KdcError('KDC_ERR_POLICY', 'an anonymous ticket serves only as FAST armor: no tickets are issued for it');
   // a ticket outlives nothing: its client must still be an account that may authenticate
   const client = usableClient(ctx, verified.clientName);
   if (client instanceof Promise) await client;

@@ -124,6 +124,7 @@ export const ErrorCode = {
   KDC_ERR_REVOCATION_STATUS_UNAVAILABLE: 74,
   KDC_ERR_CLIENT_NAME_MISMATCH: 75,
   KDC_ERR_KDC_NAME_MISMATCH: 76,
+  KDC_ERR_PA_CHECKSUM_MUST_BE_INCLUDED: 79,
   KDC_ERR_PREAUTH_EXPIRED: 90,
   KDC_ERR_MORE_PREAUTH_DATA_REQUIRED: 91,
   KDC_ERR_PREAUTH_BAD_AUTHENTICATION_SET: 92,
@@ -150,7 +151,7 @@ export const KdcOption = {
   VALIDATE: 31,
 } as const;
 
-/** TicketFlags bit numbers (RFC 4120 §5.3, RFC 6806 §11 enc-pa-rep). */
+/** TicketFlags bit numbers (RFC 4120 §5.3, RFC 6806 §11 enc-pa-rep, RFC 8062 §3 anonymous; MIT: TKT_FLG_ANONYMOUS 0x8000). */
 export const TicketFlag = {
   FORWARDABLE: 1,
   FORWARDED: 2,
@@ -165,7 +166,7 @@ export const TicketFlag = {
   HW_AUTHENT: 11,
   TRANSITED_POLICY_CHECKED: 12,
   OK_AS_DELEGATE: 13,
-  ANONYMOUS: 14,
+  ANONYMOUS: 16,
   ENC_PA_REP: 15,
 } as const;
 
@@ -204,6 +205,8 @@ export const KeyUsage = {
   GSS_ACCEPTOR_SIGN: 23,
   GSS_INITIATOR_SEAL: 24,
   GSS_INITIATOR_SIGN: 25,
+  /** the KDC's contribution to an anonymous ticket's session key (RFC 8062 §7) */
+  PA_PKINIT_KX: 44,
   FAST_REQ_CHKSUM: 50,
   FAST_ENC: 51,
   FAST_REP: 52,

@@ -96,3 +96,21 @@ export function changepwPrincipal(realm: string): string {
 export function tgsPrincipalName(realm: string): PrincipalName {
   return { nameType: NameType.SRV_INST, nameString: ['krbtgt', realm] };
 }
+
+/** The realm of the anonymous principal (RFC 8062 §3). */
+export const ANONYMOUS_REALM = 'WELLKNOWN:ANONYMOUS';
+
+/** `WELLKNOWN/ANONYMOUS` (NT-WELLKNOWN): the client name of an anonymous ticket, and what a client asks for one with. */
+export function anonymousPrincipalName(): PrincipalName {
+  return { nameType: NameType.WELLKNOWN, nameString: ['WELLKNOWN', 'ANONYMOUS'] };
+}
+
+/** Whether a name is the anonymous principal's, whatever its name type (as MIT compares it). */
+export function isAnonymousName(p: PrincipalName): boolean {
+  return samePrincipalName(p, anonymousPrincipalName());
+}
+
+/** Whether a principal as text (`WELLKNOWN/ANONYMOUS@any realm`) is the anonymous principal: never an account. */
+export function isAnonymousPrincipal(text: string): boolean {
+  return text.startsWith('WELLKNOWN/ANONYMOUS@');
+}

@@ -80,11 +80,20 @@ export async function passwordLogin(accounts: Accounts, realm: string, user: str
 }
 
 /**
+ * The anonymous principal of anonymous PKINIT, in any realm: its tickets
+ * prove no identity (the KDC issues them only as FAST armor), so it is never
+ * an account, even should an entry of that name exist.
+ */
+const ANONYMOUS = /^WELLKNOWN\/ANONYMOUS@/;
+
+/**
  * The principal a Kerberos client authenticated as, once the GSS acceptor
  * took its ticket: a principal of this directory whose account may
- * authenticate now; null when the directory does not know it.
+ * authenticate now; null when the directory does not know it; refused for
+ * the anonymous principal.
  */
 export async function kerberosLogin(accounts: Accounts, client: string): Promise<Principal | AuthRefusal | null> {
+  if (ANONYMOUS.test(client)) return new AuthRefusal(publicError('InvalidCredentials'), `${client} is anonymous, not an account`);
   const entry = await accounts.find(client);
   if (!entry) return null;
   const v = verdict(accountOf(entry), await accounts.policy(), Date.now());

@@ -2,7 +2,8 @@
  * The data directory of a dirid server and its files: server.conf (realm
  * settings, the PostgreSQL database when the store is there, ports and the
  * LDAP service's limits; mode 0600, as a database URL may hold a
- * password), the master key, the SQLite store, TLS material and the
+ * password), the master key, the SQLite store, TLS material, the KDC's
+ * PKINIT certificate and key, and the
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
  * host.keytab with the KDC).
  */
@@ -20,6 +21,9 @@ export interface DataPaths {
   caKey: string;
   serverCert: string;
   serverKey: string;
+  /** the KDC's PKINIT certificate and key (server/kdc-cert.ts) */
+  kdcCert: string;
+  kdcKey: string;
   defaultConf: string;
   krb5Conf: string;
   hostKeytab: string;
@@ -39,6 +43,8 @@ export function dataPaths(dir: string): DataPaths {
     caKey: join(dir, 'ca.key'),
     serverCert: join(dir, 'server.crt'),
     serverKey: join(dir, 'server.key'),
+    kdcCert: join(dir, 'kdc.crt'),
+    kdcKey: join(dir, 'kdc.key'),
     defaultConf: join(dir, 'default.conf'),
     krb5Conf: join(dir, 'krb5.conf'),
     hostKeytab: join(dir, 'host.keytab'),

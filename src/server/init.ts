@@ -3,8 +3,8 @@
  * (SQLite) or in a PostgreSQL database (--database). Refuses to touch an
  * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
  * master key, store and tree, administrators, the Kerberos principals and
- * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, client
- * files.
+ * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, the KDC's
+ * PKINIT certificate (kdc-cert.ts), client files.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,7 @@ import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep, localMachineName } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
+import { kdcCertStep } from './kdc-cert.js';
 import type { InitOptions, InitStep } from './init-step.js';
 
 export type { InitOptions } from './init-step.js';
@@ -114,7 +115,7 @@ const clientFilesStep: InitStep = {
 };
 
 /** Ordered init steps. */
-export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, clientFilesStep, sssdConfStep];
+export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);

@@ -2,8 +2,8 @@
  * The realm's krb5.conf for clients (MIT tools and SSSD through
  * KRB5_CONFIG): its text, written by `init` and again by `start` with the
  * ports the KDC and the password service listen on, naming every server of
- * the realm (servers.ts), this one first, and SSSD's idp plugin when it is
- * installed.
+ * the realm (servers.ts), this one first, SSSD's idp plugin when it is
+ * installed and the realm CA as the anchor of anonymous PKINIT.
  */
 import { existsSync } from 'node:fs';
 import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
@@ -16,7 +16,11 @@ export interface KerberosAddress {
   kpasswd: number;
 }
 
-export function krb5ConfText(config: ServerConfig, servers: readonly KerberosAddress[], extra = ''): string {
+/**
+ * The text; `pkinitAnchors` names the realm CA's PEM, which MIT's client
+ * trusts for the KDC's certificate in anonymous PKINIT (`kinit -n`).
+ */
+export function krb5ConfText(config: ServerConfig, servers: readonly KerberosAddress[], extra = '', pkinitAnchors?: string): string {
   const kdc = servers.map((s) => `  kdc = ${hostPort(s.hostname, s.kdc, 88)}\n`).join('');
   const kpasswd = servers.map((s) => `  kpasswd_server = ${hostPort(s.hostname, s.kpasswd, 464)}\n`).join('');
   const hosts = [...new Set(servers.map((s) => s.hostname))].map((h) => ` ${h} = ${config.realm}\n`).join('');
@@ -32,7 +36,7 @@ export function krb5ConfText(config: ServerConfig, servers: readonly KerberosAdd
 
 [realms]
  ${config.realm} = {
-${kdc}${kpasswd} }
+${kdc}${kpasswd}${pkinitAnchors ? `  pkinit_anchors = FILE:${pkinitAnchors}\n` : ''} }
 
 [domain_realm]
  .${config.domain} = ${config.realm}
@@ -46,7 +50,7 @@ export const SSSD_IDP_PLUGIN = '/usr/lib/x86_64-linux-gnu/sssd/modules/sssd_krb5
 export function writeKrb5Conf(paths: DataPaths, config: ServerConfig, servers: readonly KerberosAddress[]): void {
   // kinit needs the plugin to answer the idp pre-authentication; name it when it is installed
   const plugins = existsSync(SSSD_IDP_PLUGIN) ? `\n[plugins]\n clpreauth = {\n  module = idp:${SSSD_IDP_PLUGIN}\n }\n` : '';
-  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, servers, plugins));
+  writeFileAtomic(paths.krb5Conf, krb5ConfText(config, servers, plugins, paths.caCert));
 }
 
 /** The init step that writes krb5.conf with the configured ports. */

@@ -1,12 +1,19 @@
 /**
- * The realm's small PKI: a CA and the server's TLS certificate, made at
- * `dirid-server init` with @peculiar/x509 over Node's WebCrypto. ECDSA P-256
+ * The realm's small PKI: a CA, the server's TLS certificate and the KDC's
+ * PKINIT certificate (key purpose id-pkinit-KPKdc, krbtgt/REALM@REALM as
+ * id-pkinit-san: what MIT's client checks before it trusts an anonymous
+ * PKINIT reply), made at `dirid-server init` (the KDC's also at `start`,
+ * for a realm made before it) with @peculiar/x509 over Node's WebCrypto. ECDSA P-256
  * with SHA-256, which Node, curl and MIT's tools all accept. Keys are
  * exported as PKCS#8 PEM; the caller writes them with mode 0600.
  */
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { GeneralName, OtherName, SubjectAlternativeName, id_ce_subjectAltName } from '@peculiar/asn1-x509';
+import { encodeKrb5PrincipalName, PkinitOid } from '../kerberos/asn1/pkinit.js';
+import { tgsPrincipalName } from '../kerberos/principal.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
@@ -68,6 +75,34 @@ export async function issueServerCert(ca: PemPair, o: { commonName: string; dnsN
         ...o.dnsNames.map((value) => ({ type: 'dns' as const, value })),
         ...o.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
       ]),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
+    ],
+  });
+  return { certPem: pemWithNewline(cert.toString('pem')), keyPem: pemWithNewline(await exportKey(keys.privateKey)) };
+}
+
+/** The KDC's PKINIT certificate for `realm`, issued by the realm CA. */
+export async function issueKdcCert(ca: PemPair, realm: string, o: { years?: number } = {}): Promise<PemPair> {
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.keyPem), ALG, false, ['sign']);
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const san = new SubjectAlternativeName([new GeneralName({ otherName: new OtherName({ typeId: PkinitOid.SAN, value: new Uint8Array(encodeKrb5PrincipalName(realm, tgsPrincipalName(realm))).buffer }) })]);
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: webcrypto.getRandomValues(new Uint8Array(16)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '').replace(/^[89a-f]/, '1'),
+    subject: `CN=${escapeDnValue(`KDC ${realm}`)}`,
+    issuer: caCert.subject,
+    notBefore: new Date(now - DAY),
+    notAfter: new Date(now + (o.years ?? 2) * 365 * DAY),
+    signingAlgorithm: ALG,
+    publicKey: keys.publicKey,
+    signingKey: caKey,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([PkinitOid.KP_KDC], false),
+      new x509.Extension(id_ce_subjectAltName, false, AsnConvert.serialize(san)),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
     ],

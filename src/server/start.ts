@@ -4,7 +4,8 @@
  * UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a free port; the
  * chosen ports are written back into the client files (the API's, the
  * KDC's and the password service's) and logged. A realm made before the
- * password service gets its kadmin/changepw principal here. SIGTERM/SIGINT
+ * password service gets its kadmin/changepw principal here, and one
+ * without a current KDC certificate (anonymous PKINIT) a new one. SIGTERM/SIGINT
  * stop it cleanly: listeners close, the store closes, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
@@ -28,6 +29,7 @@ import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import type { KpasswdService } from '../kdc/kpasswd.js';
 import { ensurePasswordServicePrincipal } from './kerberos-init.js';
+import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
 import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
@@ -178,7 +180,10 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {
     log(`dirid-server: realm ${config.realm}: could not add kadmin/changepw; password changes over kpasswd fail until it exists`);
   }
-  const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1') });
+  const kdcCertProblem = await ensureKdcCertificate(paths, config.realm);
+  if (kdcCertProblem) log(`dirid-server: realm ${config.realm}: no KDC certificate (${kdcCertProblem}); anonymous PKINIT is unavailable`);
+  const pkinit = loadKdcIdentity(paths);
+  const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1'), ...(pkinit ? { pkinit } : {}) });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
