@@ -16,8 +16,9 @@ import { issueKdcCert } from './pki.js';
 /** A KDC certificate is renewed at start when it expires within this time. */
 const RENEW_BEFORE_MS = 30 * 24 * 60 * 60 * 1000;
 
-async function writeKdcCertificate(paths: DataPaths, realm: string): Promise<void> {
-  const cert = await issueKdcCert({ certPem: readFileSync(paths.caCert, 'utf8'), keyPem: readFileSync(paths.caKey, 'utf8') }, realm);
+/** Issues the KDC certificate into `paths` with the realm CA of `caPaths` (another server's data directory for a replica). */
+export async function writeKdcCertificate(paths: DataPaths, realm: string, caPaths: DataPaths = paths): Promise<void> {
+  const cert = await issueKdcCert({ certPem: readFileSync(caPaths.caCert, 'utf8'), keyPem: readFileSync(caPaths.caKey, 'utf8') }, realm);
   // the key first: a certificate is never left beside another key
   writeFileAtomic(paths.kdcKey, cert.keyPem, 0o600);
   writeFileAtomic(paths.kdcCert, cert.certPem, 0o644);

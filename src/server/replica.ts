@@ -5,8 +5,8 @@
  * host name, random keys) and its record among the realm's servers. In the
  * new directory: server.conf (the realm's, with the new host name), the
  * shared master key (0600), the realm CA's certificate, a server
- * certificate for the new host name issued by the realm CA, its
- * host.keytab, and client files naming every server (krb5.conf, sssd.conf,
+ * certificate for the new host name and a KDC (PKINIT) certificate issued
+ * by the realm CA, its host.keytab, and client files naming every server (krb5.conf, sssd.conf,
  * default.conf, the DNS SRV records). The realm CA's key stays with the
  * first server.
  */
@@ -14,6 +14,7 @@ import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync } from 'no
 import { HOST_NAME } from '../framework/params.js';
 import { dataPaths, readServerConfig, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { InitError } from './init.js';
+import { writeKdcCertificate } from './kdc-cert.js';
 import { serverPrincipals, writeHostKeytab } from './kerberos-init.js';
 import { writeKrb5Conf } from './krb5-conf.js';
 import { issueServerCert } from './pki.js';
@@ -67,6 +68,7 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
     writeFileAtomic(to.serverKey, cert.keyPem, 0o600);
     writeFileAtomic(to.serverCert, cert.certPem + caPem, 0o644);
     writeHostKeytab(to, config.realm, hostname, principals.hostKeys);
+    await writeKdcCertificate(to, config.realm, from);
     writeServerConfig(to, replica);
     writeDefaultConf(to, replica, replica.httpsPort);
     writeKrb5Conf(to, replica, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd })));

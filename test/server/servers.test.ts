@@ -90,6 +90,8 @@ describe('two servers on one PostgreSQL database', () => {
     assert.match(verify.stdout, /OK/, verify.stderr);
     const subject = await runTool('openssl', ['x509', '-noout', '-ext', 'subjectAltName', '-in', join(d2(), 'server.crt')], {});
     assert.match(subject.stdout, /DNS:two\.example\.test/);
+    const kdcCert = await runTool('openssl', ['verify', '-CAfile', join(d1(), 'ca.crt'), join(d2(), 'kdc.crt')], {});
+    assert.match(kdcCert.stdout, /OK/, kdcCert.stderr);
     const krb5 = readFileSync(join(d2(), 'krb5.conf'), 'utf8');
     assert.match(krb5, new RegExp(`kdc = two\\.example\\.test:${two.kdcPort}\\n  kdc = one\\.example\\.test:${one.kdcPort}\\n`));
     const zone = readFileSync(join(d2(), 'dns-srv.zone'), 'utf8');
@@ -132,6 +134,9 @@ describe('two servers on one PostgreSQL database', () => {
     assert.equal(k.code, 0, k.stderr);
     const v = await tool('kvno', ['-c', cc, 'HTTP/two.example.test'], env());
     assert.equal(v.code, 0, v.stderr);
+    // anonymous PKINIT with the second server's own KDC certificate
+    const anon = await tool('kinit', ['-n', '-c', `FILE:${join(tmp, 'anon.cc')}`], env());
+    assert.equal(anon.code, 0, anon.stderr);
     // the client's configured server is the stopped one; DNS SRV names the second
     const dnsPort = await freeUdpPort();
     const dns: ChildProcess = spawn('/usr/sbin/dnsmasq', ['--no-daemon', `--port=${dnsPort}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--srv-host=_dirid._tcp.example.test,two.example.test,${two.httpsPort},0,100`, '--user=root']);
