@@ -127,6 +127,8 @@ END;
 const INDEX_FORMAT = 5;
 
 const CHUNK = 500;
+/** most equality look-ups kept between writes */
+const EQ_IDS_SIZE = 100_000;
 /** default bound of the entries kept parsed (see SqliteStorage.known), in MiB */
 const DEFAULT_CACHE_MB = 128;
 /** what a parsed entry takes beside its JSON text, estimated as a multiple of that text's length */
@@ -171,6 +173,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly idOfNdn = new Map<string, number>();
   /** ids written by the transaction under way */
   private readonly touched = new Set<number>();
+  /** the ids of equality keys looked up since the last write (attribute NUL key → ids); every write clears it */
+  private readonly eqIds = new Map<string, number[]>();
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
   /** index keys per attribute, as of a version (ordered searches choose how to order by it) */
@@ -333,8 +337,16 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private lookup(l: IndexLookup): number[] {
     const st = this.st;
     switch (l.kind) {
-      case 'eq':
-        return st.idxEq.all(l.attr, l.key) as number[];
+      case 'eq': {
+        const k = `${l.attr}\u0000${l.key}`;
+        let ids = this.eqIds.get(k);
+        if (!ids) {
+          ids = st.idxEq.all(l.attr, l.key) as number[];
+          if (this.eqIds.size >= EQ_IDS_SIZE) this.eqIds.delete(this.eqIds.keys().next().value!);
+          this.eqIds.set(k, ids);
+        }
+        return ids;
+      }
       case 'present':
         return st.idxPresent.all(l.attr) as number[];
       case 'ge':
@@ -531,6 +543,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       })();
     } finally {
       this.touched.clear();
+      this.eqIds.clear();
       this.version++;
     }
   }
