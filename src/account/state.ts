@@ -26,6 +26,7 @@
  * Counters are written only on a failure and on the first success after
  * failures, so a usable account costs no write per login.
  */
+import { serialized } from '../directory/serialized.js';
 import { generalizedTime } from '../directory/schema.js';
 import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
 import { findPrincipal } from './lookup.js';
@@ -147,25 +148,6 @@ export function failuresAfter(a: Account, policy: LockoutPolicy, now: number): n
   if (last !== undefined && policy.failureIntervalSec > 0 && now > last + policy.failureIntervalSec * 1000) n = 0;
   if (last !== undefined && policy.lockoutSec > 0 && policy.maxFailures > 0 && n >= policy.maxFailures && now >= last + policy.lockoutSec * 1000) n = 0;
   return n + 1;
-}
-
-/**
- * Counter writes per account, one after another: concurrent failures each
- * count. The queues belong to the directory written to, so every Accounts
- * on one store (the KDC's, the API's) shares them and two stores do not.
- */
-const queuesOf = new WeakMap<Directory, Map<string, Promise<void>>>();
-
-function serialized(dir: Directory, dn: string, write: () => Promise<void>): Promise<void> {
-  let pending = queuesOf.get(dir);
-  if (!pending) queuesOf.set(dir, (pending = new Map()));
-  const next = (pending.get(dn) ?? Promise.resolve()).then(write);
-  const settled = next.catch(() => {});
-  pending.set(dn, settled);
-  void settled.then(() => {
-    if (pending.get(dn) === settled) pending.delete(dn);
-  });
-  return next;
 }
 
 /** A modify that finds the entry gone has nothing left to count. */

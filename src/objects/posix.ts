@@ -22,6 +22,7 @@ import { DirectoryError, type Attributes, type Directory, type Entry, type Modif
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { serialized } from '../directory/serialized.js';
 
 /** The size of a range FreeIPA picks, and ours: ids base … base + size - 1. */
 export const DEFAULT_RANGE_SIZE = 200_000;
@@ -128,10 +129,19 @@ async function assignId(ctx: CallContext, attrs: Attributes, attr: 'uidNumber' |
 
 const ATTEMPTS = 20;
 
-/** The next free id of the realm's range. */
-export async function allocateId(ctx: CallContext): Promise<number> {
+/**
+ * The next free id of the realm's range. Allocations of one server run one
+ * after another; another server's allocation between the read and the
+ * write makes the write fail, and it reads again after a short random wait.
+ */
+export function allocateId(ctx: CallContext): Promise<number> {
   const dn = idRangeDn(ctx.dir.baseDn, ctx.server.realm);
+  return serialized(ctx.dir, dn, () => takeNextId(ctx, dn));
+}
+
+async function takeNextId(ctx: CallContext, dn: string): Promise<number> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, randomInt(1, 10 * Math.min(attempt, 5))));
     const r = await readRange(ctx.dir, ctx.server.realm);
     const last = r.base + r.size - 1;
     let id = Math.max(r.next, r.base);

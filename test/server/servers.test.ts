@@ -112,6 +112,15 @@ describe('two servers on one PostgreSQL database', () => {
     for (const s of [a, b]) assert.match((await s.call('ping')).summary, /server version/);
   });
 
+  it('adds users concurrently through both servers, each with a uidNumber of its own', async () => {
+    const a = await session(one, 'one.example.test');
+    const b = await session(two, 'two.example.test');
+    const names = Array.from({ length: 24 }, (_, i) => `many${i}`);
+    await Promise.all(names.map((n, i) => (i % 2 ? a : b).call('user_add', [n], { first: 'Many', last: String(i) })));
+    const uids = await Promise.all(names.map(async (n) => (await a.call('user_show', [n])).result.uidnumber[0] as string));
+    assert.equal(new Set(uids).size, names.length, `distinct uidNumbers: ${uids.join(' ')}`);
+  });
+
   it("a password set through one server is the one the other's KDC checks at once", async () => {
     const kinit = (password: string) => tool('kinit', ['-c', `FILE:${join(tmp, 'bob.cc')}`, 'bob'], { KRB5_CONFIG: join(tmp, 'krb5-two-only.conf') }, `${password}\n`);
     // the second server's KDC alone
