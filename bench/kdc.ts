@@ -19,17 +19,15 @@
  * --keep leaves the scratch directory (with dirid's log) in place.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { encodeKdcReq } from '../src/kerberos/asn1/kdc-req.js';
-import { asReqBody, asWithPassword, encTimestamp, randomNonce, tgsRequest, type Credentials } from '../src/kerberos/client.js';
-import { profile } from '../src/kerberos/crypto/index.js';
+import { asWithPassword, tgsRequest, type Credentials } from '../src/kerberos/client.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
+import { asPasswordMaker, udpLoad, type Maker, type UdpResult } from './support/kdc-load.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false } } });
 const ROUNDS = Number(values.rounds);
@@ -80,74 +78,14 @@ if (mit) pin(mit.kdc.pid!, 0);
 
 // ---- load ---------------------------------------------------------------------
 const cname = { nameType: 1, nameString: ['bench'] };
-const key = profile(ETYPE).stringToKey(PASSWORD, `${REALM}bench`);
 const sname = { nameType: 2, nameString: ['HTTP', 'localhost'] };
 
-type Maker = () => Buffer;
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
+// requests made ahead of the first run: 10,000 a second
+const load = udpLoad({ seconds: SECONDS, concurrency: CONC, prepared: 10_000 * SECONDS });
+const drive = (port: number, make: Maker) => load([port], make);
+type Result = UdpResult;
 
-/** Requests made ahead of a run: 1.5 times what the best run so far used (more are made on the fly). */
-let poolSize = 10_000 * SECONDS;
-
-/**
- * CONC sockets, each with exactly one request outstanding: a reply is timed
- * and the socket's next request goes out at once. One interval timer
- * handles lost replies (2 s), so the generator does little per request.
- */
-async function drive(port: number, make: Maker): Promise<Result> {
-  const reqs = Array.from({ length: poolSize }, make);
-  let next = 0;
-  const lat: number[] = [];
-  let errors = 0;
-  let running = true;
-  const sockets: Array<{ s: Socket; sent: number }> = [];
-  const fire = (w: { s: Socket; sent: number }) => {
-    if (!running) return;
-    const msg = next < reqs.length ? reqs[next++]! : make();
-    w.sent = performance.now();
-    w.s.send(msg);
-  };
-  for (let i = 0; i < CONC; i++) {
-    const s = createSocket('udp4');
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    s.connect(port, '127.0.0.1');
-    await new Promise<void>((r) => s.once('connect', () => r()));
-    const w = { s, sent: 0 };
-    s.on('message', (m) => {
-      if (m[0] === 0x7e) errors++;
-      else lat.push(performance.now() - w.sent);
-      fire(w);
-    });
-    sockets.push(w);
-  }
-  for (const w of sockets) fire(w);
-  const watchdog = setInterval(() => {
-    const t = performance.now();
-    for (const w of sockets)
-      if (t - w.sent > 2000) {
-        errors++;
-        fire(w);
-      }
-  }, 100);
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  running = false;
-  clearInterval(watchdog);
-  for (const w of sockets) w.s.close();
-  lat.sort((a, b) => a - b);
-  const rps = lat.length / SECONDS;
-  poolSize = Math.max(poolSize, Math.ceil(rps * SECONDS * 1.5));
-  return { rps, p50: lat[Math.floor(lat.length * 0.5)] ?? NaN, p99: lat[Math.floor(lat.length * 0.99)] ?? NaN, errors };
-}
-
-const asMaker: Maker = () => {
-  const body = asReqBody(cname, REALM, { etypes: [ETYPE], nonce: randomNonce() });
-  return encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body });
-};
+const asMaker = asPasswordMaker('bench', REALM, PASSWORD, ETYPE);
 
 /** TGS requests from CONC clients, each with a TGT of its own (each with a fresh subkey, nonce and authenticator). */
 async function tgsMaker(port: number): Promise<Maker> {
@@ -181,7 +119,7 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-const summary = (rs: Result[]): Result => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0) });
+const summary = (rs: Result[]): Result => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), count: rs.reduce((a, r) => a + r.count, 0) });
 
 const mitVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'krb5-kdc'], { encoding: 'utf8' }).stdout;
 console.log(`KDC benchmark: ${ROUNDS} rounds of ${SECONDS} s per KDC and exchange, alternating; ${CONC} outstanding UDP requests; etype ${ETYPE}; KDCs on core 0, generator on core 1; MIT krb5-kdc ${mitVersion}`);

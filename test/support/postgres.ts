@@ -3,7 +3,8 @@
  * directory owned by the unprivileged `postgres` user (tests run as root;
  * as any other user the cluster is simply theirs), started with pg_ctl on
  * a free loopback port with its socket in that directory, trust
- * authentication (loopback only) and no fsync. It never touches the
+ * authentication (loopback only) and no fsync (unless asked to be durable,
+ * as a bench comparing commits is). It never touches the
  * machine's own clusters or /etc/postgresql. Each test takes a database of
  * its own from {@link createDatabase}; {@link stopPostgres} (registered with
  * `after` by whoever starts it, and on process exit as a last resort)
@@ -57,8 +58,13 @@ function runner(owner: { uid: number; gid: number } | undefined): (cmd: string, 
   };
 }
 
+export interface PgOptions {
+  /** keep fsync, synchronous commit and full-page writes on (benches comparing durable commits); tests leave them off */
+  durable?: boolean;
+}
+
 /** Starts the cluster (one per process). */
-export async function startPostgres(): Promise<PgCluster> {
+export async function startPostgres(o: PgOptions = {}): Promise<PgCluster> {
   if (running) throw new Error('a test cluster is already running');
   const bin = postgresBin();
   if (!bin) throw new Error(`no PostgreSQL server under ${ROOT} (scripts/install-deps.sh installs it)`);
@@ -77,7 +83,8 @@ export async function startPostgres(): Promise<PgCluster> {
     // a port another process takes between our check and the start is tried again
     for (let attempt = 0; ; attempt++) {
       const port = await freePort();
-      const opts = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', '-c shared_buffers=32MB', '-c max_connections=40'].join(' ');
+      const durability = o.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'];
+      const opts = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', ...durability, '-c shared_buffers=32MB', '-c max_connections=40'].join(' ');
       try {
         run(join(bin, 'pg_ctl'), ['-D', dataDir, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
       } catch (e) {
