@@ -28,8 +28,14 @@ export interface CheckLine {
   message: string;
 }
 
-/** How long one request of the check may take; the requests after discovery run side by side. */
-export const CHECK_TIMEOUT_MS = 10_000;
+/**
+ * The whole check ends within this time, so that a client waiting for its
+ * answer (dirid gives up on a silent server after 15 s) gets one: discovery
+ * may take DISCOVERY_TIMEOUT_MS of it, and the requests after it run side by
+ * side in what is left.
+ */
+export const CHECK_DEADLINE_MS = 12_000;
+export const DISCOVERY_TIMEOUT_MS = 6_000;
 
 /** Node's codes for a certificate chain that does not end at a CA we trust. */
 const UNTRUSTED = new Set([
@@ -59,19 +65,19 @@ export function networkProblem(e: unknown, url: URL): string {
     if (code === 'EPROTO' || code.startsWith('ERR_SSL_')) return `TLS handshake with ${host} failed [${code}]`;
   }
   if ((e instanceof OAuthError && /timed out/.test(e.message)) || (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))) {
-    return `no answer: ${host} did not answer within ${CHECK_TIMEOUT_MS / 1000} s`;
+    return `no answer: ${host} did not answer in time`;
   }
   if (e instanceof OAuthError) return e.message;
   return `${host} could not be reached (${e instanceof Error ? foreign(e.message, []) : 'error'})`;
 }
 
 /** A fetch through the IdP client that remembers the last failure (oauth4webapi's and ours hide its code). */
-function recording(fetch: FetchLike): { fetch: FetchLike; failure(): unknown } {
+function recording(fetch: FetchLike, timeoutMs: number): { fetch: FetchLike; failure(): unknown } {
   let last: unknown;
   return {
     fetch: async (url, init) => {
       try {
-        return await fetch(url, { ...init, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+        return await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
       } catch (e) {
         last = e;
         throw e;
@@ -84,7 +90,7 @@ function recording(fetch: FetchLike): { fetch: FetchLike; failure(): unknown } {
 type Probe = { response: Response; url: URL } | { problem: string };
 
 /** One request to an endpoint: an HTTP answer over a trusted TLS connection, or why there was none. */
-async function probe(fetch: FetchLike, value: string, label: string, method: 'GET' | 'POST'): Promise<Probe> {
+async function probe(fetch: FetchLike, value: string, label: string, method: 'GET' | 'POST', timeoutMs: number): Promise<Probe> {
   let url: URL;
   try {
     url = assertHttpsUrl(value, label);
@@ -95,7 +101,7 @@ async function probe(fetch: FetchLike, value: string, label: string, method: 'GE
     // POST endpoints get an empty form (an error answer is enough: the endpoint is there)
     const init: Parameters<FetchLike>[1] =
       method === 'POST' ? { method, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: '' } : { method, headers: { accept: 'application/json, */*' } };
-    return { response: await fetch(url, { ...init, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) }), url };
+    return { response: await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }), url };
   } catch (e) {
     return { problem: networkProblem(e, url) };
   }
@@ -147,8 +153,8 @@ function defaultAlgorithm(k: JWK): string | undefined {
 
 /** The plain words for an IdP's refusal of the device authorization. */
 function refusal(e: OAuthError, cfg: IdpConfig): string {
-  const said = /\((.*)\)$/.exec(e.message)?.[1];
-  const tail = said ? ` (the IdP said: ${said})` : '';
+  const said = /^device authorization: the IdP answered \S+ \((.*)\)$/.exec(e.message)?.[1];
+  const tail = said === undefined ? '' : /^HTTP \d+$/.test(said) ? ` (${said})` : ` (the IdP said: ${said})`;
   const client = JSON.stringify(cfg.clientId.slice(0, 64));
   switch (e.code) {
     case 'invalid_client':
@@ -174,13 +180,15 @@ export async function checkIdp(cfg: IdpConfig, idp: IdpClient): Promise<CheckLin
 }
 
 async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
+  const started = Date.now();
+  const left = () => Math.max(1_000, CHECK_DEADLINE_MS - (Date.now() - started));
   const lines: CheckLine[] = [];
   let discovered: oauth.AuthorizationServer | undefined;
   let discoveryFailed = false;
   if (!cfg.issuerUrl) {
     lines.push({ check: 'Discovery', status: 'SKIP', message: 'no issuer URL set: the endpoints are the ones stored' });
   } else {
-    const rec = recording(idp.fetch);
+    const rec = recording(idp.fetch, DISCOVERY_TIMEOUT_MS);
     const docUrl = `${cfg.issuerUrl.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     try {
       discovered = await processDiscoveryResponse(cfg.issuerUrl, await discoveryRequest(cfg.issuerUrl, rec.fetch));
@@ -207,7 +215,7 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
 
   const endpointLine = async (check: string, e: { url?: string; note: string }, method: 'GET' | 'POST', absent: () => CheckLine): Promise<CheckLine> => {
     if (!e.url) return absent();
-    const p = await probe(idp.fetch, e.url, check, method);
+    const p = await probe(idp.fetch, e.url, check, method, left());
     if ('problem' in p) return { check, status: 'FAIL', message: `${e.url}${e.note}: ${p.problem}` };
     await p.response.body?.cancel().catch(() => {});
     return { check, status: 'PASS', message: reached(e.url, p.response.status) + e.note };
@@ -220,7 +228,7 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
         ? [{ check, status: 'FAIL', message: missing('ID tokens (scope openid) cannot be verified') }, { check: 'Signing keys', status: 'SKIP', message: 'no JWKS endpoint' }]
         : [{ check, status: 'SKIP', message: missing('users are identified from UserInfo alone') }, { check: 'Signing keys', status: 'SKIP', message: 'no JWKS endpoint' }];
     }
-    const p = await probe(idp.fetch, keys.url, check, 'GET');
+    const p = await probe(idp.fetch, keys.url, check, 'GET', left());
     const noKeys = { check: 'Signing keys', status: 'SKIP', message: 'the JWKS endpoint could not be read' } as const;
     if ('problem' in p) return [{ check, status: 'FAIL', message: `${keys.url}${keys.note}: ${p.problem}` }, noKeys];
     if (p.response.status !== 200) {
@@ -249,7 +257,7 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
       device_authorization_endpoint: device.url,
       ...(token.url ? { token_endpoint: token.url } : {}),
     };
-    const rec = recording(idp.fetch);
+    const rec = recording(idp.fetch, left());
     try {
       assertHttpsUrl(device.url, 'Device authorization URI');
       const da = await processDeviceAuthorization(cfg, as, await deviceAuthorizationRequest(cfg, as, rec.fetch));

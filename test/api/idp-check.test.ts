@@ -4,7 +4,8 @@
  * reference; a wrong secret, a scope the client may not have, a client
  * without the device grant, an endpoint where nothing listens and an
  * endpoint whose certificate comes from a CA the server does not trust
- * each fail their check in plain words. The secret reaches neither the
+ * each fail their check in plain words, and a server that never answers
+ * fails them within the check's deadline. The secret reaches neither the
  * result nor the server log, the reference is the same afterwards, and
  * only the writers of IdP references may run it.
  */
@@ -12,14 +13,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
 import { createCa, issueServerCert } from '../../src/server/pki.js';
+import { CHECK_DEADLINE_MS } from '../../src/oauth/check.js';
 
 interface Line {
   check: string;
@@ -171,6 +172,28 @@ describe('idp-check', () => {
     const failed = failures(lines);
     assert.deepEqual(failed.map((l) => l.check), ['User info URI']);
     assert.match(failed[0]!.message, /: certificate verification failure: the certificate of localhost:\d+ is not issued by a CA this server trusts \(the system CAs and --idp-ca-file\)/);
+  });
+
+  it('a server that never answers: "no answer", and the whole check ends within its deadline', async () => {
+    // accepts connections and says nothing, not even the TLS handshake
+    const held: Socket[] = [];
+    const silent = createServer((sock) => held.push(sock));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const base = `https://localhost:${(silent.address() as AddressInfo).port}`;
+    try {
+      await admin.call('idp_add', ['silent'], { ...explicit(), issuer_url: `${base}/realms/x`, token_uri: `${base}/token` });
+      const started = Date.now();
+      const { lines } = await check('silent');
+      const took = Date.now() - started;
+      assert.ok(took < CHECK_DEADLINE_MS + 1_500, `took ${took} ms`);
+      const c = byCheck(lines);
+      assert.deepEqual(failures(lines).map((l) => l.check), ['Discovery', 'Token URI']);
+      assert.equal(c.Discovery!.message, `${base}/realms/x/.well-known/openid-configuration: no answer: ${new URL(base).host} did not answer in time`);
+      assert.equal(c['Token URI']!.message, `${base}/token: no answer: ${new URL(base).host} did not answer in time`);
+    } finally {
+      for (const sock of held) sock.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it('discovery that fails and a JWKS endpoint that answers with an error fail their checks', async () => {
