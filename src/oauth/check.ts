@@ -191,13 +191,18 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
     const rec = recording(idp.fetch, DISCOVERY_TIMEOUT_MS);
     const docUrl = `${cfg.issuerUrl.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     try {
-      discovered = await processDiscoveryResponse(cfg.issuerUrl, await discoveryRequest(cfg.issuerUrl, rec.fetch));
+      const response = await discoveryRequest(cfg.issuerUrl, rec.fetch);
+      if (response.status !== 200) {
+        await response.body?.cancel().catch(() => {});
+        throw new OAuthError('discovery_failed', `answered HTTP ${response.status} instead of a discovery document (is the issuer URL right?)`);
+      }
+      discovered = await processDiscoveryResponse(cfg.issuerUrl, response);
       const named = (['authorization_endpoint', 'device_authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'] as const).filter((k) => discovered![k] !== undefined);
       lines.push({ check: 'Discovery', status: 'PASS', message: `${docUrl} names issuer ${discovered.issuer} and ${named.length ? named.join(', ') : 'no endpoint'}` });
     } catch (e) {
       discoveryFailed = true;
       const failure = rec.failure();
-      const why = failure !== undefined ? networkProblem(failure, new URL(docUrl)) : e instanceof Error ? e.message : 'failed';
+      const why = failure !== undefined ? networkProblem(failure, new URL(docUrl)) : e instanceof Error ? e.message.replace(`OIDC discovery at ${cfg.issuerUrl}: `, '') : 'failed';
       lines.push({ check: 'Discovery', status: 'FAIL', message: `${docUrl}: ${why}` });
     }
   }

@@ -196,6 +196,15 @@ describe('idp-check', () => {
     }
   });
 
+  it('a discovery document that names another issuer: "Issuer does not match"', async () => {
+    const issuer = idp.issuer.replace('localhost', '127.0.0.1');
+    await admin.call('idp_add', ['otheriss'], { ...explicit(), issuer_url: issuer });
+    const { lines } = await check('otheriss');
+    assert.deepEqual(failures(lines), [
+      { check: 'Discovery', status: 'FAIL', message: `${issuer}/.well-known/openid-configuration: Issuer does not match: the discovery document at ${issuer} names another issuer` },
+    ]);
+  });
+
   it('discovery that fails and a JWKS endpoint that answers with an error fail their checks', async () => {
     await admin.call('idp_add', ['nokeys'], { ...explicit(), issuer_url: `${idp.issuer}/elsewhere` });
     idp.failJwks(true);
@@ -203,7 +212,7 @@ describe('idp-check', () => {
       const { lines } = await check('nokeys');
       const c = byCheck(lines);
       assert.equal(c.Discovery!.status, 'FAIL');
-      assert.ok(c.Discovery!.message.startsWith(`${idp.issuer}/elsewhere/.well-known/openid-configuration: `), c.Discovery!.message);
+      assert.equal(c.Discovery!.message, `${idp.issuer}/elsewhere/.well-known/openid-configuration: answered HTTP 404 instead of a discovery document (is the issuer URL right?)`);
       assert.deepEqual(c['JWKS endpoint'], { check: 'JWKS endpoint', status: 'FAIL', message: `${idp.endpoints.keys} answered HTTP 503 instead of its key set` });
       assert.equal(c['Signing keys']!.status, 'SKIP');
       assert.equal(c['Device authorization']!.status, 'PASS');
