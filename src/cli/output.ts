@@ -4,7 +4,8 @@
  * text; entries with a two-space indent and labels in the object's field
  * order; `--all` with `dn:` first and unlabelled extras after, sorted;
  * `--raw` with attribute names and one value per line; find counts;
- * membership failures and counts; who ping says the caller is. Pure
+ * membership failures and counts; checks (`PASS`, `FAIL` or `SKIP`, one
+ * line each, exit 1 when one failed); who ping says the caller is. Pure
  * functions: text in, text out.
  */
 import type { ApiContract, ObjectSpec } from '../contract/api-contract.js';
@@ -98,9 +99,10 @@ function failureLines(failed: unknown): string[] {
 
 /**
  * Formats one command result; `kind` is the command's output kind from the
- * schema (entry, entries, deleted, summary, custom). Find with no match
- * exits 1 (docs/conventions.md), and so do a membership change with failures
- * and a `--continue` delete that could not delete every name.
+ * schema (entry, entries, deleted, summary, custom, checks). Find with no
+ * match exits 1 (docs/conventions.md), and so do a membership change with
+ * failures, a `--continue` delete that could not delete every name, and
+ * checks of which one failed.
  */
 export function formatResult(kind: string, objectName: string | null, result: Record<string, unknown>, contract: ApiContract, o: OutputOptions): CommandOutput {
   const obj = contract.objects.find((x) => x.name === objectName);
@@ -114,6 +116,14 @@ export function formatResult(kind: string, objectName: string | null, result: Re
     text += summaryBlock(`Number of entries returned ${n}`);
     if (result.truncated === true) text += 'Search result has been truncated: the size or time limit was reached\n';
     return { text, exitCode: n === 0 ? 1 : 0 };
+  }
+  if (kind === 'checks') {
+    // one line per check, then the summary; any FAIL (or a result that is not a list of checks) exits 1
+    const checks = Array.isArray(body) ? body.filter((c): c is Record<string, unknown> => !!c && typeof c === 'object') : [];
+    let text = checks.map((c) => `${showValue(c.status)} ${showValue(c.check)}: ${showValue(c.message)}\n`).join('');
+    if (summary) text += summaryBlock(summary);
+    const failed = !Array.isArray(body) || checks.length === 0 || checks.some((c) => c.status !== 'PASS' && c.status !== 'SKIP');
+    return { text, exitCode: failed ? 1 : 0 };
   }
   const entry = body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body) && !(body instanceof Date) ? (body as Record<string, unknown>) : null;
   if (typeof result.completed === 'number') {

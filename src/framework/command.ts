@@ -45,6 +45,30 @@ export interface OidcProviderMetadata {
   jwks_uri?: string;
 }
 
+/** An IdP reference as its check needs it (objects/idp-check.ts), the client secret included. */
+export interface IdpCheckTarget {
+  name: string;
+  clientId: string;
+  clientSecret?: string;
+  authUri?: string;
+  devAuthUri?: string;
+  tokenUri?: string;
+  userinfoUri?: string;
+  keysUri?: string;
+  issuerUrl?: string;
+  scope?: string;
+}
+
+/** The outcome of one check of a `checks` command (docs/conventions.md, Output). */
+export type CheckStatus = 'PASS' | 'FAIL' | 'SKIP';
+
+/** One line of a `checks` command's result: what was checked, its outcome, and why in plain words. */
+export interface CheckLine {
+  check: string;
+  status: CheckStatus;
+  message: string;
+}
+
 /**
  * What commands reach beyond the directory. The server wires these in when
  * it builds the registry: objects/ may not import the clients themselves.
@@ -55,6 +79,13 @@ export interface Services {
    * errors carry messages fit to show the caller.
    */
   oidcDiscovery?(issuerUrl: string): Promise<OidcProviderMetadata>;
+  /**
+   * Checks an IdP reference against its IdP (idp-check): discovery, each
+   * endpoint, the signing keys and a device authorization with the
+   * reference's client credentials. Never throws for what it finds: each
+   * problem is a FAIL line whose message never carries the secret.
+   */
+  idpCheck?(target: IdpCheckTarget): Promise<CheckLine[]>;
 }
 
 export interface CallContext {
@@ -91,7 +122,12 @@ export type Access =
   /** writes to an object: admins or holders of the object's privilege */
   | { manage: string };
 
-export type OutputKind = 'entry' | 'entries' | 'summary' | 'deleted' | 'custom';
+/**
+ * How a client prints a result. `checks`: the result is a list of
+ * CheckLine, printed one line each before the summary; the client exits
+ * non-zero when any is FAIL.
+ */
+export type OutputKind = 'entry' | 'entries' | 'summary' | 'deleted' | 'custom' | 'checks';
 
 export interface CommandResult {
   result: unknown;

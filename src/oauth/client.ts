@@ -3,7 +3,7 @@
  * TLS context, the configured IdP CAs) and what it remembers between calls,
  * the discovery documents per issuer (discovery.ts) and the JWKS key sets
  * per URL (key-sets.ts). The server makes one and hands it to the KDC and to
- * the discovery that idp-add runs, so two servers in one process share no
+ * the discovery that idp-add runs and to idp-check, so two servers in one process share no
  * cached document or key.
  */
 import type { AuthorizationServer } from 'oauth4webapi';

@@ -1,6 +1,6 @@
 /**
  * The command registry of a dirid server: every object and command, in one
- * place, with the services the server wires in (OIDC discovery for IdP
+ * place, with the services the server wires in (OIDC discovery and the check of IdP
  * references). The API contract (api.json) is derived from what is
  * registered here.
  */
@@ -9,6 +9,7 @@ import { crudCommands } from '../framework/crud.js';
 import { groupCommands, groupObject } from './group.js';
 import { hostCommands, hostObject } from './host.js';
 import { idpObject } from './idp.js';
+import { idpCheckCommand } from './idp-check.js';
 import { keytabGetCommand } from './keytab.js';
 import { passwdCommand } from './passwd.js';
 import { pingCommand } from './ping.js';
@@ -22,6 +23,7 @@ export function buildRegistry(services: Services = {}): CommandRegistry {
   for (const o of [idpObject, userObject, groupObject, roleObject, privilegeObject, serviceObject, hostObject]) r.objects.set(o.name, o);
   r.register(
     ...crudCommands(idpObject),
+    idpCheckCommand,
     ...crudCommands(userObject),
     ...groupCommands(),
     ...roleCommands(),

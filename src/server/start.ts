@@ -35,6 +35,7 @@ import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
 import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
+import { checkIdp } from '../oauth/check.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './krb5-conf.js';
 import { realmServers, registerServer, srvZoneText, type RealmServer, type ServerPorts } from './servers.js';
@@ -132,7 +133,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
-  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp) });
+  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(target, idp) });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
     registry,

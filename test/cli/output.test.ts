@@ -1,7 +1,7 @@
 /**
  * The client's printed output (docs/conventions.md "Output") on literal
  * expected text: summaries, entries in field order, find, --all, --raw,
- * --rights, membership results, ping, and exit codes.
+ * --rights, membership results, ping, checks, and exit codes.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -149,5 +149,29 @@ describe('membership', () => {
     const out = formatResult('entry', 'group', { result: { cn: ['g'] }, value: 'g', completed: 2, failed: { member: { user: [], group: [] } }, summary: 'Number of members added 2' }, contract, plain);
     assert.equal(out.text, '  Group name: g\n-------------------------\nNumber of members added 2\n-------------------------\n');
     assert.equal(out.exitCode, 0);
+  });
+});
+
+describe('checks (idp-check)', () => {
+  const lines = [
+    { check: 'Discovery', status: 'SKIP', message: 'no issuer URL set' },
+    { check: 'Token URI', status: 'PASS', message: 'https://idp.example/token answered (HTTP 400)' },
+  ];
+  it('one line per check, then the summary; all passed or skipped exits 0', () => {
+    const out = formatResult('checks', 'idp', { result: lines, value: 'kc', summary: 'Checked IdP reference "kc": 1 passed, 0 failed, 1 skipped' }, contract, plain);
+    assert.equal(
+      out.text,
+      'SKIP Discovery: no issuer URL set\nPASS Token URI: https://idp.example/token answered (HTTP 400)\n' +
+        '---------------------------------------------------------\nChecked IdP reference "kc": 1 passed, 0 failed, 1 skipped\n---------------------------------------------------------\n',
+    );
+    assert.equal(out.exitCode, 0);
+  });
+  it('a failed check exits 1, and so does a result that holds no checks', () => {
+    const failed = [...lines, { check: 'Device authorization', status: 'FAIL', message: 'invalid_client: the IdP does not accept client "c"\u001b[2J' }];
+    const out = formatResult('checks', 'idp', { result: failed, value: 'kc', summary: 's' }, contract, plain);
+    assert.match(out.text, /\nFAIL Device authorization: invalid_client: the IdP does not accept client "c"\\x1b\[2J\n/);
+    assert.equal(out.exitCode, 1);
+    assert.equal(formatResult('checks', 'idp', { result: [], value: 'kc', summary: 's' }, contract, plain).exitCode, 1);
+    assert.equal(formatResult('checks', 'idp', { result: { check: 'x' }, value: 'kc', summary: 's' }, contract, plain).exitCode, 1);
   });
 });
