@@ -7,7 +7,8 @@
  * the standby promoted; the server must find the new primary by itself and
  * keep serving: reads and new writes succeed within a bounded time, every
  * write acknowledged before or during the failover is there, and MIT kinit
- * gets tickets from its KDC. The host name ipa.failover.test resolves to
+ * gets tickets from its KDC. A URL naming the standby first reaches the
+ * primary all the same. The host name ipa.failover.test resolves to
  * 127.0.0.1 for the tools through a private /etc/hosts (a mount namespace
  * per command), never the machine's own.
  */
@@ -16,7 +17,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dataPaths } from '../../src/server/config.js';
 import { initRealm } from '../../src/server/init.js';
+import { openRealmStore } from '../../src/server/store.js';
 import { startServer, type RunningServer } from '../../src/server/start.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 import { createDatabase, startReplicatedPostgres, stopPostgres, type ReplicatedPostgres } from '../support/postgres.js';
@@ -34,6 +37,7 @@ describe('PostgreSQL failover under a running server', () => {
   let pg: ReplicatedPostgres;
   let server: RunningServer;
   let session: RpcSession;
+  let dbName: string;
   const logs: string[] = [];
   const data = () => join(tmp, 'data');
   const hosts = () => join(tmp, 'hosts');
@@ -56,8 +60,8 @@ describe('PostgreSQL failover under a running server', () => {
     testHosts.set(HOST, '127.0.0.1');
     pg = await startReplicatedPostgres({ synchronous: true });
     const single = await createDatabase(pg.primary, 'realm');
-    const name = new URL(single).pathname.slice(1);
-    const database = `postgresql://postgres@127.0.0.1:${pg.primary.port},127.0.0.1:${pg.standby.port}/${name}?target_session_attrs=read-write`;
+    dbName = new URL(single).pathname.slice(1);
+    const database = `postgresql://postgres@127.0.0.1:${pg.primary.port},127.0.0.1:${pg.standby.port}/${dbName}?target_session_attrs=read-write`;
     await initRealm({ dataDir: data(), realm: 'FAILOVER.TEST', domain: 'failover.test', hostname: HOST, adminPassword: PASSWORD, database });
     server = await startServer({ dataDir: data(), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => logs.push(l) });
     session = new RpcSession(`https://${HOST}:${server.httpsPort}`, readFileSync(join(data(), 'ca.crt'), 'utf8'));
@@ -68,6 +72,18 @@ describe('PostgreSQL failover under a running server', () => {
     stopPostgres();
     testHosts.clear();
     rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('skips a standby named first in the URL: reads and writes go to the primary', async () => {
+    const database = `postgresql://postgres@127.0.0.1:${pg.standby.port},127.0.0.1:${pg.primary.port}/${dbName}?target_session_attrs=read-write`;
+    const dir = await openRealmStore(dataPaths(data()), { baseDn: server.config.baseDn, database });
+    try {
+      const admin = `uid=admin,cn=users,cn=accounts,${server.config.baseDn}`;
+      await dir.modify(admin, [{ op: 'replace', attr: 'description', values: ['written through a URL naming the standby first'] }]);
+      assert.deepEqual((await dir.get(admin, ['description']))?.attrs.description, ['written through a URL naming the standby first']);
+    } finally {
+      await dir.close();
+    }
   });
 
   it('keeps serving after the primary dies and the standby is promoted, with every acknowledged write kept', async () => {
