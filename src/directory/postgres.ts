@@ -24,6 +24,10 @@
  * pre-selected by the attributes the filter needs). An ordered search
  * collects every match and sorts it in memory. Every rule of a write runs
  * in write-path.ts above this storage; secrets reach it sealed.
+ *
+ * A connection string naming several hosts (or a target_session_attrs)
+ * goes through pg-hosts.ts, whose client class sends every connection to
+ * the host found fit and looks again after a failover.
  */
 import pg from 'pg';
 import { normalizeDn } from './dn.js';
