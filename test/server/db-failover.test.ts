@@ -45,11 +45,14 @@ describe('PostgreSQL failover under a running server', () => {
     runTool('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/hosts && exec "$@"', hosts(), cmd, ...args], { KRB5_CONFIG: join(data(), 'krb5.conf') }, input);
   const kinit = (user: string, password: string) => tool('kinit', ['-c', `FILE:${join(tmp, `${user}.cc`)}`, user], `${password}\n`);
   /** adds a user with a password; true when the server acknowledged it */
+  /** what the API answered to writes during the outage */
+  const refusals = new Set<string>();
   const addUser = async (name: string): Promise<boolean> => {
     try {
       await session.call('user_add', [name], { first: 'Fail', last: 'Over', password: `${name}-Pass-1` });
       return true;
-    } catch {
+    } catch (e) {
+      refusals.add((e as Error).message);
       return false;
     }
   };
@@ -141,7 +144,7 @@ describe('PostgreSQL failover under a running server', () => {
     assert.ok(writeAt !== undefined, `a write works within ${BOUND_MS} ms of the promotion; server log:\n${logs.join('\n')}`);
     console.log(
       `# failover: primary stopped, standby promoted after ${promoted - stopped} ms; reads again ${readAt - promoted} ms and writes ${writeAt - promoted} ms after the promotion; ` +
-        `${acknowledged.length} writes acknowledged (${ackedAtStop} before the stop), ${failed.length} refused meanwhile`,
+        `${acknowledged.length} writes acknowledged (${ackedAtStop} before the stop), ${failed.length} refused meanwhile (${[...refusals].join(' | ')})`,
     );
 
     // every acknowledged write is there, whole
