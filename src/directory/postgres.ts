@@ -24,9 +24,14 @@
  * pre-selected by the attributes the filter needs). An ordered search
  * collects every match and sorts it in memory. Every rule of a write runs
  * in write-path.ts above this storage; secrets reach it sealed.
+ *
+ * A connection string naming several hosts (or a target_session_attrs)
+ * goes through pg-hosts.ts, whose client class sends every connection to
+ * the host found fit and looks again after a failover.
  */
 import pg from 'pg';
 import { normalizeDn } from './dn.js';
+import { connectionTargets, HostChooser, staleHostFailure } from './pg-hosts.js';
 import { entryOf, idChunks, indexKeys, indexLayout, likeEscape, noSuchBase, NO_SECRETS, ParseCache, parseSealed, planSearch, scanNeedles, searchRows, trigramAttributes, type IndexLookup, type SearchRun } from './plan.js';
 import { referencesOf } from './refint.js';
 import type { DirectoryStorage, OutgoingReference, Reference, Sealed, StorageTx } from './storage.js';
@@ -182,6 +187,8 @@ export async function openPostgresDirectory(o: PostgresOptions): Promise<Directo
 class PostgresStorage implements DirectoryStorage<Row> {
   private readonly pool: pg.Pool;
   private readonly connectionString: string;
+  /** with several hosts (or a session kind to check): the class whose connections find the right one (pg-hosts.ts) */
+  private readonly Client: new (config?: pg.ClientConfig) => pg.Client;
   private readonly parsed = new ParseCache();
   /** indexed attributes whose keys also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
@@ -208,8 +215,16 @@ class PostgresStorage implements DirectoryStorage<Row> {
     this.trigramPredicate = `attr IN (${[...this.trigramAttrs].map(literal).join(', ') || "''"})`;
     const max = o.maxConnections ?? 10;
     this.retries = max + 1;
-    this.connectionString = o.connectionString;
-    this.pool = new pg.Pool({ connectionString: o.connectionString, max, types, application_name: 'dirid' });
+    const targets = connectionTargets(o.connectionString);
+    if (targets.hosts.length > 1 || targets.sessionAttrs !== 'any') {
+      // node-postgres takes one host: each connection goes to the one the chooser found fit
+      this.connectionString = targets.url(targets.hosts[0]!);
+      this.Client = new HostChooser(targets, { types, application_name: 'dirid' }).clientClass();
+    } else {
+      this.connectionString = o.connectionString;
+      this.Client = pg.Client;
+    }
+    this.pool = new pg.Pool({ connectionString: this.connectionString, max, types, application_name: 'dirid', Client: this.Client });
     // an idle connection that breaks is dropped by the pool; without a listener its error would end the process
     this.pool.on('error', (e) => o.onError?.(e));
     this.ready = this.setup(!!o.create);
@@ -227,7 +242,11 @@ class PostgresStorage implements DirectoryStorage<Row> {
   private async withClient<T>(body: (c: pg.PoolClient, lost: (e: Error) => void) => Promise<T>): Promise<T> {
     let c: pg.PoolClient;
     try {
-      c = await this.pool.connect();
+      c = await this.pool.connect().catch((e: unknown) => {
+        // a host remembered from before a failover was gone: the next connection looks for the one that took over
+        if (staleHostFailure(e)) return this.pool.connect();
+        throw e;
+      });
     } catch (e) {
       if (typeof e === 'object' && e !== null) connectFailures.add(e);
       throw e;
@@ -541,7 +560,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
     };
     const connect = () => {
       if (this.closed) return;
-      const client = new pg.Client({ connectionString: this.connectionString, application_name: 'dirid changes' });
+      const client = new this.Client({ connectionString: this.connectionString, application_name: 'dirid changes' });
       this.listener = client;
       let failed = false;
       const fail = () => {

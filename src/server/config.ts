@@ -11,6 +11,7 @@ import type { LdapLimits } from '../ldap-server/server.js';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
+import { connectionTargets } from '../directory/pg-hosts.js';
 
 export interface DataPaths {
   dir: string;
@@ -141,28 +142,38 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
   };
 }
 
-/** A PostgreSQL connection URL, checked; `what` names it in the error. */
+/** A PostgreSQL connection URL (one host, or several as libpq writes them), checked; `what` names it in the error. */
 export function databaseUrl(v: string, what: string): string {
-  let url: URL;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1]?.toLowerCase();
+  if (scheme === undefined) throw new ConfigError(`${what} must be a postgresql:// URL`);
+  if (scheme !== 'postgresql' && scheme !== 'postgres') throw new ConfigError(`${what} must be a postgresql:// URL, not ${scheme}:`);
+  let targets;
   try {
-    url = new URL(v);
-  } catch {
-    throw new ConfigError(`${what} must be a postgresql:// URL`);
+    targets = connectionTargets(v);
+  } catch (e) {
+    throw new ConfigError(`${what}: ${(e as Error).message}`);
   }
-  if (url.protocol !== 'postgresql:' && url.protocol !== 'postgres:') throw new ConfigError(`${what} must be a postgresql:// URL, not ${url.protocol}`);
+  // each host's URL alone must be one node-postgres reads
+  for (const h of targets.hosts) {
+    try {
+      new URL(targets.url(h));
+    } catch {
+      throw new ConfigError(`${what} must be a postgresql:// URL`);
+    }
+  }
   return v;
 }
 
-/** The database URL as logs and messages may show it: without its password. */
+/** The database URL as logs and messages may show it: without its password (in the user part or the query). */
 export function shownDatabase(v: string): string {
-  try {
-    const url = new URL(v);
-    if (url.password) url.password = '***';
-    for (const k of [...url.searchParams.keys()]) if (k.toLowerCase() === 'password') url.searchParams.set(k, '***');
-    return url.toString();
-  } catch {
-    return 'postgresql://…';
-  }
+  const m = /^(postgres(?:ql)?:\/\/)([^/?#]*)(.*)$/i.exec(v);
+  if (!m) return 'postgresql://…';
+  const [, scheme, authority, rest] = m as unknown as [string, string, string, string];
+  const at = authority.lastIndexOf('@');
+  const user = at >= 0 ? authority.slice(0, at) : undefined;
+  const shownUser = user === undefined ? '' : `${user.includes(':') ? `${user.slice(0, user.indexOf(':'))}:***` : user}@`;
+  const shownRest = rest.replace(/([?&]password=)[^&#]*/gi, '$1***');
+  return `${scheme}${shownUser}${authority.slice(at + 1)}${shownRest}`;
 }
 
 export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
