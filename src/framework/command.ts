@@ -45,18 +45,11 @@ export interface OidcProviderMetadata {
   jwks_uri?: string;
 }
 
-/** An IdP reference as its check needs it (objects/idp-check.ts), the client secret included. */
+/** An IdP reference as its check needs it (objects/idp-check.ts): its name, its stored attributes and its client secret, opened. */
 export interface IdpCheckTarget {
   name: string;
-  clientId: string;
+  attrs: Readonly<Record<string, readonly string[] | undefined>>;
   clientSecret?: string;
-  authUri?: string;
-  devAuthUri?: string;
-  tokenUri?: string;
-  userinfoUri?: string;
-  keysUri?: string;
-  issuerUrl?: string;
-  scope?: string;
 }
 
 /** The outcome of one check of a `checks` command (docs/conventions.md, Output). */

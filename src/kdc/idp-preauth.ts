@@ -17,7 +17,7 @@ import { PaType } from '../kerberos/iana.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
-import { OAuthError, type IdpConfig } from '../oauth/types.js';
+import { idpConfigOf as referenceConfig, OAuthError, type IdpConfig } from '../oauth/types.js';
 import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
@@ -74,25 +74,8 @@ export function offersIdp(client: KdcPrincipal): boolean {
 export async function idpConfigOf(dir: Directory, dn: string): Promise<IdpConfig> {
   const e = await dir.get(dn);
   if (!e) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the linked IdP reference does not exist');
-  const a = (k: string) => e.attrs[k]?.[0];
   const [secret] = await dir.readSecret(dn, 'dirIdpClientSecret');
-  const cfg: IdpConfig = { name: a('cn') ?? dn, clientId: a('dirIdpClientId') ?? '' };
-  if (secret) cfg.clientSecret = secret;
-  const map: Array<[keyof IdpConfig, string]> = [
-    ['authUri', 'dirIdpAuthEndpoint'],
-    ['devAuthUri', 'dirIdpDevAuthEndpoint'],
-    ['tokenUri', 'dirIdpTokenEndpoint'],
-    ['userinfoUri', 'dirIdpUserInfoEndpoint'],
-    ['keysUri', 'dirIdpKeysEndpoint'],
-    ['issuerUrl', 'dirIdpIssuerUrl'],
-    ['scope', 'dirIdpScope'],
-    ['idpUserIdAttr', 'dirIdpUserIdAttribute'],
-  ];
-  for (const [k, attr] of map) {
-    const v = a(attr);
-    if (v) (cfg as unknown as Record<string, string>)[k] = v;
-  }
-  return cfg;
+  return referenceConfig(dn, e.attrs, secret);
 }
 
 export function challengePa(s: Pick<IdpFlowState, 'verificationUri' | 'userCode' | 'verificationUriComplete'>): PaData {

@@ -20,6 +20,34 @@ export interface IdpConfig {
   idpUserIdAttr?: string;
 }
 
+/** The stored attribute of an IdP reference (objects/idp.ts) for each field of its IdpConfig. */
+const REFERENCE_ATTRIBUTES: ReadonlyArray<[Exclude<keyof IdpConfig, 'name' | 'clientId' | 'clientSecret'>, string]> = [
+  ['authUri', 'dirIdpAuthEndpoint'],
+  ['devAuthUri', 'dirIdpDevAuthEndpoint'],
+  ['tokenUri', 'dirIdpTokenEndpoint'],
+  ['userinfoUri', 'dirIdpUserInfoEndpoint'],
+  ['keysUri', 'dirIdpKeysEndpoint'],
+  ['issuerUrl', 'dirIdpIssuerUrl'],
+  ['scope', 'dirIdpScope'],
+  ['idpUserIdAttr', 'dirIdpUserIdAttribute'],
+];
+
+/**
+ * An IdP reference as stored (its entry's attributes and its client secret,
+ * opened) as the client needs it: the one reading of a reference, for the
+ * KDC's logins and for idp-check.
+ */
+export function idpConfigOf(name: string, attrs: Readonly<Record<string, readonly string[] | undefined>>, secret: string | undefined): IdpConfig {
+  const first = (attr: string) => attrs[attr]?.[0];
+  const cfg: IdpConfig = { name: first('cn') ?? name, clientId: first('dirIdpClientId') ?? '' };
+  if (secret) cfg.clientSecret = secret;
+  for (const [field, attr] of REFERENCE_ATTRIBUTES) {
+    const v = first(attr);
+    if (v) cfg[field] = v;
+  }
+  return cfg;
+}
+
 /**
  * The ID-token signing algorithms we accept (docs/device-flow.md, Signing keys): every
  * standard asymmetric JWS algorithm, never `none` or HMAC (a shared-secret

@@ -17,17 +17,6 @@ import type { CheckLine, Command, IdpCheckTarget } from '../framework/command.js
 import { dnOf, getEntry, pkeyOf } from '../framework/crud.js';
 import { idpObject } from './idp.js';
 
-/** The stored attributes a check reads, by the target's field. */
-const fields: Array<[Exclude<keyof IdpCheckTarget, 'name' | 'clientId' | 'clientSecret'>, string]> = [
-  ['authUri', 'dirIdpAuthEndpoint'],
-  ['devAuthUri', 'dirIdpDevAuthEndpoint'],
-  ['tokenUri', 'dirIdpTokenEndpoint'],
-  ['userinfoUri', 'dirIdpUserInfoEndpoint'],
-  ['keysUri', 'dirIdpKeysEndpoint'],
-  ['issuerUrl', 'dirIdpIssuerUrl'],
-  ['scope', 'dirIdpScope'],
-];
-
 /** "6 passed, 1 failed, 2 skipped": every status, even at 0, so the line reads the same each time. */
 function counts(lines: CheckLine[]): string {
   const n = (s: CheckLine['status']) => lines.filter((l) => l.status === s).length;
@@ -45,14 +34,8 @@ export const idpCheckCommand: Command = {
   async run(ctx, args) {
     const name = pkeyOf(ctx, idpObject, args[0]);
     const entry = await getEntry(ctx, idpObject, name);
-    const a = (attr: string) => entry.attrs[attr]?.[0];
-    const target: IdpCheckTarget = { name, clientId: a('dirIdpClientId') ?? '' };
     const [secret] = await ctx.dir.readSecret(dnOf(idpObject, ctx.dir.baseDn, name), 'dirIdpClientSecret');
-    if (secret) target.clientSecret = secret;
-    for (const [k, attr] of fields) {
-      const v = a(attr);
-      if (v) target[k] = v;
-    }
+    const target: IdpCheckTarget = { name, attrs: entry.attrs, ...(secret ? { clientSecret: secret } : {}) };
     const check = ctx.registry.services.idpCheck;
     const lines: CheckLine[] = check ? await check(target) : [{ check: 'IdP client', status: 'FAIL', message: 'this server has no IdP client' }];
     return { result: lines, value: name, summary: `Checked IdP reference "${name}": ${counts(lines)}` };

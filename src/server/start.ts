@@ -36,6 +36,7 @@ import { IdpClient } from '../oauth/client.js';
 import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { checkIdp } from '../oauth/check.js';
+import { idpConfigOf } from '../oauth/types.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { writeKrb5Conf } from './krb5-conf.js';
 import { realmServers, registerServer, srvZoneText, type RealmServer, type ServerPorts } from './servers.js';
@@ -133,7 +134,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
-  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(target, idp) });
+  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret), idp) });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
     registry,
