@@ -228,6 +228,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
       metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       idxInsert: db.prepare('INSERT INTO idx (attr, norm, entry) VALUES (?, ?, ?)'),
       idxClear: db.prepare('DELETE FROM idx WHERE entry = ?'),
+      idxOfEntry: db.prepare('SELECT attr, norm FROM idx WHERE entry = ?').raw(),
+      idxDelete: db.prepare('DELETE FROM idx WHERE entry = ? AND attr = ? AND norm = ?'),
       idxEq: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm = ?').pluck(),
       idxGe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ?').pluck(),
       idxLe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm <= ?').pluck(),
@@ -261,7 +263,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       Object.assign(this.st, this.prepare());
       for (const row of this.st.all.all() as Row[]) {
         const attrs = this.load(row, false);
-        this.writeIndexes(row.id, attrs, referencesOf(this.schema, attrs), false);
+        this.writeIndexes(row.id, attrs, referencesOf(this.schema, attrs));
       }
       this.st.metaSet.run('indexLayout', layout);
     })();
@@ -567,14 +569,14 @@ class SqliteStorage implements DirectoryStorage<Row> {
       insert: (e) => {
         const id = Number(st.insert.run(e.uuid, e.dn, e.ndn, e.parent, JSON.stringify(e.attrs), e.sealed ? JSON.stringify(e.sealed) : null).lastInsertRowid);
         this.touch(id);
-        this.writeIndexes(id, e.attrs, e.refs, false);
+        this.writeIndexes(id, e.attrs, e.refs);
         return id;
       },
       update: (id, attrs, refs, sealed) => {
         this.touch(id);
         if (sealed === undefined) st.updateAttrs.run(JSON.stringify(attrs), id);
         else st.update.run(JSON.stringify(attrs), sealed ? JSON.stringify(sealed) : null, id);
-        this.writeIndexes(id, attrs, refs);
+        this.updateIndexes(id, attrs, refs);
       },
       move: (id, dn, ndn) => {
         this.touch(id);
@@ -591,12 +593,26 @@ class SqliteStorage implements DirectoryStorage<Row> {
     };
   }
 
-  /** The index keys of the entry's indexed attributes, and its references. */
-  private writeIndexes(id: number, attrs: Attributes, refs: readonly OutgoingReference[], clear = true): void {
-    if (clear) {
-      this.st.idxClear.run(id);
-      this.st.refClear.run(id);
+  /**
+   * An updated entry's index keys: only those that changed are deleted and
+   * inserted (each key also moves the trigram index, and a modify usually
+   * changes one attribute of twenty keys); its references anew.
+   */
+  private updateIndexes(id: number, attrs: Attributes, refs: readonly OutgoingReference[]): void {
+    const stale = new Set((this.st.idxOfEntry.all(id) as [string, string][]).map(([attr, norm]) => `${attr}\u0000${norm}`));
+    for (const [attr, key] of indexKeys(this.schema, attrs)) {
+      if (!stale.delete(`${attr}\u0000${key}`)) this.st.idxInsert.run(attr, key, id);
     }
+    for (const k of stale) {
+      const cut = k.indexOf('\u0000');
+      this.st.idxDelete.run(id, k.slice(0, cut), k.slice(cut + 1));
+    }
+    this.st.refClear.run(id);
+    for (const r of refs) this.st.refInsert.run(r.attr, r.target, id);
+  }
+
+  /** A new entry's index keys (those of its indexed attributes) and references. */
+  private writeIndexes(id: number, attrs: Attributes, refs: readonly OutgoingReference[]): void {
     for (const [attr, key] of indexKeys(this.schema, attrs)) this.st.idxInsert.run(attr, key, id);
     for (const r of refs) this.st.refInsert.run(r.attr, r.target, id);
   }

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { Directory, SchemaDefinition } from '../../src/directory/types.js';
+import Database from 'better-sqlite3';
 import { directoryFailure } from '../support/expect.js';
 
 const schema: SchemaDefinition = mergeSchemas(coreSchema, {
@@ -58,6 +59,29 @@ describe('SQLite store: entries read before a write', () => {
     assert.deepEqual((await dir.get(dn('ann')))?.attrs.sn, ['New']);
     assert.deepEqual(await cnsWhere('(sn=Old)'), []);
     assert.deepEqual(await cnsWhere('(sn=New)'), ['ann']);
+  });
+
+  it('a modify moves only the changed index keys, and every index (equality, substring) follows', async () => {
+    await add('gil', 'Alderman', { mail: ['gil@example.test'] });
+    assert.deepEqual(await cnsWhere('(sn=*lderm*)'), ['gil']);
+    await dir.modify(dn('gil'), [{ op: 'replace', attr: 'sn', values: ['Brightwater'] }]);
+    assert.deepEqual(await cnsWhere('(sn=*lderm*)'), []);
+    assert.deepEqual(await cnsWhere('(sn=Alderman)'), []);
+    assert.deepEqual(await cnsWhere('(sn=*ghtwat*)'), ['gil']);
+    assert.deepEqual(await cnsWhere('(sn=bright*)'), ['gil']);
+    // the keys the modify left alone still answer
+    assert.deepEqual(await cnsWhere('(mail=gil@example.test)'), ['gil']);
+    assert.deepEqual(await cnsWhere('(mail=*l@exam*)'), ['gil']);
+    // and the index holds the entry's keys as they are now, no stale one (the evaluator would hide it from results)
+    const db = new Database(join(tmp, 'db'), { readonly: true });
+    try {
+      const keys = (db.prepare('SELECT idx.attr, idx.norm FROM idx JOIN entries ON entries.id = idx.entry WHERE entries.ndn = ? ORDER BY 1, 2').raw().all(`cn=gil,${people}`) as string[][]).map((k) => k.join('='));
+      assert.ok(keys.includes('sn=brightwater') && keys.includes('mail=gil@example.test'), keys.join(' '));
+      assert.ok(!keys.some((k) => k.includes('alderman')), keys.join(' '));
+      assert.equal(new Set(keys).size, keys.length, 'no key twice');
+    } finally {
+      db.close();
+    }
   });
 
   it('a batch that rolls back leaves the entries as they were read', async () => {
