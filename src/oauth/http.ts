@@ -7,6 +7,7 @@
  * without one). oauth4webapi and jose take it through their customFetch
  * options.
  */
+import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { OAuthError } from './types.js';
@@ -51,6 +52,7 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
       const body = init.body === undefined || init.body === null ? undefined : String(init.body);
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
       let settled = false;
+      let req: ClientRequest;
       const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
@@ -58,37 +60,56 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
         req.destroy();
         reject(err);
       };
-      const req = request(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
-        const declared = Number(res.headers['content-length'] ?? 0);
-        if (declared > maxResponseBytes) {
-          fail(new OAuthError('idp_bad_response', 'IdP response too large'));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > maxResponseBytes) fail(new OAuthError('idp_bad_response', 'IdP response too large'));
-          else chunks.push(c);
+      /**
+       * One try. A kept-alive connection the IdP closed just as it was
+       * reused is reset before any answer: the IdP never saw the request,
+       * so it goes again once, on a new connection.
+       */
+      const send = (retried: boolean): void => {
+        let answered = false;
+        req = request(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
+          answered = true;
+          const declared = Number(res.headers['content-length'] ?? 0);
+          if (declared > maxResponseBytes) {
+            fail(new OAuthError('idp_bad_response', 'IdP response too large'));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > maxResponseBytes) fail(new OAuthError('idp_bad_response', 'IdP response too large'));
+            else chunks.push(c);
+          });
+          res.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(deadline);
+            const h = new Headers();
+            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+            const status = res.statusCode ?? 500;
+            resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: h }));
+          });
+          res.on('error', (e) => fail(e));
         });
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(deadline);
-          const h = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
-          const status = res.statusCode ?? 500;
-          resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: h }));
+        const sent = req;
+        sent.on('error', (e) => {
+          if (!retried && !answered && !settled && sent.reusedSocket && (e as NodeJS.ErrnoException).code === 'ECONNRESET') send(true);
+          else fail(e);
         });
-        res.on('error', (e) => fail(e));
-      });
+        sent.end(body);
+      };
       const deadline = setTimeout(() => fail(new OAuthError('idp_unreachable', 'IdP request timed out')), timeoutMs);
-      req.on('error', (e) => fail(e));
       if (init.signal) {
         const signal = init.signal;
-        if (signal.aborted) fail(new Error('aborted'));
-        else signal.addEventListener('abort', () => fail(signal.reason instanceof Error ? signal.reason : new Error('aborted')), { once: true });
+        if (signal.aborted) {
+          settled = true;
+          clearTimeout(deadline);
+          reject(new Error('aborted'));
+          return;
+        }
+        signal.addEventListener('abort', () => fail(signal.reason instanceof Error ? signal.reason : new Error('aborted')), { once: true });
       }
-      req.end(body);
+      send(false);
     });
 }
