@@ -5,7 +5,7 @@
  * with jose — `alg: none`, HMAC keyed with the IdP's public key, keys the
  * JWKS does not hold or that another IdP holds, key-carrying headers (jwk,
  * jku, x5u), a symmetric key published in the JWKS, bad times, issuers,
- * audiences and sub claims. Each login
+ * audiences and identifier claims. Each login
  * runs through the tests' own Kerberos client (src/kerberos, armored with
  * the host key, as dirid kinit does): the answer must be a refusal, never a
  * TGT and never "pending", and the KDC's log line must name the reason. A
@@ -73,6 +73,7 @@ describe('forged ID tokens at the device-flow login', () => {
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
     await admin.call('idp_add', ['forged'], idpReference(idp, 'openid'));
+    await admin.call('idp_add', ['forged-emp'], { ...idpReference(idp, 'openid'), idp_user_id: 'employee_id' });
     await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L' });
     await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'forged', idp_user_id: ACCOUNT });
     // no issuer: the token answer is read as plain OAuth and the ID token is judged only when the identity is read
@@ -80,6 +81,8 @@ describe('forged ID tokens at the device-flow login', () => {
     await admin.call('idp_add', ['forged-noiss'], noIssuer);
     await admin.call('user_add', ['nora'], { first: 'Nora', last: 'N' });
     await admin.call('user_mod', ['nora'], { user_auth_type: ['idp'], idp: 'forged-noiss', idp_user_id: ACCOUNT });
+    await admin.call('user_add', ['erin'], { first: 'Erin', last: 'E' });
+    await admin.call('user_mod', ['erin'], { user_auth_type: ['idp'], idp: 'forged-emp', idp_user_id: '12345' });
 
     const data = join(realm.dataDir, 'realm');
     const conf = parseKrb5Conf(readFileSync(join(data, 'krb5.conf'), 'utf8'));
@@ -249,6 +252,12 @@ describe('forged ID tokens at the device-flow login', () => {
     { name: 'a numeric sub', forge: ({ claims, signed }) => signed({ ...claims, sub: 12345 as never }), reason: /the sub claim is not a string \(a number\)/ },
     { name: 'an array sub', forge: ({ claims, signed }) => signed({ ...claims, sub: [ACCOUNT] as never }), reason: /the sub claim is not a string \(a list\)/ },
     { name: 'an object sub', forge: ({ claims, signed }) => signed({ ...claims, sub: { id: ACCOUNT } as never }), reason: /the sub claim is not a string \(an object\)/ },
+    // erin is linked through a reference whose identifier is the employee_id claim
+    { name: 'no employee_id (the identifier claim)', user: 'erin', forge: ({ claims, signed }) => signed(claims), reason: /has no 'employee_id' claim/ },
+    { name: 'an empty employee_id', user: 'erin', forge: ({ claims, signed }) => signed({ ...claims, employee_id: '' }), reason: /'employee_id' claim is empty/ },
+    { name: 'a numeric employee_id', user: 'erin', forge: ({ claims, signed }) => signed({ ...claims, employee_id: 12345 }), reason: /'employee_id' claim is not a string \(a number\)/ },
+    { name: 'an array employee_id', user: 'erin', forge: ({ claims, signed }) => signed({ ...claims, employee_id: ['12345'] }), reason: /'employee_id' claim is not a string \(a list\)/ },
+    { name: 'an object employee_id', user: 'erin', forge: ({ claims, signed }) => signed({ ...claims, employee_id: { id: '12345' } }), reason: /'employee_id' claim is not a string \(an object\)/ },
   ];
   const symmetricKey = randomBytes(32);
 
