@@ -7,7 +7,9 @@
  * client_id and client_secret in the form body, which Keycloak, Okta,
  * Entra ID, Google, GitHub and oidc-provider all accept, and which keeps
  * client_id in the body where device endpoints look for it. An ID token in
- * the token answer is judged by id-token.ts alone.
+ * the token answer is judged by id-token.ts alone. A device code is
+ * exchanged for tokens once: the IdP client remembers those it exchanged
+ * and a second poll of one is refused without asking the IdP.
  */
 import * as oauth from 'oauth4webapi';
 import type { IdpClient } from './client.js';
@@ -143,10 +145,19 @@ async function withoutIdToken(response: Response): Promise<{ rest: Response; idT
   return { rest: again(JSON.stringify(rest)), idToken };
 }
 
-/** One token request for a pending device code; never waits. */
-export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number } = {}): Promise<PollResult> {
+/**
+ * One token request for a pending device code; never waits. A device code
+ * this client already exchanged for tokens is refused without asking the
+ * IdP again (`expiresAt`: when it expires, epoch ms, so it is remembered
+ * that long).
+ */
+export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number; expiresAt?: number } = {}): Promise<PollResult> {
   const as = await authorizationServer(cfg, idp, ['token']);
-  return processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), opts.interval);
+  const tokenUri = as.token_endpoint!;
+  if (idp.spentDeviceCodes.has(deviceCode, tokenUri)) throw new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
+  const r = await processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), opts.interval);
+  if (r.status === 'done') idp.spentDeviceCodes.add(deviceCode, tokenUri, opts.expiresAt);
+  return r;
 }
 
 /**

@@ -56,6 +56,7 @@ export const CLIENT_SIDE_ERRORS = [
   'issuer_mismatch',
   'jwks_unreachable',
   'invalid_id_token',
+  'device_code_reused',
   'user_id_missing',
   'userinfo_mismatch',
   'idp_unreachable',

@@ -5,7 +5,7 @@
  * with jose — `alg: none`, HMAC keyed with the IdP's public key, keys the
  * JWKS does not hold or that another IdP holds, key-carrying headers (jwk,
  * jku, x5u), a symmetric key published in the JWKS, bad times, issuers,
- * audiences and identifier claims. Each login
+ * audiences and identifier claims — and a replayed device code. Each login
  * runs through the tests' own Kerberos client (src/kerberos, armored with
  * the host key, as dirid kinit does): the answer must be a refusal, never a
  * TGT and never "pending", and the KDC's log line must name the reason. A
@@ -273,4 +273,24 @@ describe('forged ID tokens at the device-flow login', () => {
       }
     });
   }
+
+  it('a replayed device code: the exchange of a used device code issues nothing, even when the IdP answers it with tokens', async () => {
+    // the IdP answers every exchange with the tokens of the first successful one, as a replaying IdP (or a man in the middle) would;
+    // nora's reference reads no UserInfo, whose refusal of the revoked access token would otherwise hide a second issue
+    let first: TokenAnswer | undefined;
+    idp.rewriteTokenAnswers((a) => {
+      if (a.status === 200) first ??= a;
+      return first ?? a;
+    });
+    try {
+      const r = await login('nora');
+      assert.equal(r.reply.kind, 'rep', r.log.join('\n'));
+      const start = realm.log.length;
+      // the client answers again with the cookie that carried the device code
+      const again = await asRequest('nora', r.cookie);
+      assertRefused({ reply: again, log: realm.log.slice(start).filter((x) => x.includes(`client=nora@${REALM}`)) }, /device code already used/);
+    } finally {
+      idp.rewriteTokenAnswers();
+    }
+  });
 });
