@@ -54,7 +54,7 @@ async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: Id
       const due = s.lastPoll + s.interval * 1000;
       const wait = held ? Math.min(due - ctx.now(), deadline - ctx.now()) : 0;
       if (wait > 0) await sleep(wait);
-      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval });
+      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt });
       s = { ...s, lastPoll: ctx.now(), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? r.interval : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;

@@ -6,14 +6,18 @@
  * The client authenticates with client_secret_post (RFC 6749 §2.3.1):
  * client_id and client_secret in the form body, which Keycloak, Okta,
  * Entra ID, Google, GitHub and oidc-provider all accept, and which keeps
- * client_id in the body where device endpoints look for it.
+ * client_id in the body where device endpoints look for it. An ID token in
+ * the token answer is judged by id-token.ts alone. A device code is
+ * exchanged for tokens once: the IdP client remembers those it exchanged
+ * and a second poll of one is refused without asking the IdP.
  */
 import * as oauth from 'oauth4webapi';
 import type { IdpClient } from './client.js';
 import { authorizationServer, requestOptions } from './discovery.js';
 import { codedError } from './errors.js';
 import type { FetchLike } from './http.js';
-import { OAuthError, type IdpConfig } from './types.js';
+import { checkIdTokenClaims, decodeIdToken } from './id-token.js';
+import { CLOCK_TOLERANCE_S, OAuthError, type IdpConfig } from './types.js';
 
 export { authorizationServer } from './discovery.js';
 
@@ -36,8 +40,8 @@ export type PollResult =
 
 /** RFC 8628 §3.2: the default polling interval. */
 export const DEFAULT_INTERVAL_S = 5;
-/** ID-token time claims tolerance, also used by validateIdToken. */
-export const CLOCK_TOLERANCE_S = 60;
+/** ID-token time claims tolerance (id-token.ts). */
+export { CLOCK_TOLERANCE_S } from './types.js';
 
 function clientOf(cfg: IdpConfig): [oauth.Client, oauth.ClientAuth] {
   return [{ client_id: cfg.clientId, [oauth.clockTolerance]: CLOCK_TOLERANCE_S }, cfg.clientSecret ? oauth.ClientSecretPost(cfg.clientSecret) : oauth.None()];
@@ -94,13 +98,23 @@ export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.Authorization
 }
 
 /**
- * RFC 8628 §3.5. With an issuer configured, oauth4webapi also checks the
- * ID token's iss, aud, exp and iat (not its signature: validateIdToken does).
+ * RFC 8628 §3.5. With an issuer configured, oauth4webapi reads the answer
+ * (the ID token set aside) and checkIdTokenClaims judges the ID token's
+ * claims, not its signature (validateIdToken does).
  */
 export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, response: Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
   const [client] = clientOf(cfg);
   try {
-    const tokens = cfg.issuerUrl ? await oauth.processDeviceCodeResponse(as, client, response) : await plainTokenResponse(response);
+    let tokens: oauth.TokenEndpointResponse;
+    if (cfg.issuerUrl) {
+      const { rest, idToken } = await withoutIdToken(response);
+      tokens = await oauth.processDeviceCodeResponse(as, client, rest);
+      if (idToken !== undefined) {
+        const { header, claims } = decodeIdToken(idToken);
+        checkIdTokenClaims(cfg, header, claims, as.id_token_signing_alg_values_supported ? { algorithms: as.id_token_signing_alg_values_supported } : {});
+        tokens = { ...tokens, id_token: idToken };
+      }
+    } else tokens = await plainTokenResponse(response);
     return { status: 'done', tokens };
   } catch (e) {
     const err = codedError(e, 'token request', [cfg.clientSecret, deviceCode]);
@@ -110,10 +124,40 @@ export async function processDeviceToken(cfg: IdpConfig, as: oauth.Authorization
   }
 }
 
-/** One token request for a pending device code; never waits. */
-export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number } = {}): Promise<PollResult> {
+/**
+ * A successful token answer without its `id_token` member, and that member:
+ * oauth4webapi would check the ID token's claims itself, and they are
+ * checked in one place (id-token.ts). Any other answer is passed unchanged.
+ */
+async function withoutIdToken(response: Response): Promise<{ rest: Response; idToken?: string }> {
+  if (response.status !== 200) return { rest: response };
+  const text = await response.text();
+  const again = (body: string) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { rest: again(text) };
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body) || !('id_token' in body)) return { rest: again(text) };
+  const { id_token: idToken, ...rest } = body as Record<string, unknown>;
+  if (typeof idToken !== 'string') throw new OAuthError('idp_bad_response', 'token endpoint answered an id_token that is not a string');
+  return { rest: again(JSON.stringify(rest)), idToken };
+}
+
+/**
+ * One token request for a pending device code; never waits. A device code
+ * this client already exchanged for tokens is refused without asking the
+ * IdP again (`expiresAt`: when it expires, epoch ms, so it is remembered
+ * that long).
+ */
+export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number; expiresAt?: number } = {}): Promise<PollResult> {
   const as = await authorizationServer(cfg, idp, ['token']);
-  return processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), opts.interval);
+  const tokenUri = as.token_endpoint!;
+  if (idp.spentDeviceCodes.has(deviceCode, tokenUri)) throw new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
+  const r = await processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), opts.interval);
+  if (r.status === 'done') idp.spentDeviceCodes.add(deviceCode, tokenUri, opts.expiresAt);
+  return r;
 }
 
 /**

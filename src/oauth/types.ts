@@ -57,6 +57,9 @@ export function idpConfigOf(name: string, attrs: Readonly<Record<string, readonl
  */
 export const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
+/** ID-token time claims tolerance, in seconds (id-token.ts). */
+export const CLOCK_TOLERANCE_S = 60;
+
 /** The refusal of an ID token signed with `alg`, which is not in ID_TOKEN_ALGORITHMS. */
 export function algorithmRefused(alg: unknown): OAuthError {
   const named = typeof alg === 'string' ? JSON.stringify(alg.slice(0, 32)) : 'no algorithm';
@@ -81,6 +84,7 @@ export const CLIENT_SIDE_ERRORS = [
   'issuer_mismatch',
   'jwks_unreachable',
   'invalid_id_token',
+  'device_code_reused',
   'user_id_missing',
   'userinfo_mismatch',
   'idp_unreachable',

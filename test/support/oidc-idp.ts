@@ -12,11 +12,17 @@
  * refuses a missing grant with `invalid_request`; `grantRefusal:
  * 'unauthorized_client'` rewrites that answer to the RFC 6749 §5.2 code that
  * Keycloak and Entra ID send, so both shapes can be tested.
+ *
+ * Tests may also change what the provider says: the device authorization's
+ * polling interval (`pollInterval`), extra keys in its JWKS (`publishKeys`),
+ * and every answer of its token endpoint (`rewriteTokenAnswers`), to hand a
+ * client ID tokens the test signed itself with keys it chose (`signingJwk`
+ * is the provider's own).
  */
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { createCa, issueServerCert } from '../../src/server/pki.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -46,10 +52,29 @@ export interface TestIdp {
   rotateKey(): Promise<string>;
   /** While true, the JWKS endpoint answers HTTP 503 (an outage of the key endpoint). */
   failJwks(down: boolean): void;
+  /** The private key the provider signs ID tokens with now (a JWK with kid and alg), for tests that sign tokens themselves. */
+  signingJwk(): JWK;
+  /** Keys the JWKS endpoint publishes besides the provider's own, until called again (an empty list: none). */
+  publishKeys(keys: JWK[]): void;
+  /**
+   * While a hook is set, every answer of the token endpoint (its HTTP status
+   * and JSON body, success or error) goes through it and the client gets
+   * what it returns: a test replaces the ID token by one it forged, or
+   * answers an exchange the provider refused. Without an argument, answers
+   * go out as the provider made them again.
+   */
+  rewriteTokenAnswers(hook?: TokenAnswerHook): void;
   approveDevice(userCode: string, account: string): Promise<void>;
   denyDevice(userCode: string): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** An answer of the token endpoint, as TestIdp.rewriteTokenAnswers sees and returns it. */
+export interface TokenAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+export type TokenAnswerHook = (answer: TokenAnswer) => TokenAnswer | Promise<TokenAnswer>;
 
 export interface TestIdpOptions {
   /** sub of each test account; email is <sub>@example.test */
@@ -69,6 +94,10 @@ export interface TestIdpOptions {
    * in the JWKS.
    */
   signingAlg?: SigningAlg;
+  /** The polling interval the device authorization answer names, in seconds (default: the provider's, 5 s). */
+  pollInterval?: number;
+  /** How the kids of the signing keys begin (default `test-key`): two IdPs of one test keep their kids apart. */
+  keyIdPrefix?: string;
 }
 
 export type SigningAlg = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA' | 'HS256' | 'HS384' | 'HS512';
@@ -90,10 +119,12 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   const newSigningKey = async () => {
     generation++;
     const { privateKey } = await generateKeyPair(keyAlg, { extractable: true, ...(keyAlg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
-    return { ...(await exportJWK(privateKey)), kid: `test-key-${generation}`, use: 'sig', alg: keyAlg };
+    return { ...(await exportJWK(privateKey)), kid: `${o.keyIdPrefix ?? 'test-key'}-${generation}`, use: 'sig', alg: keyAlg };
   };
   let jwk = await newSigningKey();
   let jwksDown = false;
+  let extraKeys: JWK[] = [];
+  let tokenHook: TokenAnswerHook | undefined;
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
@@ -123,10 +154,23 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
       return { accountId: id, async claims() { return { sub: id, email: `${id}@example.test`, email_verified: true, preferred_username: id, name: id }; } };
     },
   } as never);
+  type Middleware = (ctx: { path: string; status: number; body: unknown }, next: () => Promise<void>) => Promise<void>;
   const configure = (provider: Provider): Provider => {
     provider.on('server_error', () => {});
+    // the answers tests may change: the poll interval, the published keys, the token endpoint's answers
+    (provider as unknown as { use(m: Middleware): void }).use(async (ctx, next) => {
+      await next();
+      const body = ctx.body as Record<string, unknown> | undefined;
+      if (!body || typeof body !== 'object') return;
+      if (ctx.path === '/device/auth' && o.pollInterval !== undefined && ctx.status === 200) ctx.body = { ...body, interval: o.pollInterval };
+      if (ctx.path === '/jwks' && extraKeys.length > 0) ctx.body = { keys: [...(body.keys as JWK[]), ...extraKeys] };
+      if (ctx.path === '/token' && tokenHook) {
+        const r = await tokenHook({ status: ctx.status, body });
+        ctx.status = r.status;
+        ctx.body = r.body;
+      }
+    });
     if (o.grantRefusal === 'unauthorized_client') {
-      type Middleware = (ctx: { status: number; body: unknown }, next: () => Promise<void>) => Promise<void>;
       (provider as unknown as { use(m: Middleware): void }).use(async (ctx, next) => {
         await next();
         const body = ctx.body as { error?: string; error_description?: string } | undefined;
@@ -223,6 +267,13 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     },
     failJwks(down) {
       jwksDown = down;
+    },
+    signingJwk: () => ({ ...jwk }),
+    publishKeys(keys) {
+      extraKeys = [...keys];
+    },
+    rewriteTokenAnswers(hook) {
+      tokenHook = hook;
     },
     approveDevice: (code, account) => walk(code, account),
     denyDevice: (code) => walk(code, null),
