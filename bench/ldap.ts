@@ -64,8 +64,10 @@
  * the ratio dirid/slapd of throughput and of p99 latency.
  *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
  *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha|argon2]
- *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
+ *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
+ * --dirid-cache-mb sets dirid's store_cache_mb (entries kept parsed; default 128 MiB, about
+ * 50,000 of these users; slapd's mdb is a memory map the kernel keeps whole here).
  * --workloads runs only the named ones. BENCH_SERVER_ARGS in the environment adds Node
  * options to dirid's server process (e.g. "--cpu-prof --cpu-prof-dir=DIR" for a profile).
  */
@@ -100,6 +102,7 @@ const { values } = parseArgs({
     'slapd-log': { type: 'string', default: 'stats' },
     'slapd-substr-maxlen': { type: 'string' },
     'dirid-url': { type: 'string' },
+    'dirid-cache-mb': { type: 'string' },
     'prepare-dirid': { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -202,7 +205,7 @@ try {
   let dirid: { child: ChildProcess; report: Promise<DiridReport> } | undefined;
   let diridUrl = values['dirid-url'];
   if (ONLY !== 'slapd' && !diridUrl) {
-    dirid = forkDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE }, join(tmp, 'server.log'));
+    dirid = forkDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}) }, join(tmp, 'server.log'));
     const child = dirid.child;
     cleanups.push(() => stopChild(child));
   }

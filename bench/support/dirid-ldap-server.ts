@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { initRealm } from '../../src/server/init.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
+import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
 import { hashPassword } from '../../src/objects/password.js';
 import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, type DataSize } from './ldap-data.js';
 
@@ -29,6 +30,8 @@ export type DiridReport =
 export interface DiridJob extends DataSize {
   dataDir: string;
   serve: boolean;
+  /** store_cache_mb for the realm's server.conf (default: the server's own) */
+  cacheMb?: number;
 }
 
 const report = (r: DiridReport) => new Promise<void>((resolve) => process.send!(r, () => resolve()));
@@ -46,6 +49,10 @@ process.once('disconnect', () => void stop());
 try {
   // an ID range of its own below the bench's numbers, so no ID is taken twice
   await initRealm({ dataDir: job.dataDir, realm: BENCH_REALM, domain: BENCH_DOMAIN, hostname: 'localhost', adminPassword: randomBytes(16).toString('base64url'), idStart: 10_000 });
+  if (job.cacheMb !== undefined) {
+    const paths = dataPaths(job.dataDir);
+    writeServerConfig(paths, { ...readServerConfig(paths), storeCacheMb: job.cacheMb });
+  }
   // the LDAP ports are options of the server that has the LDAP service; this one may not know them yet
   const options: StartOptions & { ldapPort?: number; ldapsPort?: number } = { dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 };
   server = await startServer(options);
