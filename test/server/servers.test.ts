@@ -105,6 +105,8 @@ describe('two servers on one PostgreSQL database', () => {
   it('answers any command at either server, each seeing what the other wrote', async () => {
     const a = await session(one, 'one.example.test');
     const b = await session(two, 'two.example.test');
+    await b.call('idp_add', ['corp'], { provider: 'keycloak', organization: 'main', base_url: 'kc.example.test', client_id: 'dirid', secret: 'Corp-secret-1' });
+    assert.deepEqual((await a.call('idp_show', ['corp'])).result.cn, ['corp']);
     await a.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pass-1' });
     assert.deepEqual((await b.call('user_show', ['alice'])).result.uid, ['alice']);
     await b.call('user_mod', ['alice'], { email: ['alice@example.test'] });
@@ -162,6 +164,9 @@ describe('two servers on one PostgreSQL database', () => {
       const find = await tool(process.execPath, [DIRID, '-c', conf, 'user-find', 'alice'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
       assert.equal(find.code, 0, find.stderr);
       assert.match(find.stdout, /User login: alice/);
+      const idps = await tool(process.execPath, [DIRID, '-c', conf, 'idp-find'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
+      assert.equal(idps.code, 0, idps.stderr);
+      assert.match(idps.stdout, /IdP reference name: corp/);
     } finally {
       dns.kill('SIGTERM');
     }
