@@ -162,6 +162,24 @@ function brokenConnection(e: unknown): boolean {
 }
 
 /**
+ * A failure that is the database's being out of reach (it could not be
+ * connected to, or the connection broke) as the directory's `unavailable`,
+ * which every transport answers as such; any other failure as it is. The
+ * message names no host and no password.
+ */
+function unreachable(e: unknown): unknown {
+  if (e instanceof DirectoryError || !(e instanceof Error)) return e;
+  const connecting = connectFailures.has(e);
+  const code = (e as { code?: unknown }).code;
+  const socketCode = typeof code === 'string' && /^E[A-Z]+$/.test(code);
+  const serverGone = e instanceof pg.DatabaseError && /^(08|57P0[1-3])/.test(code as string);
+  // node-postgres's own words when the server ends a connection under a query
+  const terminated = /^Connection terminated/.test(e.message);
+  if (!connecting && !socketCode && !serverGone && !terminated) return e;
+  return new DirectoryError('unavailable', `the directory database is unavailable (${typeof code === 'string' ? code : connecting ? 'cannot connect' : 'connection lost'})`);
+}
+
+/**
  * A directory on PostgreSQL: the write path (write-path.ts) over this
  * file's storage. Without `create`, a database holding no directory under
  * `baseDn` is refused.
@@ -297,7 +315,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
           return out;
         });
       } catch (e) {
-        if (begun || attempt >= this.retries || !brokenConnection(e)) throw e;
+        if (begun || attempt >= this.retries || !brokenConnection(e)) throw unreachable(e);
       }
     }
   }
@@ -308,7 +326,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
       try {
         return await this.withClient(body);
       } catch (e) {
-        if (attempt >= this.retries || !brokenConnection(e)) throw e;
+        if (attempt >= this.retries || !brokenConnection(e)) throw unreachable(e);
       }
     }
   }

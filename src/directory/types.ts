@@ -193,7 +193,9 @@ export type DirectoryErrorCode =
   /** delete refused: a 'restrict' reference points at the entry */
   | 'referenced'
   /** a DN-valued referencing attribute names an entry that does not exist */
-  | 'referenceTargetMissing';
+  | 'referenceTargetMissing'
+  /** the store cannot be reached (a database server down or failing over); a write may or may not have been made */
+  | 'unavailable';
 
 export class DirectoryError extends Error {
   readonly code: DirectoryErrorCode;

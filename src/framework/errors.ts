@@ -14,6 +14,7 @@
  * public errors in one place too (crud.ts, mapDirectoryError).
  */
 import { errorCodes, type ErrorName } from '../contract/errors.js';
+import { DirectoryError } from '../directory/types.js';
 
 export type { ErrorName };
 
@@ -100,5 +101,6 @@ function formatTemplate(template: string, params: ErrorParams): string {
  */
 export function toPublicError(err: unknown): PublicError {
   if (err instanceof PublicError) return err;
+  if (err instanceof DirectoryError && err.code === 'unavailable') return new PublicError('DatabaseError', { desc: 'the directory database cannot be reached: try again shortly' });
   return new PublicError('InternalError');
 }

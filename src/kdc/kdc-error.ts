@@ -11,6 +11,7 @@
  */
 import type { Refusal } from '../account/state.js';
 import { ApError } from '../kerberos/ap-exchange.js';
+import { DirectoryError } from '../directory/types.js';
 import { Asn1Error, der } from '../kerberos/asn1/der.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { encodeKrbError, type KrbError } from '../kerberos/asn1/krb-error.js';
@@ -62,6 +63,10 @@ function answerOf(thrown: unknown, log: (line: string) => void): { code: number;
   if (thrown instanceof KdcError) return { code: thrown.code, eText: thrown.message, hints: thrown.hints, eData: thrown.eData };
   if (thrown instanceof AccountRefused) return { code: refusalCode(thrown.refusal, thrown.role), eText: thrown.message };
   if (thrown instanceof ApError) return { code: thrown.code, eText: thrown.message };
+  if (thrown instanceof DirectoryError && thrown.code === 'unavailable') {
+    log(`${new Date().toISOString()} kdc ${thrown.message}`);
+    return { code: ErrorCode.KDC_ERR_SVC_UNAVAILABLE, eText: 'the directory database cannot be reached' };
+  }
   // a malformed part of a request is the client's doing: no stack in the log
   if (!(thrown instanceof Asn1Error)) log(`${new Date().toISOString()} kdc internal error: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`);
   return { code: ErrorCode.KRB_ERR_GENERIC, eText: 'internal error' };

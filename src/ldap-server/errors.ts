@@ -87,6 +87,7 @@ const directoryCodes: Record<DirectoryErrorCode, [ResultCodeName, string]> = {
   unwillingToPerform: ['unwillingToPerform', 'the directory is unwilling to perform this'],
   referenced: ['unwillingToPerform', 'the entry is referenced by other entries'],
   referenceTargetMissing: ['constraintViolation', 'a referenced entry does not exist'],
+  unavailable: ['unavailable', 'the directory database cannot be reached: try again shortly'],
 };
 
 export interface LdapOutcome {

@@ -35,6 +35,8 @@ describe('LDAP result codes of our errors', () => {
     assert.deepEqual([refusal.resultCode, refusal.diagnosticMessage], [ResultCode.unwillingToPerform, 'Insufficient access: account disabled']);
     const dirErr = toLdapResult(new DirectoryError('noSuchObject', 'no entry cn=secret-name,cn=kerberos,dc=x'), (l) => log.push(l));
     assert.deepEqual([dirErr.resultCode, dirErr.diagnosticMessage], [ResultCode.noSuchObject, 'no such entry']);
+    const down = toLdapResult(new DirectoryError('unavailable', 'the directory database is unavailable (ECONNREFUSED)'), (l) => log.push(l));
+    assert.deepEqual([down.resultCode, down.diagnosticMessage], [ResultCode.unavailable, 'the directory database cannot be reached: try again shortly']);
     const internal = toLdapResult(new TypeError('boom at line 7'), (l) => log.push(l));
     assert.deepEqual([internal.resultCode, internal.diagnosticMessage], [ResultCode.other, 'an internal error has occurred']);
     assert.ok(log.some((l) => l.includes('boom at line 7')));

@@ -147,6 +147,9 @@ describe('PostgreSQL failover under a running server', () => {
         `${acknowledged.length} writes acknowledged (${ackedAtStop} before the stop), ${failed.length} refused meanwhile (${[...refusals].join(' | ')})`,
     );
 
+    // the outage is answered as such, never as an internal error
+    assert.deepEqual([...refusals], failed.length ? ['the directory database cannot be reached: try again shortly'] : []);
+
     // every acknowledged write is there, whole
     for (const u of ['before1', 'before2', 'before3', ...acknowledged]) {
       const r = (await session.call('user_show', [u], { all: true })).result;

@@ -1,0 +1,28 @@
+/**
+ * How the KDC answers a failure that is not a Kerberos refusal: a directory
+ * database out of reach is KDC_ERR_SVC_UNAVAILABLE (MIT clients then try
+ * another KDC of the realm), anything else KRB_ERR_GENERIC with no detail.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { DirectoryError } from '../../src/directory/types.js';
+import { CookieJar } from '../../src/kdc/cookie-jar.js';
+import { krbErrorReply } from '../../src/kdc/kdc-error.js';
+import { decodeKrbError } from '../../src/kerberos/asn1/krb-error.js';
+import { ErrorCode } from '../../src/kerberos/iana.js';
+
+describe('KDC answers to failures of its own', () => {
+  const scene = (log: string[]) => ({ realm: 'EXAMPLE.TEST', now: Date.now(), cookies: new CookieJar(randomBytes(32)), log: (l: string) => log.push(l) });
+
+  it('a directory out of reach is KDC_ERR_SVC_UNAVAILABLE, anything else a generic error', () => {
+    const log: string[] = [];
+    const down = krbErrorReply(new DirectoryError('unavailable', 'the directory database is unavailable (ECONNREFUSED)'), scene(log));
+    assert.equal(down.code, ErrorCode.KDC_ERR_SVC_UNAVAILABLE);
+    assert.equal(decodeKrbError(down.reply).eText, 'the directory database cannot be reached');
+    assert.ok(log.some((l) => l.includes('ECONNREFUSED')));
+    const other = krbErrorReply(new TypeError('boom'), scene(log));
+    assert.equal(other.code, ErrorCode.KRB_ERR_GENERIC);
+    assert.equal(decodeKrbError(other.reply).eText, 'internal error');
+  });
+});
