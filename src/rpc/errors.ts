@@ -16,7 +16,10 @@ export function toRpcError(err: unknown, log: (line: string) => void): RpcError 
   if (err instanceof CodecError) pub = publicError('ProtocolError', { reason: err.message });
   else {
     pub = toPublicError(err);
-    if (pub !== err) log(`${new Date().toISOString()} error internal ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (pub === err) {
+      // a public error says it all
+    } else if (pub.errorName === 'DatabaseError') log(`${new Date().toISOString()} error ${err instanceof Error ? err.message : String(err)}`);
+    else log(`${new Date().toISOString()} error internal ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   }
   const data: Record<string, WireValue> = {};
   for (const [k, v] of Object.entries(pub.params)) data[k] = v;
