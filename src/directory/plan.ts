@@ -371,6 +371,24 @@ export interface RowSource<R extends SearchRow> extends RowReader<R> {
   visit(ids: ReadonlySet<number>, run: SearchRun<R>): Maybe<void>;
   /** offers rows in id order, all or the children of `parent`, holding one of `needed` when given, until the run refuses one */
   scan(parent: number | null, needed: Set<string> | null, run: SearchRun<R>): Maybe<void>;
+  /**
+   * Offers the rows of one look-up's ids in id order, read as they come
+   * (without gathering the ids first), until the run refuses one; for a
+   * size-limited search of one range, substring or presence term, which
+   * the limit usually ends long before its candidates do. Optional.
+   */
+  stream?(l: IndexLookup, run: SearchRun<R>): Maybe<void>;
+}
+
+/**
+ * The one look-up that gives a filter of a single term its candidates, when
+ * it may yield many (not an equality: those are few, and kept by a
+ * backend between writes); null otherwise.
+ */
+function loneLookup(schema: Schema, f: Filter, trigrams: ReadonlySet<string>): IndexLookup | null {
+  if (f.kind === 'and' || f.kind === 'or' || f.kind === 'not') return null;
+  const l = leafLookup(schema, f, trigrams);
+  return l === null || l === 'none' || l.kind === 'eq' ? null : l;
 }
 
 function then<T, U>(x: Maybe<T>, f: (t: T) => Maybe<U>): Maybe<U> {
@@ -387,6 +405,11 @@ export function searchRows<R extends SearchRow>(source: RowSource<R>, plan: Sear
   if (plan.req.scope === 'base') {
     run.sink(base);
     return run.result();
+  }
+  const lone = source.stream && !plan.order && Number.isFinite(plan.sizeLimit) ? loneLookup(source.schema, plan.filter, source.trigrams) : null;
+  if (lone) {
+    run.remember = false;
+    return then(source.stream!(lone, run), () => run.result());
   }
   return then(indexCandidates(source.schema, plan.filter, source.trigrams, (l) => source.lookup(l)), (ids) => {
     if (ids) {

@@ -160,6 +160,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly inStatements = new Map<number, Database.Statement>();
   private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
+  private readonly streamStatements = new Map<IndexLookup['kind'], Database.Statement>();
   /**
    * Entries as last read, parsed, by id, with the id of each normalised DN
    * read: point reads, search bases and the candidates of small searches
@@ -335,6 +336,26 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return row ? { dn: row.dn, uuid: row.uuid, sealed: this.sealedOf(row) } : null;
   }
 
+  /** One look-up as the SQL selecting its ids and that SQL's parameters (for reading their rows in one statement). */
+  private lookupCondition(l: IndexLookup): [string, unknown[]] {
+    switch (l.kind) {
+      case 'eq':
+        return ['SELECT entry FROM idx WHERE attr = ? AND norm = ?', [l.attr, l.key]];
+      case 'present':
+        return ['SELECT entry FROM idx WHERE attr = ?', [l.attr]];
+      case 'ge':
+        return ['SELECT entry FROM idx WHERE attr = ? AND norm >= ?', [l.attr, l.key]];
+      case 'le':
+        return ['SELECT entry FROM idx WHERE attr = ? AND norm <= ?', [l.attr, l.key]];
+      case 'range':
+        return ['SELECT entry FROM idx WHERE attr = ? AND norm >= ? AND norm < ?', [l.attr, l.from, l.to]];
+      case 'trigram':
+        return ['SELECT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?', [l.pattern, l.attr]];
+      case 'like':
+        return ["SELECT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'", [l.attr, l.pattern]];
+    }
+  }
+
   /** The ids one index look-up finds. */
   private lookup(l: IndexLookup): number[] {
     const st = this.st;
@@ -388,6 +409,19 @@ class SqliteStorage implements DirectoryStorage<Row> {
         if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, take);
         else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
         else this.visitIds(ids, run);
+      },
+      stream: (l, run) => {
+        const [where, params] = this.lookupCondition(l);
+        let st = this.streamStatements.get(l.kind);
+        if (!st) {
+          st = this.db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id IN (${where}) ORDER BY id`);
+          this.streamStatements.set(l.kind, st);
+        }
+        let n = 0;
+        for (const r of st.iterate(...params) as IterableIterator<Row>) {
+          if ((++n & 63) === 0 && run.expired()) break;
+          if (!run.sink(r)) break;
+        }
       },
       scan: (parent, needed, run) => {
         const it = this.scan(parent, needed);

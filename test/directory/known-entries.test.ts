@@ -158,5 +158,16 @@ describe('SQLite store: entries read before a write', () => {
     const exact = await dir.search({ base: people, scope: 'sub', filter, sizeLimit: 20 });
     assert.equal(exact.entries.length, 20);
     assert.equal(exact.truncated, false);
+    // one term alone: its rows are read as the index gives them, stopping at the limit
+    for (const lone of ['(sn=Many*)', '(sn=*any1*)', '(mail=*)', '(sn>=Many5)']) {
+      const every = (await dir.search({ base: people, scope: 'sub', filter: lone })).entries.map((e) => e.dn);
+      assert.ok(every.length > 5, lone);
+      const first = await dir.search({ base: people, scope: 'sub', filter: lone, sizeLimit: 5 });
+      assert.deepEqual(first.entries.map((e) => e.dn), every.slice(0, 5), lone);
+      assert.equal(first.truncated, true, lone);
+      const all = await dir.search({ base: people, scope: 'sub', filter: lone, sizeLimit: every.length });
+      assert.deepEqual(all.entries.map((e) => e.dn), every, lone);
+      assert.equal(all.truncated, false, lone);
+    }
   });
 });
