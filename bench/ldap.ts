@@ -66,8 +66,9 @@
  *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha|argon2]
  *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
- * --dirid-cache-mb sets dirid's store_cache_mb (entries kept parsed; default 128 MiB, about
- * 50,000 of these users; slapd's mdb is a memory map the kernel keeps whole here).
+ * --dirid-cache-mb sets dirid's store_cache_mb (entries kept parsed; default a tenth of the
+ * machine's memory within 64 MiB to 1 GiB; 100,000 of these users take about 250 MB; slapd's
+ * mdb is a memory map the kernel keeps whole here).
  * --workloads runs only the named ones. BENCH_SERVER_ARGS in the environment adds Node
  * options to dirid's server process (e.g. "--cpu-prof --cpu-prof-dir=DIR" for a profile).
  */

@@ -10,6 +10,7 @@
 import type { LdapLimits } from '../ldap-server/server.js';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
 
@@ -78,14 +79,21 @@ export interface ServerConfig {
   idpCaFile?: string;
   /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
   idpHoldSeconds: number;
-  /** about how much memory the SQLite store may keep entries parsed in, in MiB */
-  storeCacheMb: number;
+  /** about how much memory the SQLite store may keep entries parsed in, in MiB; unset: a tenth of the machine's memory, within 64 to 1024 (autoCacheMb) */
+  storeCacheMb?: number;
   /** a PostgreSQL connection URL: the store is there, shared by every server of the realm (docs/servers.md); else SQLite in the data directory */
   database?: string;
 }
 
 
-export const DEFAULT_STORE_CACHE_MB = 128;
+/**
+ * The SQLite store's cache when server.conf says `auto`: a tenth of the
+ * machine's memory, at least 64 MiB and at most 1 GiB (about 600,000
+ * users' entries), as directory servers size their entry caches.
+ */
+export function autoCacheMb(totalBytes = totalmem()): number {
+  return Math.max(64, Math.min(1024, Math.floor(totalBytes / 10 / 1048576)));
+}
 
 export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimits> = {
   maxMessageSize: 256 * 1024,
@@ -137,7 +145,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
     idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
-    storeCacheMb: int(s.store_cache_mb, 'store_cache_mb', DEFAULT_STORE_CACHE_MB),
+    ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: positive(s.store_cache_mb, 'store_cache_mb', 1) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
   };
 }
@@ -198,7 +206,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     search_size_limit: String(c.searchSizeLimit),
     search_time_limit: String(c.searchTimeLimit),
     idp_hold_seconds: String(c.idpHoldSeconds),
-    store_cache_mb: String(c.storeCacheMb),
+    store_cache_mb: c.storeCacheMb === undefined ? 'auto' : String(c.storeCacheMb),
   };
   if (c.idpCaFile) server.idp_ca_file = c.idpCaFile;
   if (c.database) server.database = c.database;

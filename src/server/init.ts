@@ -15,7 +15,7 @@ import { FQDN, HOST_NAME } from '../framework/params.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
-import { DEFAULT_LDAP_LIMITS, DEFAULT_STORE_CACHE_MB, databaseUrl, dataPaths, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep, localMachineName } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
@@ -139,7 +139,6 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     searchSizeLimit: 100,
     searchTimeLimit: 2,
     idpHoldSeconds: 10,
-    storeCacheMb: DEFAULT_STORE_CACHE_MB,
     ...(o.database ? { database: o.database } : {}),
   };
   mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });

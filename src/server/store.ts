@@ -9,7 +9,7 @@ import { openPostgresDirectory } from '../directory/postgres.js';
 import { openSqliteDirectory } from '../directory/sqlite.js';
 import type { Directory } from '../directory/types.js';
 import { diridSchema } from '../objects/ldap-schema.js';
-import type { DataPaths } from './config.js';
+import { autoCacheMb, type DataPaths } from './config.js';
 
 export const realmSchema = mergeSchemas(coreSchema, diridSchema);
 
@@ -33,5 +33,5 @@ export function openRealmStore(paths: DataPaths, at: StoreLocation, create = fal
     // a database connection that drops is replaced by the pool; the next statement says if it stays gone
     return openPostgresDirectory({ connectionString: at.database, baseDn: at.baseDn, schema: realmSchema, masterKey, create, onError: (e) => log(`dirid-server: database connection lost: ${e.message}`) });
   }
-  return openSqliteDirectory({ path: paths.store, baseDn: at.baseDn, schema: realmSchema, masterKey, create, ...(at.storeCacheMb !== undefined ? { cacheMegabytes: at.storeCacheMb } : {}) });
+  return openSqliteDirectory({ path: paths.store, baseDn: at.baseDn, schema: realmSchema, masterKey, create, cacheMegabytes: at.storeCacheMb ?? autoCacheMb() });
 }

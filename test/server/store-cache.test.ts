@@ -1,0 +1,38 @@
+/**
+ * The SQLite store's cache size (server.conf `store_cache_mb`): `auto`
+ * (what init writes) is a tenth of the machine's memory within 64 MiB and
+ * 1 GiB; a number is taken as it is; anything else is refused by name.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { autoCacheMb, dataPaths, readServerConfig } from '../../src/server/config.js';
+import { initRealm } from '../../src/server/init.js';
+
+describe('store_cache_mb', () => {
+  it('auto is a tenth of the memory, from 64 MiB to 1 GiB', () => {
+    const gib = 1024 ** 3;
+    assert.equal(autoCacheMb(0.25 * gib), 64);
+    assert.equal(autoCacheMb(4 * gib), 409);
+    assert.equal(autoCacheMb(24 * gib), 1024);
+  });
+
+  it('init writes auto; a number is read as it is and nonsense is refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dirid-cache-'));
+    try {
+      await initRealm({ dataDir: join(dir, 'realm'), realm: 'EXAMPLE.TEST', domain: 'example.test', hostname: 'localhost', adminPassword: 'Admin-pass-1' });
+      const paths = dataPaths(join(dir, 'realm'));
+      const conf = readFileSync(paths.serverConf, 'utf8');
+      assert.match(conf, /^store_cache_mb = auto$/m);
+      assert.equal(readServerConfig(paths).storeCacheMb, undefined);
+      writeFileSync(paths.serverConf, conf.replace(/^store_cache_mb = auto$/m, 'store_cache_mb = 300'));
+      assert.equal(readServerConfig(paths).storeCacheMb, 300);
+      writeFileSync(paths.serverConf, conf.replace(/^store_cache_mb = auto$/m, 'store_cache_mb = lots'));
+      assert.throws(() => readServerConfig(paths), /store_cache_mb/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
