@@ -2,7 +2,8 @@
  * The short fuzz run (docs/fuzzing.md): every decoder that reads network
  * input (test/fuzz/targets.ts) gets a fixed number of random and mutated
  * inputs from a fixed seed, and must return or refuse each with one of its
- * own errors within 1 s; the committed seeds decode without a crash; every
+ * own errors within 1 s; the committed seeds and the inputs at the limits
+ * (extremes.ts) decode without a crash; every
  * input that once crashed a decoder (test/data/fuzz/crashes/) is replayed;
  * and round trips through our encoders give back what went in (LDAP filters
  * in BER and as text, KDC-REQ, KRB-ERROR). FUZZ_RUNS and FUZZ_SEED override
@@ -13,6 +14,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { check, run } from './harness.js';
 import { berFilter, corpus, crashes, filterArb, targets } from './targets.js';
+import { extremes } from './extremes.js';
 import { BerReader } from '../../src/ldap/ber.js';
 import { decodeFilter, formatFilter } from '../../src/ldap/filter.js';
 import { parseFilter } from '../../src/directory/filter.js';
@@ -34,6 +36,16 @@ describe('every network decoder, fuzzed briefly', () => {
         assert.fail(`${r.failure.message}\n  input (hex): ${r.failure.input.toString('hex')}\n  reproduce: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} node --import tsx --test test/fuzz/decoders.test.ts`);
       }
       assert.equal(r.inputs, RUNS);
+    });
+  }
+});
+
+describe('inputs at and past the limits (extremes.ts)', () => {
+  for (const t of targets) {
+    const inputs = extremes(t.name);
+    if (inputs.length === 0) continue;
+    it(`${t.name}: ${inputs.length} inputs`, async () => {
+      for (const input of inputs) await check(t, input);
     });
   }
 });
