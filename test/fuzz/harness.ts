@@ -4,12 +4,15 @@
  * generators on top of fast-check (random bytes, and seeds mutated by byte
  * flips, interesting values, truncations, insertions of random bytes or of
  * the target's dictionary tokens, deletions, duplications, length-field
- * tweaks and splices of two seeds) and the verdict on one input: the
+ * tweaks and splices of two seeds; for DER and BER formats, whole elements
+ * swapped for elements of any seed, dropped or repeated, lengths kept
+ * right) and the verdict on one input: the
  * decoder returns or throws one of its expected error classes, within the
  * time limit. docs/fuzzing.md describes what counts as a failure.
  */
 import fc from 'fast-check';
 import { performance } from 'node:perf_hooks';
+import { parseDer, type DerNode } from '../../src/kerberos/asn1/der.js';
 import type { FuzzTarget } from './targets.js';
 
 /** An input that takes longer than this to decode is a hang. */
@@ -95,19 +98,83 @@ function apply(seed: Buffer, muts: readonly Mutation[], seeds: readonly Buffer[]
   return b;
 }
 
+// ---- structure-aware mutations for DER and BER targets ----
+
+type TreeMutation = { op: 'replace' | 'drop' | 'repeat'; at: number; donor: number };
+
+const treeMutationArb: fc.Arbitrary<TreeMutation> = fc.record({ op: fc.constantFrom('replace' as const, 'drop' as const, 'repeat' as const), at: fc.nat(), donor: fc.nat() });
+
+function tryParse(b: Buffer): DerNode | undefined {
+  try {
+    return parseDer(b);
+  } catch {
+    return undefined;
+  }
+}
+
+function preorder(n: DerNode, out: DerNode[] = []): DerNode[] {
+  out.push(n);
+  for (const c of n.children) preorder(c, out);
+  return out;
+}
+
+/** The identifier octets of an element as received. */
+function identifier(raw: Buffer): Buffer {
+  let n = 1;
+  if ((raw[0]! & 0x1f) === 0x1f) {
+    while (n < raw.length && raw[n]! & 0x80) n++;
+    n++;
+  }
+  return raw.subarray(0, n);
+}
+
+function lengthOctets(len: number): Buffer {
+  if (len < 0x80) return Buffer.from([len]);
+  const octets: number[] = [];
+  for (let l = len; l > 0; l = Math.floor(l / 256)) octets.unshift(l & 0xff);
+  return Buffer.from([0x80 | octets.length, ...octets]);
+}
+
+/** The element re-encoded with `target` replaced by `by` (a list of elements: none drops it, two repeat it); lengths recomputed. */
+function rewrite(n: DerNode, target: DerNode, by: Buffer[]): Buffer[] {
+  if (n === target) return by;
+  if (!n.constructed || n.children.length === 0) return [n.raw];
+  const content = Buffer.concat(n.children.flatMap((c) => rewrite(c, target, by)));
+  return [Buffer.concat([identifier(n.raw), lengthOctets(content.length), content])];
+}
+
+/** Swaps, drops or repeats whole elements of a DER/BER input, taking replacements from every element of every seed. */
+function applyTree(seed: Buffer, muts: readonly TreeMutation[], donors: readonly Buffer[]): Buffer {
+  let b = seed;
+  for (const m of muts) {
+    const root = tryParse(b);
+    if (!root) break;
+    const nodes = preorder(root);
+    const target = nodes[m.at % nodes.length]!;
+    const by = m.op === 'drop' ? [] : m.op === 'repeat' ? [target.raw, target.raw] : donors.length ? [donors[m.donor % donors.length]!] : [target.raw];
+    b = Buffer.concat(rewrite(root, target, by));
+  }
+  return b;
+}
+
 /** Inputs for one target: a few random byte strings, mostly mutated seeds, and the seeds themselves. */
 export function inputs(target: FuzzTarget, seeds: readonly Buffer[]): fc.Arbitrary<Buffer> {
   const dictionary = target.dictionary ?? [];
   const random = fc.uint8Array({ maxLength: target.maxRandomLength ?? 256 }).map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength));
   if (seeds.length === 0) return random;
+  const arbs: Array<fc.WeightedArbitrary<Buffer>> = [{ arbitrary: random, weight: 2 }, { arbitrary: fc.constantFrom(...seeds), weight: 1 }];
   const mutated = fc
     .tuple(fc.nat({ max: seeds.length - 1 }), fc.array(mutationArb, { minLength: 1, maxLength: 6 }))
     .map(([i, muts]) => apply(seeds[i]!, muts, seeds, dictionary));
-  const arbs: Array<fc.WeightedArbitrary<Buffer>> = [
-    { arbitrary: random, weight: 2 },
-    { arbitrary: mutated, weight: 12 },
-    { arbitrary: fc.constantFrom(...seeds), weight: 1 },
-  ];
+  arbs.push({ arbitrary: mutated, weight: 12 });
+  if (target.tree) {
+    // every element of every seed that parses, as replacements
+    const donors = [...new Set(seeds.flatMap((s) => { const r = tryParse(s); return r ? preorder(r).map((n) => n.raw.toString('hex')) : []; }))].map((h) => Buffer.from(h, 'hex'));
+    const treeMutated = fc
+      .tuple(fc.nat({ max: seeds.length - 1 }), fc.array(treeMutationArb, { minLength: 1, maxLength: 3 }), fc.array(mutationArb, { maxLength: 2 }))
+      .map(([i, tree, muts]) => apply(applyTree(seeds[i]!, tree, donors), muts, seeds, dictionary));
+    arbs.push({ arbitrary: treeMutated, weight: 10 });
+  }
   if (target.generated) arbs.push({ arbitrary: target.generated, weight: 4 });
   return fc.oneof(...arbs);
 }

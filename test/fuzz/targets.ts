@@ -70,6 +70,8 @@ export interface FuzzTarget {
   async?: boolean;
   /** the seeds, built from captures and our encoders (the committed corpus is a frozen copy) */
   seeds(): Buffer[];
+  /** DER or BER: also mutate whole elements (swap, drop, repeat) */
+  tree?: boolean;
   /** tokens the mutator inserts (text formats) */
   dictionary?: Buffer[];
   /** well-formed-ish inputs from a grammar, mixed in with the mutated seeds */
@@ -207,6 +209,7 @@ const responses = (): RpcResponse[] => [
 export const targets: FuzzTarget[] = [
   {
     name: 'krb-kdc-req',
+    tree: true,
     what: 'AS-REQ and TGS-REQ (kerberos/asn1/kdc-req.ts decodeKdcReq)',
     expected: [Asn1Error],
     decode: (b) => decodeKdcReq(b),
@@ -229,6 +232,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'krb-kdc-rep',
+    tree: true,
     what: 'AS-REP and TGS-REP as the client reads them (kdc-rep.ts decodeKdcRep), and the tickets in them',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodeKdcRep, decodeTicket),
@@ -236,6 +240,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'krb-ap-req',
+    tree: true,
     what: 'AP-REQ (PA-TGS-REQ, GSS tokens), AP-REP, Authenticator, EncryptedData (ap-req.ts, primitives.ts)',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodeApReq, decodeApRep, decodeAuthenticator, decodeEncryptedData),
@@ -243,6 +248,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'krb-error',
+    tree: true,
     what: 'KRB-ERROR (krb-error.ts decodeKrbError) and its METHOD-DATA e-data',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodeKrbError, decodeMethodData),
@@ -258,6 +264,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'krb-padata',
+    tree: true,
     what: 'PA-DATA payloads: PA-ENC-TIMESTAMP, ETYPE-INFO, ETYPE-INFO2, PA-PAC-REQUEST, METHOD-DATA (padata.ts)',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodePaEncTsEnc, decodeEtypeInfo2, decodeEtypeInfo, decodePaPacRequest, decodeMethodData),
@@ -270,6 +277,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'krb-fast',
+    tree: true,
     what: 'FAST: PA-FX-FAST armored request and reply, KrbFastReq, KrbFastResponse (fast.ts)',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodeFastArmoredReq, decodeFastArmoredRep, decodeFastReq, decodeFastResponse),
@@ -277,6 +285,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'krb-pkinit',
+    tree: true,
     what: "PKINIT's Kerberos-side messages: PA-PK-AS-REQ, AuthPack, DH values and parameters, TYPED-DATA, PA-PK-AS-REP, KDCDHKeyInfo (asn1/pkinit.ts)",
     expected: [Asn1Error],
     decode: each([Asn1Error], decodePaPkAsReq, decodeAuthPack, decodeDhPublicValue, decodeDhDomainParameters, decodeTdDhParameters, decodeTypedData, decodePaPkAsRep, decodeKdcDhKeyInfo),
@@ -326,6 +335,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'gss-token',
+    tree: true,
     what: 'GSS-API initial context tokens, Kerberos mechanism tokens, the GSS checksum (asn1/gss.ts)',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodeInitialContextToken, decodeKrb5Token, decodeGssChecksum),
@@ -343,6 +353,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'spnego',
+    tree: true,
     what: 'SPNEGO NegTokenInit and NegTokenResp (asn1/spnego.ts)',
     expected: [Asn1Error],
     decode: each([Asn1Error], decodeNegotiationToken, decodeNegTokenInit, decodeNegTokenResp),
@@ -373,6 +384,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'http-negotiate',
+    tree: true,
     what: 'the Authorization: Negotiate token as the API accepts it: SPNEGO or a bare Kerberos token, to the GSS acceptor (rpc/negotiate.ts)',
     expected: [NegotiateError, GssError, Asn1Error, AuthRefusal],
     async: true,
@@ -381,6 +393,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'sasl-gssapi',
+    tree: true,
     what: "SASL GSSAPI's first client response (the GSS initial token) as the LDAP service takes it (sasl-gssapi.ts)",
     expected: [SaslGssapiError],
     async: true,
@@ -423,6 +436,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'ldap-message',
+    tree: true,
     what: 'LDAP request PDUs (server) and response PDUs (ldap/protocol.ts decodeRequest, decodeResponse)',
     expected: [LdapDecodeError],
     decode: each([LdapDecodeError], decodeRequest, decodeResponse),
@@ -430,6 +444,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'ldap-framing',
+    tree: true,
     what: 'the LDAP stream cut into PDUs, delivered in chunks (ldap/framing.ts LdapFramer)',
     expected: [LdapDecodeError],
     decode: (b) => {
@@ -443,6 +458,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'ldap-filter',
+    tree: true,
     what: 'BER search filters (ldap/filter.ts decodeFilter)',
     expected: [LdapDecodeError],
     decode: (b) => decodeFilter(BerReader.of(b)),
@@ -451,6 +467,7 @@ export const targets: FuzzTarget[] = [
   },
   {
     name: 'ldap-values',
+    tree: true,
     what: 'control and extended-operation values: paged results, Password Modify (ldap/controls.ts, extended.ts)',
     expected: [LdapDecodeError],
     decode: each([LdapDecodeError], decodePagedResultsValue, decodePasswordModifyRequest),
