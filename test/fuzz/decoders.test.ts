@@ -12,8 +12,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { check, run } from './harness.js';
-import { berFilter, corpus, crashes, filterArb, targets } from './targets.js';
+import { check, FuzzFailure, HANG_MS, run } from './harness.js';
+import { berFilter, corpus, crashes, filterArb, targets, type FuzzTarget } from './targets.js';
 import { extremes } from './extremes.js';
 import { BerReader } from '../../src/ldap/ber.js';
 import { decodeFilter, formatFilter } from '../../src/ldap/filter.js';
@@ -27,6 +27,26 @@ import { badCharIndex, FORBIDDEN_KEYS, RESERVED_KEYS, type RpcRequest, type Wire
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
 const SEED = Number(process.env.FUZZ_SEED ?? 0x16);
+
+describe('the harness', () => {
+  const fake = (decode: (b: Buffer) => unknown): FuzzTarget => ({ name: 'fake', what: 'a decoder of the harness test', expected: [RangeError], decode, seeds: () => [Buffer.from('3000', 'hex')] });
+
+  it('tells a refusal (an expected error) from a crash (any other) and reports the input', async () => {
+    await check(fake(() => { throw new RangeError('refused'); }), Buffer.from('00', 'hex'));
+    await assert.rejects(check(fake(() => { throw new TypeError('boom'); }), Buffer.from('0102', 'hex')), (e) => e instanceof FuzzFailure && e.kind === 'crash' && e.input.equals(Buffer.from('0102', 'hex')));
+  });
+
+  it('an input taking over 1 s is a failure', async () => {
+    const slow = fake(() => { const t0 = Date.now(); while (Date.now() - t0 <= HANG_MS); });
+    await assert.rejects(check(slow, Buffer.alloc(1)), (e) => e instanceof FuzzFailure && e.kind === 'hang');
+  });
+
+  it('a run stops at a crash, with a small input that shows it', async () => {
+    const r = await run(fake((b) => { if (b.includes(0x99)) throw new TypeError('boom'); }), [Buffer.from('3000', 'hex')], 100_000, SEED);
+    assert.equal(r.failure?.kind, 'crash');
+    assert.ok(r.failure.input.includes(0x99) && r.failure.input.length <= 2, r.failure.input.toString('hex'));
+  });
+});
 
 describe('every network decoder, fuzzed briefly', () => {
   for (const t of targets) {

@@ -25,6 +25,8 @@ export class FuzzFailure extends Error {
     readonly target: string,
     readonly input: Buffer,
     readonly kind: 'crash' | 'hang',
+    /** how long the input took, for a slow one */
+    readonly ms = 0,
   ) {
     super(message);
     this.name = 'FuzzFailure';
@@ -197,7 +199,7 @@ export async function check(target: FuzzTarget, input: Buffer): Promise<number> 
     }
   }
   const ms = performance.now() - t0;
-  if (ms > HANG_MS) throw new FuzzFailure(`${target.name}: ${ms.toFixed(0)} ms for one input of ${input.length} bytes`, target.name, input, 'hang');
+  if (ms > HANG_MS) throw new FuzzFailure(`${target.name}: ${ms.toFixed(0)} ms for one input of ${input.length} bytes`, target.name, input, 'hang', ms);
   return ms;
 }
 
@@ -213,7 +215,7 @@ export function checkSync(target: FuzzTarget, input: Buffer): number {
     }
   }
   const ms = performance.now() - t0;
-  if (ms > HANG_MS) throw new FuzzFailure(`${target.name}: ${ms.toFixed(0)} ms for one input of ${input.length} bytes`, target.name, input, 'hang');
+  if (ms > HANG_MS) throw new FuzzFailure(`${target.name}: ${ms.toFixed(0)} ms for one input of ${input.length} bytes`, target.name, input, 'hang', ms);
   return ms;
 }
 
@@ -228,7 +230,8 @@ export interface RunReport {
 
 /**
  * Runs `numRuns` inputs through one target with fast-check (shrinking a
- * failing input to a small one); `onInput` sees each input before it is
+ * failing input to a small one: for a slow input each step runs it again,
+ * so that takes a while); `onInput` sees each input before it is
  * decoded (the long run's watchdog keeps it).
  */
 export async function run(target: FuzzTarget, seeds: readonly Buffer[], numRuns: number, seed: number, onInput?: (b: Buffer) => void): Promise<RunReport> {
@@ -260,6 +263,7 @@ export async function run(target: FuzzTarget, seeds: readonly Buffer[], numRuns:
     const input = details.counterexample?.[0] as Buffer | undefined;
     report.failure =
       err instanceof FuzzFailure ? err : new FuzzFailure(`${target.name}: ${String(err)}`, target.name, input ?? Buffer.alloc(0), 'crash');
+    report.slowestMs = Math.max(report.slowestMs, report.failure.ms);
   }
   return report;
 }
