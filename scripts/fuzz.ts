@@ -10,14 +10,15 @@
  *
  *   node --import tsx scripts/fuzz.ts [--inputs N] [--target NAME[,NAME]] [--seed S]
  *        [--heap-growth-mb M] [--watchdog-ms MS]
- *   node --import tsx scripts/fuzz.ts --write-corpus    (rewrites test/data/fuzz/<target>/seeds.json)
+ *   node --import tsx scripts/fuzz.ts --write-corpus [--force]
+ *        (writes test/data/fuzz/<target>/seeds.json for targets without one; --force: for all)
  *
  * Exit status 1 when any target crashed, hung, took over 1 s for an input or
  * grew its heap by more than the bound.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
@@ -93,9 +94,11 @@ function saveCrash(target: string, hex: string): string {
   return file;
 }
 
-function writeCorpus(): void {
+/** Writes the seeds of targets that have no committed corpus yet (all of them with `force`: some seeds hold random confounders). */
+function writeCorpus(force: boolean): void {
   for (const t of targets) {
     const dir = join(CORPUS, t.name);
+    if (!force && existsSync(join(dir, 'seeds.json'))) continue;
     mkdirSync(dir, { recursive: true });
     const hex = [...new Set(t.seeds().map((b) => b.toString('hex')))];
     writeFileSync(join(dir, 'seeds.json'), `[\n${hex.map((h) => `  ${JSON.stringify(h)}`).join(',\n')}\n]\n`);
@@ -144,7 +147,7 @@ async function fuzzOne(t: FuzzTarget, inputs: number, seed: number, watchdogMs: 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   if (args.includes('--write-corpus')) {
-    writeCorpus();
+    writeCorpus(args.includes('--force'));
     return 0;
   }
   if (!gc) {

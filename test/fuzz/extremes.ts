@@ -99,6 +99,8 @@ const headers = (): Buffer[] => [text('a=b;'.repeat(4000)), text('='.repeat(16_3
 
 const tcp = (): Buffer[] => [hex('7fffffff'), hex('80000000'), hex('00000000'.repeat(10_000)), Buffer.concat([hex('00000fff'), Buffer.alloc(0xfff)]), hex('0000100000')];
 
+const dn = (): Buffer[] => [text('cn=a,'.repeat(819)), text('cn=' + '\\2c'.repeat(1300)), text('+cn=a'.repeat(800)), text(`cn=#${'04'.repeat(2000)}`), text(' '.repeat(4096)), text('a'.repeat(5000))];
+
 const FAMILY: Record<string, () => Buffer[]> = {
   'krb-kdc-req': der,
   'krb-kdc-rep': der,
@@ -122,6 +124,10 @@ const FAMILY: Record<string, () => Buffer[]> = {
   'ldap-filter': ber,
   'ldap-values': ber,
   'text-filter': filterText,
+  'sasl-frames': tcp,
+  'kdc-fx-cookie': () => [Buffer.alloc(65_536), Buffer.concat([Buffer.from('DIRID1'), Buffer.alloc(100_000)])],
+  'session-cookie': headers,
+  dn,
 };
 
 /** The extreme inputs for a target (none for a target of no known family). */

@@ -54,6 +54,10 @@ import { decodeFilter, encodeFilter, formatFilter } from '../../src/ldap/filter.
 import { decodePagedResultsValue, encodePagedResultsValue } from '../../src/ldap/controls.js';
 import { decodePasswordModifyRequest, encodePasswordModifyRequest } from '../../src/ldap/extended.js';
 import { parseFilter, type Filter } from '../../src/directory/filter.js';
+import { normalizeDn, parseDn } from '../../src/directory/dn.js';
+import { CookieJar } from '../../src/kdc/cookie-jar.js';
+import { SessionCodec } from '../../src/rpc/session.js';
+import { SaslFrameError, SaslFrameReader } from '../../src/ldap-server/sasl-frames.js';
 import { DirectoryError } from '../../src/directory/types.js';
 import { CAPTURED_BIND, CAPTURED_SEARCH, REQUESTS, RESPONSES } from '../ldap/vectors.js';
 
@@ -151,6 +155,11 @@ const noAccounts = {
 } as unknown as Accounts;
 const negotiate = createNegotiator(noAccounts, 'EXAMPLE.TEST');
 const noKeys = async () => null;
+
+// ---- sealed state that comes back from clients: fixed keys, so the corpus is reproducible ----
+const MASTER = Buffer.alloc(32, 0x33);
+const fxJar = new CookieJar(Buffer.alloc(32, 0x44));
+const sessions = new SessionCodec(MASTER, 1200, () => Date.UTC(2030, 0, 1));
 
 /** plain objects, as our decoders make them */
 const NOPROTO = { noNullPrototype: true } as const;
@@ -487,6 +496,50 @@ export const targets: FuzzTarget[] = [
     },
     generated: filterArb.map((f) => Buffer.from(formatFilter(f))),
     dictionary: ascii('(', ')', '&', '|', '!', '=', '>=', '<=', '~=', ':', ':dn:', '*', '\\', '\\2a', '\\00', '\\c3', '\\ff', ' ', ';lang-en', '(&', '(|(', '(!('),
+  },
+  {
+    name: 'sasl-frames',
+    what: 'the SASL security-layer stream: 4-octet length frames (ldap-server/sasl-frames.ts), each Wrap token unwrapped (gss-tokens.ts)',
+    expected: [SaslFrameError, GssError],
+    decode: (b) => {
+      const reader = new SaslFrameReader(4096);
+      for (const c of chunks(b)) {
+        reader.push(c);
+        for (let t = reader.next(); t !== undefined; t = reader.next()) {
+          try {
+            unwrap(acceptor, t);
+          } catch (e) {
+            if (!(e instanceof GssError)) throw e;
+          }
+        }
+      }
+    },
+    seeds: () => {
+      const frame = (t: Buffer) => Buffer.concat([Buffer.from([0, 0, t.length >> 8, t.length & 0xff]), t]);
+      return [frame(wrap(initiator, 1, Buffer.from('0\x0c\x02\x01\x01'), { conf: false })), Buffer.concat([frame(wrap(initiator, 2, Buffer.from('abc'), { conf: true })), frame(wrap(initiator, 3, Buffer.from('d'), { conf: true }))])];
+    },
+  },
+  {
+    name: 'kdc-fx-cookie',
+    what: "the PA-FX-COOKIE a client hands back to the KDC (kdc/cookie-jar.ts open)",
+    expected: [],
+    decode: (b) => fxJar.open([{ type: PaType.FX_COOKIE, value: b }], 60_000),
+    seeds: () => [fxJar.seal({ step: 'idp', n: 1 }).value, fxJar.binding({ armor: 'ab' }).seal({}).value],
+  },
+  {
+    name: 'session-cookie',
+    what: 'the session cookie a client sends back to the API (rpc/session.ts principalFrom)',
+    expected: [],
+    decode: (b) => sessions.principalFrom(b.toString('latin1')),
+    seeds: () => [Buffer.from(sessions.seal({ name: 'alice@EXAMPLE.TEST', dn: 'uid=alice,cn=users,dc=example,dc=test', uid: 'alice', authIndicators: ['otp'] }))],
+  },
+  {
+    name: 'dn',
+    what: 'DNs as LDAP and API clients write them: bind names, search bases, entry names (directory/dn.ts parseDn, normalizeDn)',
+    expected: [DirectoryError],
+    decode: each([DirectoryError], (b) => parseDn(b.toString('utf8')), (b) => normalizeDn(b.toString('utf8'))),
+    seeds: () => ascii('uid=alice,cn=users,cn=accounts,dc=example,dc=test', 'cn=Babs Jensen+sn=J\\,x,dc=example', 'cn=\\23\\c3\\a9 a\\,b\\;c\\+d\\"e\\<f\\>g\\\\h,o=x', '1.2.3.4=#04024869,dc=test', 'CN = spaced , DC = x ', ''),
+    dictionary: ascii(',', '+', '=', '\\', '\\2c', '\\c3', '\\zz', '#', '#0400', '"', ' ', ';', '<', '>', '1.2.3=', 'cn='),
   },
 ];
 
