@@ -76,7 +76,7 @@ const XML_HEAD = '<methodCall><methodName>ping</methodName><params><param><value
 const XML_TAIL = '</data></array></value></param></params></methodCall>';
 const xml = (): Buffer[] => [
   text(XML_HEAD + '<value><array><data>'.repeat(20_000)),
-  text(XML_HEAD + '<value><int>1</int></value>'.repeat(20_000) + XML_TAIL),
+  text(XML_HEAD + '<value><int>1</int></value>'.repeat(12_000) + XML_TAIL),
   text(XML_HEAD + '<value><nil/></value>'.repeat(20_000) + XML_TAIL),
   text(XML_HEAD + `<value><string>${'&amp;'.repeat(190_000)}</string></value>` + XML_TAIL),
   text('<methodCall>' + '<!---->'.repeat(140_000) + '</methodCall>'),
