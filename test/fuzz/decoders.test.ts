@@ -3,11 +3,12 @@
  * input (test/fuzz/targets.ts) gets a fixed number of random and mutated
  * inputs from a fixed seed, and must return or refuse each with one of its
  * own errors within 1 s; the committed seeds and the inputs at the limits
- * (extremes.ts) decode without a crash; every
- * input that once crashed a decoder (test/data/fuzz/crashes/) is replayed;
- * and round trips through our encoders give back what went in (LDAP filters
- * in BER and as text, KDC-REQ, KRB-ERROR). FUZZ_RUNS and FUZZ_SEED override
- * the count and the seed; scripts/fuzz.ts is the long run.
+ * (extremes.ts) decode without a crash; every input that once crashed a
+ * decoder (test/data/fuzz/crashes/) is replayed; round trips through our
+ * encoders give back what went in (LDAP filters in BER and as text, KDC-REQ,
+ * KRB-ERROR, JSON-RPC and XML-RPC requests); and the harness itself tells a
+ * crash from a refusal. FUZZ_RUNS and FUZZ_SEED override the count and the
+ * seed; scripts/fuzz.ts is the long run.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
