@@ -7,6 +7,7 @@
  * message (null: nothing to send); a TCP length it will not read (over its
  * limit, or the reserved bit set) gets the service's refusal, if it has
  * one, and the connection is closed. An idle connection closes after 30 s.
+ * The TCP stream is cut into messages by `splitTcpMessages`, a pure function.
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -75,27 +76,22 @@ export class UdpTcpListener {
   private serveTcp(s: Socket): void {
     this.sockets.add(s);
     s.setTimeout(TCP_IDLE_MS, () => s.destroy());
-    let buf = Buffer.alloc(0);
+    let buf: Buffer = Buffer.alloc(0);
     s.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      while (buf.length >= 4) {
-        const len = buf.readUInt32BE(0);
-        if (len & 0x80000000 || len > this.service.maxTcpMessage) {
-          const refusal = this.service.oversize();
-          if (refusal) s.end(frame(refusal));
-          else s.destroy();
-          buf = Buffer.alloc(0);
-          return;
-        }
-        if (buf.length < 4 + len) return;
-        const msg = buf.subarray(4, 4 + len);
-        buf = buf.subarray(4 + len);
-        this.service.handle(Buffer.from(msg), 'tcp').then(
+      const { messages, rest, refused } = splitTcpMessages(Buffer.concat([buf, d]), this.service.maxTcpMessage);
+      buf = rest;
+      for (const msg of messages) {
+        this.service.handle(msg, 'tcp').then(
           (r) => {
             if (r && !s.destroyed) s.write(frame(r));
           },
           () => s.destroy(),
         );
+      }
+      if (refused) {
+        const refusal = this.service.oversize();
+        if (refusal) s.end(frame(refusal));
+        else s.destroy();
       }
     });
     s.on('error', () => s.destroy());
@@ -107,6 +103,26 @@ export class UdpTcpListener {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((r) => (this.tcp ? this.tcp.close(() => r()) : r()));
   }
+}
+
+/**
+ * The whole messages at the head of a TCP stream's buffered bytes, each
+ * copied out of it, and what is left after them (an incomplete message). A
+ * length with the reserved bit set or over `max` ends the stream: `refused`,
+ * nothing left, and the messages before it still returned. Pure, so the
+ * fuzz tests (docs/fuzzing.md) drive it without a socket.
+ */
+export function splitTcpMessages(buffered: Buffer, max: number): { messages: Buffer[]; rest: Buffer; refused: boolean } {
+  const messages: Buffer[] = [];
+  let buf: Buffer = buffered;
+  while (buf.length >= 4) {
+    const len = buf.readUInt32BE(0);
+    if (len & 0x80000000 || len > max) return { messages, rest: Buffer.alloc(0), refused: true };
+    if (buf.length < 4 + len) break;
+    messages.push(Buffer.from(buf.subarray(4, 4 + len)));
+    buf = buf.subarray(4 + len);
+  }
+  return { messages, rest: buf, refused: false };
 }
 
 /** A TCP message: the 4-byte length, then the message. */
