@@ -203,6 +203,8 @@ describe('XML-RPC: malformed and hostile requests are CodecErrors that say what 
     ['10,000 nested unknown elements', `<methodCall><methodName>${'<a>'.repeat(10_000)}${'</a>'.repeat(10_000)}</methodName></methodCall>`, 'too-deep', /nested deeper/],
     ['depth hidden behind closing tags in a comment', `<methodCall><!--${'</a>'.repeat(5000)}-->${'<a>'.repeat(5000)}${'</a>'.repeat(5000)}</methodCall>`, 'too-deep', /nested deeper/],
     ['50,000 empty elements', `<methodCall>${'<x/>'.repeat(50_000)}</methodCall>`, 'too-large', /more than 40016 XML elements/],
+    // refused by the scan before any parse: the broken end would otherwise be the parser's error, after it built every value
+    ['10,001 values, then broken XML', call(`<param><value><array><data>${'<value><i4>1</i4></value>'.repeat(10_001)}</data></array></value></param></params><oops`), 'too-large', /more than 10000 values in one document/],
   ];
   for (const [what, body, reason, message] of cases) {
     it(what, () => void throwsCodec(() => decodeXmlRequest(body), reason, message));

@@ -75,6 +75,8 @@ function scan(text: string, limits: CodecLimits): void {
   const maxElements = limits.maxItems * 4 + 16;
   let depth = 0;
   let elements = 0;
+  // every <value> is one item of the document's budget: too many are refused here, before the parser builds them all
+  let values = 0;
   let i = 0;
   for (;;) {
     const lt = text.indexOf('<', i);
@@ -108,6 +110,7 @@ function scan(text: string, limits: CodecLimits): void {
       }
       if (j >= text.length) throw new CodecError('parse', `invalid XML at position ${lt}: unterminated tag`);
       if (++elements > maxElements) throw new CodecError('too-large', `more than ${maxElements} XML elements`);
+      if (text.startsWith('value', lt + 1) && /[\s/>]/.test(text[lt + 6] ?? '') && ++values > limits.maxItems) throw new CodecError('too-large', `more than ${limits.maxItems} values in one document`);
       if (text[j - 1] !== '/' && ++depth > maxNesting) throw new CodecError('too-deep', `XML nested deeper than ${limits.maxDepth} values`);
       i = j + 1;
     }
