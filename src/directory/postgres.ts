@@ -165,7 +165,8 @@ function brokenConnection(e: unknown): boolean {
  * A failure that is the database's being out of reach (it could not be
  * connected to, or the connection broke) as the directory's `unavailable`,
  * which every transport answers as such; any other failure as it is. The
- * message names no host and no password.
+ * message, for the log, keeps the driver's reason, which never holds the
+ * password.
  */
 function unreachable(e: unknown): unknown {
   if (e instanceof DirectoryError || !(e instanceof Error)) return e;
@@ -176,7 +177,8 @@ function unreachable(e: unknown): unknown {
   // node-postgres's own words when the server ends a connection under a query
   const terminated = /^Connection terminated/.test(e.message);
   if (!connecting && !socketCode && !serverGone && !terminated) return e;
-  return new DirectoryError('unavailable', `the directory database is unavailable (${typeof code === 'string' ? code : connecting ? 'cannot connect' : 'connection lost'})`);
+  // the reason is for the log (no password is ever in it); transports answer with fixed words
+  return new DirectoryError('unavailable', `the directory database is unavailable (${typeof code === 'string' ? `${code}: ` : ''}${e.message.slice(0, 200)})`);
 }
 
 /**
