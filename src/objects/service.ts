@@ -17,6 +17,9 @@ import { newRandomKeys } from '../account/keys.js';
 /** The authentication indicators the KDC issues (docs/kerberos.md, "Authentication indicators"). */
 export const authIndicators = ['hardened', 'idp', 'pkinit'] as const;
 
+/** First name components the KDC owns: krbtgt (ticket-granting services), kadmin (the password service), WELLKNOWN (RFC 6111: the anonymous principal). */
+const RESERVED: ReadonlySet<string> = new Set(['krbtgt', 'kadmin', 'WELLKNOWN']);
+
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}\/[A-Za-z0-9.-]{1,253}(@[A-Z0-9.-]{1,253})?$/;
 
 export const serviceObject = defineObject({
@@ -55,6 +58,8 @@ export const serviceObject = defineObject({
   hooks: {
     async preAdd(ctx, attrs, _options, pkey) {
       if (!pkey.endsWith(`@${ctx.server.realm}`)) throw publicError('ValidationError', { name: 'principal', error: `must be in realm ${ctx.server.realm}` });
+      const first = pkey.slice(0, pkey.indexOf('/'));
+      if (RESERVED.has(first)) throw publicError('ValidationError', { name: 'principal', error: `${first}/ names are the KDC's own (the realm's TGS, its password service, well-known names) and cannot be services` });
       attrs.krbPrincipalKey = newRandomKeys();
     },
   },

@@ -88,4 +88,13 @@ describe('derived commands: deleting several names, find order and limits', () =
     const groups = await admin.call('group_find', [], { sizelimit: 2 });
     assert.deepEqual(groups.result.map((e: { cn: string[] }) => e.cn[0]), ['admins', 'beta']);
   });
+  it("service-add refuses the KDC's own names (krbtgt/, kadmin/, WELLKNOWN/), which would shadow the realm's principals", async () => {
+    for (const name of ['krbtgt/OTHER.TEST', 'kadmin/changepw', 'kadmin/admin', 'WELLKNOWN/ANONYMOUS']) {
+      const e = await rpcError(admin.call('service_add', [name]));
+      assert.equal(e.code, 3009, name);
+      assert.match(e.message, /KDC's own/, name);
+    }
+    const ok = await admin.call('service_add', ['krbtgtish/web.example.test']);
+    assert.equal(ok.summary, 'Added service "krbtgtish/web.example.test@EXAMPLE.TEST"');
+  });
 });
