@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { initRealm } from '../../src/server/init.js';
+import { childServer } from './child-server.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
 import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
 import { hashPassword } from '../../src/objects/password.js';
@@ -37,14 +38,8 @@ export interface DiridJob extends DataSize {
 const report = (r: DiridReport) => new Promise<void>((resolve) => process.send!(r, () => resolve()));
 
 const job = JSON.parse(process.argv[2]!) as DiridJob;
-let server: RunningServer | undefined;
-const stop = async () => {
-  await server?.stop();
-  process.exit(0);
-};
-process.once('SIGTERM', () => void stop());
-process.once('SIGINT', () => void stop());
-process.once('disconnect', () => void stop());
+const child = childServer();
+const stop = () => child.stop();
 
 try {
   // an ID range of its own below the bench's numbers, so no ID is taken twice
@@ -55,7 +50,7 @@ try {
   }
   // the LDAP ports are options of the server that has the LDAP service; this one may not know them yet
   const options: StartOptions & { ldapPort?: number; ldapsPort?: number } = { dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 };
-  server = await startServer(options);
+  const server = (child.server = await startServer(options));
   const ports = server as RunningServer & { ldapsPort?: number; ldapPort?: number };
   if (job.serve && !('ldapsPort' in server)) {
     await report({ type: 'no-ldap' });

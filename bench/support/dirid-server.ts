@@ -16,7 +16,8 @@
 import pg from 'pg';
 import { initRealm } from '../../src/server/init.js';
 import { prepareReplica } from '../../src/server/replica.js';
-import { startServer, type RunningServer } from '../../src/server/start.js';
+import { childServer } from './child-server.js';
+import { startServer } from '../../src/server/start.js';
 
 export interface ServerJob {
   dataDir: string;
@@ -42,14 +43,8 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 } as typeof pg.Client.prototype.query;
 
 const job = JSON.parse(process.argv[2]!) as ServerJob;
-let server: RunningServer | undefined;
-const stop = async () => {
-  await server?.stop();
-  process.exit(0);
-};
-process.once('SIGTERM', () => void stop());
-process.once('SIGINT', () => void stop());
-process.once('disconnect', () => void stop());
+const child = childServer();
+const stop = () => child.stop();
 process.on('message', (m: { type: string }) => {
   if (m.type === 'count') void report({ type: 'count', statements });
 });
@@ -57,7 +52,7 @@ process.on('message', (m: { type: string }) => {
 try {
   if (job.replicaOf) await prepareReplica({ dataDir: job.replicaOf, hostname: job.hostname, out: job.dataDir });
   else await initRealm({ dataDir: job.dataDir, realm: job.realm, domain: job.domain, hostname: job.hostname, adminPassword: job.adminPassword, ...(job.database ? { database: job.database } : {}) });
-  server = await startServer({ dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 });
+  const server = (child.server = await startServer({ dataDir: job.dataDir, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 }));
   await report({ type: 'ready', httpsPort: server.httpsPort, kdcPort: server.kdcPort });
 } catch (e) {
   await report({ type: 'error', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { runTool } from '../support/mit-tools.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { kinitViaIdp } from '../support/pty.js';
 import { freeUdpPort } from '../support/mit-realm.js';
 import { loadCcacheFile } from '../../src/kerberos/ccache.js';
@@ -255,15 +255,7 @@ describe('authentication indicators of an IdP login', () => {
     ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
     const data = join(realm.dataDir, 'realm');
     env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${ccFile()}` };
-    await admin.call('idp_add', ['testidp'], {
-      client_id: idp.clientId,
-      secret: idp.clientSecret,
-      issuer_url: idp.issuer,
-      dev_auth_uri: idp.endpoints.devAuth,
-      token_uri: idp.endpoints.token,
-      keys_uri: idp.endpoints.keys,
-      scope: 'openid email',
-    });
+    await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L' });
     await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'alice-sub' });
     await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'] });

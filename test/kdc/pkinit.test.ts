@@ -17,7 +17,7 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { kinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
@@ -51,15 +51,7 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
     await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-1' });
-    await admin.call('idp_add', ['testidp'], {
-      client_id: idp.clientId,
-      secret: idp.clientSecret,
-      issuer_url: idp.issuer,
-      dev_auth_uri: idp.endpoints.devAuth,
-      token_uri: idp.endpoints.token,
-      keys_uri: idp.endpoints.keys,
-      scope: 'openid email',
-    });
+    await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'dora-sub' });
     anon = `FILE:${join(realm.dataDir, 'anon.cc')}`;
