@@ -54,55 +54,48 @@ export async function createCa(commonName: string, opts: { years?: number } = {}
 }
 
 export async function issueServerCert(ca: PemPair, o: { commonName: string; dnsNames: string[]; ipAddresses: string[]; years?: number }): Promise<PemPair> {
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.keyPem), ALG, false, ['sign']);
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const now = Date.now();
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: webcrypto.getRandomValues(new Uint8Array(16)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '').replace(/^[89a-f]/, '1'),
-    subject: `CN=${escapeDnValue(o.commonName)}`,
-    issuer: caCert.subject,
-    notBefore: new Date(now - DAY),
-    notAfter: new Date(now + (o.years ?? 2) * 365 * DAY),
-    signingAlgorithm: ALG,
-    publicKey: keys.publicKey,
-    signingKey: caKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyAgreement, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
-      new x509.SubjectAlternativeNameExtension([
-        ...o.dnsNames.map((value) => ({ type: 'dns' as const, value })),
-        ...o.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-      ]),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-    ],
-  });
-  return { certPem: pemWithNewline(cert.toString('pem')), keyPem: pemWithNewline(await exportKey(keys.privateKey)) };
+  return issueLeafCert(ca, o.commonName, o.years ?? 2, [
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyAgreement, true),
+    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
+    new x509.SubjectAlternativeNameExtension([
+      ...o.dnsNames.map((value) => ({ type: 'dns' as const, value })),
+      ...o.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
+    ]),
+  ]);
 }
 
 /** The KDC's PKINIT certificate for `realm`, issued by the realm CA. */
 export async function issueKdcCert(ca: PemPair, realm: string, o: { years?: number } = {}): Promise<PemPair> {
+  const san = new SubjectAlternativeName([new GeneralName({ otherName: new OtherName({ typeId: PkinitOid.SAN, value: new Uint8Array(encodeKrb5PrincipalName(realm, tgsPrincipalName(realm))).buffer }) })]);
+  return issueLeafCert(ca, `KDC ${realm}`, o.years ?? 2, [
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+    new x509.ExtendedKeyUsageExtension([PkinitOid.KP_KDC], false),
+    new x509.Extension(id_ce_subjectAltName, false, AsnConvert.serialize(san)),
+  ]);
+}
+
+/**
+ * A certificate the realm CA issues to a new key: not a CA, valid from a
+ * day ago for `years`, with `usage` (key usages, extended usages, names)
+ * between the basic constraints and the key identifiers.
+ */
+async function issueLeafCert(ca: PemPair, commonName: string, years: number, usage: x509.Extension[]): Promise<PemPair> {
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.keyPem), ALG, false, ['sign']);
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const san = new SubjectAlternativeName([new GeneralName({ otherName: new OtherName({ typeId: PkinitOid.SAN, value: new Uint8Array(encodeKrb5PrincipalName(realm, tgsPrincipalName(realm))).buffer }) })]);
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: webcrypto.getRandomValues(new Uint8Array(16)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '').replace(/^[89a-f]/, '1'),
-    subject: `CN=${escapeDnValue(`KDC ${realm}`)}`,
+    subject: `CN=${escapeDnValue(commonName)}`,
     issuer: caCert.subject,
     notBefore: new Date(now - DAY),
-    notAfter: new Date(now + (o.years ?? 2) * 365 * DAY),
+    notAfter: new Date(now + years * 365 * DAY),
     signingAlgorithm: ALG,
     publicKey: keys.publicKey,
     signingKey: caKey,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([PkinitOid.KP_KDC], false),
-      new x509.Extension(id_ce_subjectAltName, false, AsnConvert.serialize(san)),
+      ...usage,
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
     ],
