@@ -193,14 +193,9 @@ export async function check(target: FuzzTarget, input: Buffer): Promise<number> 
     const r = target.decode(input);
     if (target.async) await r;
   } catch (e) {
-    if (!expectedError(target, e)) {
-      const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      throw new FuzzFailure(`${target.name}: unexpected ${what} for ${input.toString('hex').slice(0, 400)}`, target.name, input, 'crash');
-    }
+    refuseUnexpected(target, input, e);
   }
-  const ms = performance.now() - t0;
-  if (ms > HANG_MS) throw new FuzzFailure(`${target.name}: ${ms.toFixed(0)} ms for one input of ${input.length} bytes`, target.name, input, 'hang', ms);
-  return ms;
+  return timed(target, input, t0);
 }
 
 /** The synchronous form of check, for targets that are not async (no promise per input). */
@@ -209,11 +204,20 @@ export function checkSync(target: FuzzTarget, input: Buffer): number {
   try {
     target.decode(input);
   } catch (e) {
-    if (!expectedError(target, e)) {
-      const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      throw new FuzzFailure(`${target.name}: unexpected ${what} for ${input.toString('hex').slice(0, 400)}`, target.name, input, 'crash');
-    }
+    refuseUnexpected(target, input, e);
   }
+  return timed(target, input, t0);
+}
+
+/** A crash unless `e` is one of the errors the target may throw. */
+function refuseUnexpected(target: FuzzTarget, input: Buffer, e: unknown): void {
+  if (expectedError(target, e)) return;
+  const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  throw new FuzzFailure(`${target.name}: unexpected ${what} for ${input.toString('hex').slice(0, 400)}`, target.name, input, 'crash');
+}
+
+/** The milliseconds since `t0`; a hang past HANG_MS. */
+function timed(target: FuzzTarget, input: Buffer, t0: number): number {
   const ms = performance.now() - t0;
   if (ms > HANG_MS) throw new FuzzFailure(`${target.name}: ${ms.toFixed(0)} ms for one input of ${input.length} bytes`, target.name, input, 'hang', ms);
   return ms;
