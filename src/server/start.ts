@@ -11,7 +11,7 @@
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
@@ -160,25 +160,11 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
-  await new Promise<void>((resolve, reject) => {
-    https.once('error', reject);
-    https.listen(config.httpsPort, config.listen, () => {
-      https.off('error', reject);
-      resolve();
-    });
-  });
-  const httpsPort = (https.address() as AddressInfo).port;
+  const httpsPort = await listenOn(https, config.httpsPort, config.listen);
   writeDefaultConf(paths, config, httpsPort);
   const httpsOrigin = `https://${hostPort(config.hostname, httpsPort, 443)}`;
   const http = createHttpRedirect(httpsOrigin);
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(config.httpPort, config.listen, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const httpPort = (http.address() as AddressInfo).port;
+  const httpPort = await listenOn(http, config.httpPort, config.listen);
   if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {
     log(`dirid-server: realm ${config.realm}: could not add kadmin/changepw; password changes over kpasswd fail until it exists`);
   }
@@ -235,6 +221,17 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
 }
 
 export { readServerConfig };
+
+/** Starts `server` listening; resolves with the port it got (a free one for 0), rejects when it cannot listen. */
+function listenOn(server: NetServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
 
 /**
  * Records this server and its ports among the realm's servers, then writes
