@@ -160,6 +160,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly inStatements = new Map<number, Database.Statement>();
   private readonly keyStatements = new Map<number, Database.Statement>();
   private readonly scanStatements = new Map<string, Database.Statement>();
+  /** per look-up kind: its ids (lookup), and its rows in id order (stream) */
+  private readonly idsStatements = new Map<IndexLookup['kind'], Database.Statement>();
   private readonly streamStatements = new Map<IndexLookup['kind'], Database.Statement>();
   /**
    * Entries as last read, parsed, by id, with the id of each normalised DN
@@ -231,17 +233,9 @@ class SqliteStorage implements DirectoryStorage<Row> {
       idxClear: db.prepare('DELETE FROM idx WHERE entry = ?'),
       idxOfEntry: db.prepare('SELECT attr, norm FROM idx WHERE entry = ?').raw(),
       idxDelete: db.prepare('DELETE FROM idx WHERE entry = ? AND attr = ? AND norm = ?'),
-      idxEq: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm = ?').pluck(),
-      idxGe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ?').pluck(),
-      idxLe: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm <= ?').pluck(),
-      idxRange: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm >= ? AND norm < ?').pluck(),
-      idxLike: db.prepare("SELECT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'").pluck(),
-      idxPresent: db.prepare('SELECT entry FROM idx WHERE attr = ?').pluck(),
       idxCount: db.prepare('SELECT count(*) FROM idx WHERE attr = ?').pluck(),
       // entries in the order of one attribute's keys (an entry with several values comes first at its least)
       idxInOrder: db.prepare('SELECT entry FROM idx WHERE attr = ? ORDER BY norm, entry').pluck(),
-      // substrings through the trigram index (pieces of 3+ characters without LIKE wildcards)
-      idxTrigram: db.prepare('SELECT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?').pluck(),
       refInsert: db.prepare('INSERT INTO refs (attr, target, entry) VALUES (?, ?, ?)'),
       refClear: db.prepare('DELETE FROM refs WHERE entry = ?'),
       refsTo: db.prepare('SELECT attr, target, entry FROM refs WHERE target = ?'),
@@ -336,7 +330,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     return row ? { dn: row.dn, uuid: row.uuid, sealed: this.sealedOf(row) } : null;
   }
 
-  /** One look-up as the SQL selecting its ids and that SQL's parameters (for reading their rows in one statement). */
+  /** One look-up as the SQL selecting its ids and that SQL's parameters: the one text of each look-up, for its ids and for its rows. */
   private lookupCondition(l: IndexLookup): [string, unknown[]] {
     switch (l.kind) {
       case 'eq':
@@ -350,39 +344,27 @@ class SqliteStorage implements DirectoryStorage<Row> {
       case 'range':
         return ['SELECT entry FROM idx WHERE attr = ? AND norm >= ? AND norm < ?', [l.attr, l.from, l.to]];
       case 'trigram':
+        // substrings through the trigram index (pieces of 3+ characters without LIKE wildcards)
         return ['SELECT idx.entry FROM idx_trigrams JOIN idx ON idx.rowid = idx_trigrams.rowid WHERE idx_trigrams.norm LIKE ? AND idx.attr = ?', [l.pattern, l.attr]];
       case 'like':
         return ["SELECT entry FROM idx WHERE attr = ? AND norm LIKE ? ESCAPE '\\'", [l.attr, l.pattern]];
     }
   }
 
-  /** The ids one index look-up finds. */
+  /** The ids one index look-up finds; an equality's are kept until the next write. */
   private lookup(l: IndexLookup): number[] {
-    const st = this.st;
-    switch (l.kind) {
-      case 'eq': {
-        const k = `${l.attr}\u0000${l.key}`;
-        let ids = this.eqIds.get(k);
-        if (!ids) {
-          ids = st.idxEq.all(l.attr, l.key) as number[];
-          if (this.eqIds.size >= EQ_IDS_SIZE) this.eqIds.delete(this.eqIds.keys().next().value!);
-          this.eqIds.set(k, ids);
-        }
-        return ids;
-      }
-      case 'present':
-        return st.idxPresent.all(l.attr) as number[];
-      case 'ge':
-        return st.idxGe.all(l.attr, l.key) as number[];
-      case 'le':
-        return st.idxLe.all(l.attr, l.key) as number[];
-      case 'range':
-        return st.idxRange.all(l.attr, l.from, l.to) as number[];
-      case 'trigram':
-        return st.idxTrigram.all(l.pattern, l.attr) as number[];
-      case 'like':
-        return st.idxLike.all(l.attr, l.pattern) as number[];
+    const k = l.kind === 'eq' ? `${l.attr}\u0000${l.key}` : undefined;
+    const kept = k === undefined ? undefined : this.eqIds.get(k);
+    if (kept) return kept;
+    const [where, params] = this.lookupCondition(l);
+    let st = this.idsStatements.get(l.kind);
+    if (!st) this.idsStatements.set(l.kind, (st = this.db.prepare(where).pluck()));
+    const ids = st.all(...params) as number[];
+    if (k !== undefined) {
+      if (this.eqIds.size >= EQ_IDS_SIZE) this.eqIds.delete(this.eqIds.keys().next().value!);
+      this.eqIds.set(k, ids);
     }
+    return ids;
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
