@@ -146,6 +146,11 @@ function connectionLost(e: unknown): boolean {
   return !(e instanceof pg.DatabaseError);
 }
 
+/** The server's own answer that it ended or lost the connection (class 08, or an administrator's or crash shutdown 57P01-57P03). */
+function serverEnded(e: pg.DatabaseError): boolean {
+  return /^(08|57P0[1-3])/.test(e.code ?? '');
+}
+
 /** failures to open a new connection: the server is out of reach, and trying again at once would not help */
 const connectFailures = new WeakSet<object>();
 
@@ -157,7 +162,7 @@ const connectFailures = new WeakSet<object>();
  */
 function brokenConnection(e: unknown): boolean {
   if (e instanceof DirectoryError || (typeof e === 'object' && e !== null && connectFailures.has(e))) return false;
-  if (e instanceof pg.DatabaseError) return /^(08|57P0[1-3])/.test(e.code ?? '');
+  if (e instanceof pg.DatabaseError) return serverEnded(e);
   return true;
 }
 
@@ -173,7 +178,7 @@ function unreachable(e: unknown): unknown {
   const connecting = connectFailures.has(e);
   const code = (e as { code?: unknown }).code;
   const socketCode = typeof code === 'string' && /^E[A-Z]+$/.test(code);
-  const serverGone = e instanceof pg.DatabaseError && /^(08|57P0[1-3])/.test(code as string);
+  const serverGone = e instanceof pg.DatabaseError && serverEnded(e);
   // node-postgres's own words when the server ends a connection under a query
   const terminated = /^Connection terminated/.test(e.message);
   if (!connecting && !socketCode && !serverGone && !terminated) return e;
