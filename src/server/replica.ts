@@ -16,10 +16,8 @@ import { dataPaths, readServerConfig, shownDatabase, writeDefaultConf, writeFile
 import { InitError } from './init.js';
 import { writeKdcCertificate } from './kdc-cert.js';
 import { serverPrincipals, writeHostKeytab } from './kerberos-init.js';
-import { writeKrb5Conf } from './krb5-conf.js';
 import { issueServerCert } from './pki.js';
-import { realmServers, registerServer, srvZoneText, type RealmServer } from './servers.js';
-import { writeSssdConf } from './sssd-conf.js';
+import { realmServers, registerServer, writeServerFiles, type RealmServer } from './servers.js';
 import { openRealmStore } from './store.js';
 import { findPrincipal } from '../account/lookup.js';
 
@@ -71,9 +69,7 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
     await writeKdcCertificate(to, config.realm, from);
     writeServerConfig(to, replica);
     writeDefaultConf(to, replica, replica.httpsPort);
-    writeKrb5Conf(to, replica, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd })));
-    writeSssdConf(to, replica, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd, ldap: s.ports.ldap })));
-    writeFileAtomic(to.dnsZone, srvZoneText(config.realm, config.domain, servers));
+    writeServerFiles(to, replica, servers);
   } finally {
     await dir.close();
   }

@@ -10,6 +10,9 @@ import { containerEntry, containers } from '../directory/layout.js';
 import { escapeRdnValue } from '../directory/dn.js';
 import { DirectoryError, type Directory } from '../directory/types.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import { writeKrb5Conf } from './krb5-conf.js';
+import { writeSssdConf } from './sssd-conf.js';
 
 /** The ports one server answers on. */
 export interface ServerPorts {
@@ -85,6 +88,13 @@ function parsePorts(values: readonly string[]): ServerPorts | null {
     if (m && (SERVICES as readonly string[]).includes(m[1]!)) ports[m[1] as keyof ServerPorts] = Number(m[2]);
   }
   return SERVICES.every((s) => ports[s] !== undefined) ? (ports as ServerPorts) : null;
+}
+
+/** The client files that name the realm's servers (`servers`, the preferred first): krb5.conf, sssd.conf and the DNS SRV records. */
+export function writeServerFiles(paths: DataPaths, config: ServerConfig, servers: readonly RealmServer[]): void {
+  writeKrb5Conf(paths, config, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd })));
+  writeSssdConf(paths, config, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd, ldap: s.ports.ldap })));
+  writeFileAtomic(paths.dnsZone, srvZoneText(config.realm, config.domain, servers));
 }
 
 /**

@@ -23,7 +23,7 @@ import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
 import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
-import { dataPaths, hostPort, readServerConfig, writeDefaultConf, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import { dataPaths, hostPort, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
@@ -38,9 +38,7 @@ import { discover } from '../oauth/discovery.js';
 import { checkIdp } from '../oauth/check.js';
 import { idpConfigOf } from '../oauth/types.js';
 import { realmContainerDn } from '../directory/layout.js';
-import { writeKrb5Conf } from './krb5-conf.js';
-import { realmServers, registerServer, srvZoneText, type RealmServer, type ServerPorts } from './servers.js';
-import { writeSssdConf } from './sssd-conf.js';
+import { realmServers, registerServer, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService } from '../ldap-server/server.js';
 
 export interface StartOptions {
@@ -248,7 +246,5 @@ async function writeClientFiles(dir: Directory, paths: DataPaths, config: Server
   } catch (e) {
     log(`dirid-server: realm ${config.realm}: could not record this server among the realm's servers (${e instanceof Error ? e.message : String(e)}); client files name it alone`);
   }
-  writeKrb5Conf(paths, config, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd })));
-  writeSssdConf(paths, config, servers.map((s) => ({ hostname: s.hostname, kdc: s.ports.kdc, kpasswd: s.ports.kpasswd, ldap: s.ports.ldap })));
-  writeFileAtomic(paths.dnsZone, srvZoneText(config.realm, config.domain, servers));
+  writeServerFiles(paths, config, servers);
 }
