@@ -9,7 +9,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
