@@ -36,11 +36,17 @@ export function prefixUpperBound(prefix: string): string | undefined {
   return String.fromCodePoint(...cps, last);
 }
 
-/** Entry ids in ascending order, in lists of at most `size` (one statement's worth). */
-export function idChunks(ids: Iterable<number>, size: number): number[][] {
+/**
+ * Entry ids in ascending order, in lists of at most `size` (one
+ * statement's worth). Under a size limit below `size` the lists grow from a
+ * little over the limit, doubling: most candidates of an index match, so
+ * the limit usually ends a search after the first.
+ */
+export function idChunks(ids: Iterable<number>, size: number, sizeLimit = Infinity): number[][] {
   const list = [...ids].sort((a, b) => a - b);
   const out: number[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  let n = sizeLimit < size ? Math.max(16, sizeLimit + 1) : size;
+  for (let i = 0; i < list.length; i += n, n = Math.min(size, n * 2)) out.push(list.slice(i, i + n));
   return out;
 }
 

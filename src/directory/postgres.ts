@@ -483,7 +483,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
   /** Candidate rows in id order, a chunk at a time, until a limit ends the search. */
   private async visitIds(c: pg.ClientBase, ids: ReadonlySet<number>, run: SearchRun<Row>, secrets: boolean): Promise<void> {
     const cols = secrets ? ROW_COLUMNS_SECRETS : ROW_COLUMNS;
-    for (const chunk of idChunks(ids, CHUNK)) {
+    for (const chunk of idChunks(ids, CHUNK, run.plan.sizeLimit)) {
       if (run.expired()) return;
       const rows = (await c.query<Row>({ name: `by_ids_${+secrets}`, text: `SELECT ${cols} FROM entries WHERE id = ANY($1::bigint[]) ORDER BY id`, values: [chunk] })).rows;
       for (const r of rows) if (!run.sink(r)) return;

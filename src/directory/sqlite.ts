@@ -25,6 +25,7 @@ import { normalizeDn } from './dn.js';
 import {
   compareOrderKeys,
   entryOf,
+  idChunks,
   indexKeys,
   indexLayout,
   likeEscape,
@@ -418,19 +419,13 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   /**
-   * Candidate rows in id order, until the run's time limit passes or a
-   * limit ends it. Known entries are not read again. Under a size limit
-   * the rows are read in chunks growing from a little over the limit, as
-   * most candidates of an index match and the limit usually ends the visit
-   * early.
+   * Candidate rows in id order, a chunk at a time (idChunks), until the
+   * run's time limit passes or a limit ends it. Known entries are not read
+   * again.
    */
   private visitIds(ids: ReadonlySet<number>, run: SearchRun<Row>): void {
-    const list = [...ids].sort((a, b) => a - b);
-    const limit = run.plan.sizeLimit;
-    let size = limit < CHUNK ? Math.max(16, limit + 1) : CHUNK;
-    for (let i = 0; i < list.length; i += size, size = Math.min(CHUNK, size * 2)) {
+    for (const chunk of idChunks(ids, CHUNK, run.plan.sizeLimit)) {
       if (run.expired()) return;
-      const chunk = list.slice(i, i + size);
       const missing = chunk.filter((id) => !this.known.has(id));
       const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
       for (const id of chunk) {
