@@ -4,12 +4,13 @@
 # tests and benchmarks; SSSD with
 # its idp plugin, LDAP and krb5 providers; OpenLDAP clients with SASL
 # GSSAPI, and slapd as a benchmark reference; PostgreSQL for the shared
-# directory backend; dnsmasq for SRV tests) and the npm packages.
+# directory backend; dnsmasq for SRV tests; Chromium for the web console's
+# browser tests, driven by playwright-core) and the npm packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(krb5-user krb5-pkinit krb5-kdc krb5-admin-server krb5-gss-samples sssd-idp sssd-krb5 sssd-proxy sssd-ldap libnss-sss libpam-sss pamtester
-  ldap-utils libsasl2-modules-gssapi-mit slapd postgresql dnsmasq-base curl util-linux)
+  ldap-utils libsasl2-modules-gssapi-mit slapd postgresql dnsmasq-base curl util-linux chromium)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -27,7 +28,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# a supported Node.js (22+; the pinned 24 where the machine's is older)
+. scripts/node-runtime.sh
+dirid_node_runtime
+
+abi=$(node -p process.versions.modules)
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "install-deps: npm ci"
+  echo "install-deps: npm ci (Node.js $(node --version))"
   npm ci --no-audit --no-fund --loglevel=error
+  echo "$abi" > node_modules/.dirid-node-abi
+elif [ "$(cat node_modules/.dirid-node-abi 2>/dev/null)" != "$abi" ]; then
+  # node_modules was built for another Node: rebuild the native addons
+  echo "install-deps: npm rebuild for Node.js $(node --version)"
+  npm rebuild --no-audit --no-fund --loglevel=error
+  echo "$abi" > node_modules/.dirid-node-abi
 fi

@@ -17,6 +17,9 @@ if [ "${DIRID_QUICKSTART_SKIP_INSTALL:-}" != 1 ]; then
   bash scripts/install-deps.sh
   npm run --silent build
 fi
+# the Node.js install-deps chose (a supported LTS)
+. scripts/node-runtime.sh
+dirid_node_runtime
 # npm runs this script through `sh -c`, which outlives a killed npm: name npm
 # itself (found now, while it is still our ancestor) for the server to watch
 WATCH=()

@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# the Node.js install-deps chose (a supported LTS) for the build and the run
+. scripts/node-runtime.sh
+dirid_node_runtime
 npm run --silent build
 npm run --silent typecheck
 mapfile -t files < <(find test -name '*.test.ts' | sort)

@@ -13,7 +13,7 @@
  * first plaintext block (with the wanted IV) starts a fresh message, because
  * E(P1 xor last xor last xor IV) = E(P1 xor IV).
  */
-import { createCipheriv, createDecipheriv, type Cipher, type Decipher } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type Cipheriv, type Decipheriv } from 'node:crypto';
 import { KrbCryptoError } from './types.js';
 
 const BLOCK = 16;
@@ -28,11 +28,11 @@ function checkLength(n: number): void {
 }
 
 interface AesState {
-  cbc: Cipher | undefined;
+  cbc: Cipheriv | undefined;
   /** the CBC object's chaining value: the last ciphertext block it produced */
   chain: Buffer;
-  ecbDecrypt: Decipher | undefined;
-  ecbEncrypt: Cipher | undefined;
+  ecbDecrypt: Decipheriv | undefined;
+  ecbEncrypt: Cipheriv | undefined;
 }
 
 /**
@@ -54,7 +54,7 @@ function stateOf(key: Buffer): AesState {
   return st;
 }
 
-function ecbDecryptor(st: AesState, key: Buffer): Decipher {
+function ecbDecryptor(st: AesState, key: Buffer): Decipheriv {
   if (!st.ecbDecrypt) {
     st.ecbDecrypt = createDecipheriv(`aes-${key.length * 8}-ecb`, key, null);
     st.ecbDecrypt.setAutoPadding(false);
