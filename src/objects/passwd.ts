@@ -1,10 +1,12 @@
 /**
  * passwd: sets a user's password (their own, or anyone's for administrators
  * and holders of the User Administrators privilege); the Kerberos keys are
- * derived again from it with the next key version. Also the password
- * change a Kerberos client asks the password service for (kdc/kpasswd.ts):
- * it runs this same command as that client, after refusing a user whose
- * login is an external identity provider's.
+ * derived again from it with the next key version. A user whose login is an
+ * external identity provider's alone (user authentication type idp) does not
+ * change their own password here, on any way in (the API, LDAP Password
+ * Modify, kpasswd): it lives at the IdP; an administrator may still set one.
+ * Also the password change a Kerberos client asks the password service for
+ * (kdc/kpasswd.ts): it runs this same command as that client.
  */
 import type { Accounts } from '../account/state.js';
 import { hasObjectClass } from '../directory/entry.js';
@@ -37,11 +39,22 @@ export const passwdCommand: Command = {
     const password = String(args[1]);
     if (password.length < 8) throw publicError('ValidationError', { name: 'password', error: 'must be at least 8 characters' });
     const entry = await getEntry(ctx, userObject, login);
+    if (self && passwordAtIdp(entry.attrs)) throw publicError('ACIError', { info: passwordAtIdpMessage(login) });
     const mods = [{ op: 'replace' as const, attr: 'userPassword', values: [await hashPassword(password)] }, ...(await passwordKeyMods(ctx, entry, password))];
     await writeEntries(ctx, userObject, login, () => ctx.dir.modify(entry.dn, mods));
     return { result: null, value: login, summary: `Changed password for "${login}@${ctx.server.realm}"` };
   },
 };
+
+/** Whether a user's only login is an external identity provider's (auth type idp without password). */
+function passwordAtIdp(attrs: Readonly<Record<string, readonly string[] | undefined>>): boolean {
+  const authTypes = (attrs.dirUserAuthType ?? []).map((t) => t.toLowerCase());
+  return authTypes.includes('idp') && !authTypes.includes('password');
+}
+
+function passwordAtIdpMessage(login: string): string {
+  return `${login} logs in through an external identity provider (user authentication type idp), not with a password: change it there`;
+}
 
 /** What the server a Kerberos password change reaches runs it with. */
 export interface PasswordChangeEnv {
@@ -66,8 +79,8 @@ const DENYING: ReadonlySet<string> = new Set(['ACIError', 'NotAuthenticated', 'A
 /**
  * `client` (a principal whose ticket the password service accepted) sets
  * the password of `target` (`login@REALM`): the client must be an account
- * that may act now (login.ts), the target a user whose login is not an
- * external identity provider's alone, and then `passwd` runs as the client.
+ * that may act now (login.ts), the target a user, and then `passwd` runs as
+ * the client.
  */
 export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { client: string; target: string; password: string }): Promise<PasswordChangeOutcome> {
   const realm = env.server.realm;
@@ -79,10 +92,8 @@ export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { c
   if (!target || !login || !hasObjectClass(target.attrs.objectClass, 'dirUser')) {
     return { outcome: 'failed', message: `${change.target} is not a user of realm ${realm}: only users' passwords are changed here` };
   }
-  const authTypes = (target.attrs.dirUserAuthType ?? []).map((t) => t.toLowerCase());
-  if (authTypes.includes('idp') && !authTypes.includes('password')) {
-    return { outcome: 'denied', message: `${login} logs in through an external identity provider (user authentication type idp), not with a password: change it there` };
-  }
+  // the passwd rule refuses this too; answered here in the words kpasswd prints after "Access denied: "
+  if (target.dn === principal.dn && passwordAtIdp(target.attrs)) return { outcome: 'denied', message: passwordAtIdpMessage(login) };
   try {
     await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry }, 'passwd', [login, change.password], {});
     return { outcome: 'changed' };

@@ -253,6 +253,26 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.notEqual(old.code, 0);
   });
 
+  it('refuses a user whose login is the IdP alone their own password change, through LDAP and the API alike, while an admin may set one', async () => {
+    await admin.call('user_add', ['fay'], { first: 'Fay', last: 'Linked', password: 'Fay-pass-1' });
+    const fay = new RpcSession(realm.url, realm.ca);
+    assert.equal((await fay.login('fay', 'Fay-pass-1')).status, 200);
+    await admin.call('user_mod', ['fay'], { user_auth_type: ['idp'], idp: 'corp', idp_user_id: 'fay-sub' });
+    const reason = /fay logs in through an external identity provider \(user authentication type idp\), not with a password: change it there/;
+    // LDAP Password Modify, bound with the local password that still works (spec: a local password keeps working)
+    const l = await tools.run('ldappasswd', [...asUser('fay', 'Fay-pass-1'), '-a', 'Fay-pass-1', '-s', 'Fay-pass-2']);
+    assert.notEqual(l.code, 0, l.stdout);
+    assert.match(l.stdout + l.stderr, /Insufficient access \(50\)/);
+    assert.match(l.stdout + l.stderr, reason);
+    // the API's passwd, on a session opened before the link
+    await assert.rejects(fay.call('passwd', ['fay', 'Fay-pass-2']), (e: Error & { errorName?: string }) => e.errorName === 'ACIError' && reason.test(e.message));
+    assert.equal((await tools.run('ldapwhoami', asUser('fay', 'Fay-pass-2'))).code, 49, 'nothing changed');
+    // an administrator may still set a password for the user
+    await admin.call('passwd', ['fay', 'Fay-pass-3']);
+    assert.equal((await tools.run('ldapwhoami', asUser('fay', 'Fay-pass-3'))).code, 0);
+    await admin.call('user_del', ['fay']);
+  });
+
   it('refuses wrong passwords and unknown DNs alike, counts failures and locks the account at the realm\'s limit', async () => {
     const unknown = await tools.run('ldapwhoami', asUser('nobody', 'whatever'));
     assert.equal(unknown.code, 49, unknown.stderr);
