@@ -7,7 +7,7 @@
  * realm's master key with HKDF-SHA256 (RFC 5869) and a label per use, so a
  * box made for one use never opens as another.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 
 const NONCE = 12;
 const TAG = 16;
@@ -19,9 +19,20 @@ export function deriveKey(masterKey: Buffer, label: string): Buffer {
   return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), label, 32));
 }
 
+/**
+ * The KeyObject of a key Buffer, made once: Node 24 charges about 7 µs per
+ * cipher made from raw key bytes, more than the sealing itself.
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+function keyObjectOf(key: Buffer): KeyObject {
+  let o = keyObjects.get(key);
+  if (o === undefined) keyObjects.set(key, (o = createSecretKey(key)));
+  return o;
+}
+
 export function seal(key: Buffer, plaintext: Buffer | string, aad?: Buffer): Buffer {
   const nonce = randomBytes(NONCE);
-  const c = createCipheriv('aes-256-gcm', key, nonce);
+  const c = createCipheriv('aes-256-gcm', keyObjectOf(key), nonce);
   if (aad) c.setAAD(aad);
   const ct = Buffer.concat([c.update(plaintext), c.final()]);
   return Buffer.concat([nonce, ct, c.getAuthTag()]);
@@ -31,7 +42,7 @@ export function seal(key: Buffer, plaintext: Buffer | string, aad?: Buffer): Buf
 export function open(key: Buffer, box: Buffer, aad?: Buffer): Buffer | null {
   if (box.length < BOX_OVERHEAD) return null;
   try {
-    const d = createDecipheriv('aes-256-gcm', key, box.subarray(0, NONCE));
+    const d = createDecipheriv('aes-256-gcm', keyObjectOf(key), box.subarray(0, NONCE));
     if (aad) d.setAAD(aad);
     d.setAuthTag(box.subarray(box.length - TAG));
     return Buffer.concat([d.update(box.subarray(NONCE, box.length - TAG)), d.final()]);

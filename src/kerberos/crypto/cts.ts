@@ -15,6 +15,7 @@
  */
 import { createCipheriv, createDecipheriv, type Cipheriv, type Decipheriv } from 'node:crypto';
 import { KrbCryptoError } from './types.js';
+import { keyObject } from './key-object.js';
 
 const BLOCK = 16;
 const ZERO_IV = Buffer.alloc(BLOCK);
@@ -56,7 +57,7 @@ function stateOf(key: Buffer): AesState {
 
 function ecbDecryptor(st: AesState, key: Buffer): Decipheriv {
   if (!st.ecbDecrypt) {
-    st.ecbDecrypt = createDecipheriv(`aes-${key.length * 8}-ecb`, key, null);
+    st.ecbDecrypt = createDecipheriv(`aes-${key.length * 8}-ecb`, keyObject(key), null);
     st.ecbDecrypt.setAutoPadding(false);
   }
   return st.ecbDecrypt;
@@ -66,7 +67,7 @@ function ecbDecryptor(st: AesState, key: Buffer): Decipheriv {
 function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer): Buffer {
   const st = stateOf(key);
   if (!st.cbc) {
-    st.cbc = createCipheriv(`aes-${key.length * 8}-cbc`, key, ZERO_IV);
+    st.cbc = createCipheriv(`aes-${key.length * 8}-cbc`, keyObject(key), ZERO_IV);
     st.cbc.setAutoPadding(false);
   }
   const chain = st.chain;
@@ -162,7 +163,7 @@ export function aesChain(key: Buffer, first: Buffer, blocks: number): Buffer {
 export function aesBlock(key: Buffer, block: Buffer): Buffer {
   const st = stateOf(key);
   if (!st.ecbEncrypt) {
-    st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, key, null);
+    st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, keyObject(key), null);
     st.ecbEncrypt.setAutoPadding(false);
   }
   return st.ecbEncrypt.update(block);
