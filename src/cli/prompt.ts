@@ -2,11 +2,10 @@
  * Reading secrets: on a terminal, a prompt with echo off (twice when a new
  * value must be confirmed); otherwise one line from standard input.
  */
-import { createInterface } from 'node:readline';
-
 function readLineFromStdin(): Promise<string> {
   return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: process.stdin, terminal: false });
+    // loaded here, not at start-up: only commands that read a secret need it
+    const rl = process.getBuiltinModule('node:readline').createInterface({ input: process.stdin, terminal: false });
     let done = false;
     rl.once('line', (line) => {
       done = true;
