@@ -6,7 +6,7 @@
  * it, dist/cli/main.js. A cache directory that cannot be made or written
  * only costs speed.
  */
-import { enableCompileCache } from 'node:module';
+import module from 'node:module';
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -16,7 +16,7 @@ try {
   const xdg = process.env.XDG_CACHE_HOME;
   const dir = join(xdg && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'dirid', 'compile');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  enableCompileCache(dir);
+  module.enableCompileCache?.(dir); // Node 22.1 and later
 } catch {
   // no compile cache: slower start, same behaviour
 }
