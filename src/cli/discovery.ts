@@ -11,8 +11,8 @@
  * `_ldap._tcp` records name hosts only: their port is LDAP's, so the API
  * port of xmlrpc_uri is used with them.
  */
-import { Resolver } from 'node:dns/promises';
 import type { SrvRecord } from 'node:dns';
+import { createRequire } from 'node:module';
 import type { ClientConfig } from './config.js';
 import { CliError } from './errors.js';
 
@@ -65,6 +65,8 @@ export interface SrvLookup {
 }
 
 export function makeResolver(dnsServer?: string): SrvLookup {
+  // loaded here, not at start-up: most calls never look up SRV records
+  const { Resolver } = createRequire(import.meta.url)('node:dns/promises') as typeof import('node:dns/promises');
   const resolver = new Resolver({ timeout: 2000, tries: 1 });
   if (dnsServer) {
     try {

@@ -2,10 +2,12 @@
  * Reading secrets: on a terminal, a prompt with echo off (twice when a new
  * value must be confirmed); otherwise one line from standard input.
  */
-import { createInterface } from 'node:readline';
+import { createRequire } from 'node:module';
 
 function readLineFromStdin(): Promise<string> {
   return new Promise((resolve, reject) => {
+    // loaded here, not at start-up: only commands that read a secret need it
+    const { createInterface } = createRequire(import.meta.url)('node:readline') as typeof import('node:readline');
     const rl = createInterface({ input: process.stdin, terminal: false });
     let done = false;
     rl.once('line', (line) => {
