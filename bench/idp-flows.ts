@@ -2,12 +2,20 @@
  * Pending device flows in the KDC: starts N (default 10,000) idp logins for
  * a linked user against a local oidc-provider, then measures the server's
  * resident memory and its password AS-REQ throughput while those flows are
- * being polled, as a ratio to the same load with no flows (same run).
- *   node --import tsx bench/idp-flows.ts [--flows N] [--seconds N]
+ * being polled, as a ratio to the same load with no flows (same run), and
+ * what the polling costs the server: its CPU time (utime + stime from
+ * /proc) per token request it sent the IdP, in a phase where only the
+ * pending flows' answers run, beside its CPU time per password AS-REQ.
+ * The IdP counts the TLS connections it accepted and how many resumed a
+ * session. On a machine shared with other work the throughputs move from
+ * run to run; the CPU times per request move much less.
+ *   node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N]
+ * BENCH_SERVER_ARGS: Node options for the server (e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof"); BENCH_SERVER_LOG: a file for its log.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,9 +30,20 @@ import type { PaData } from '../src/kerberos/asn1/primitives.js';
 import { startTestIdp } from '../test/support/oidc-idp.js';
 import { RpcSession } from '../test/support/rpc-client.js';
 
-const { values } = parseArgs({ options: { flows: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: { flows: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '4' }, answerers: { type: 'string', default: '8' }, help: { type: 'boolean', short: 'h' } },
+});
+if (values.help) {
+  console.log(`usage: node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N]
+  --flows N      pending device flows to start (default 10000)
+  --seconds N    length of each measured phase (default 4)
+  --answerers N  clients answering the pending flows' challenges side by side (default 8)
+env BENCH_SERVER_ARGS: Node options for the server process; BENCH_SERVER_LOG: file for the server's log`);
+  process.exit(0);
+}
 const FLOWS = Number(values.flows);
 const SECONDS = Number(values.seconds);
+const ANSWERERS = Number(values.answerers);
 const REALM = 'FLOWS.TEST';
 const root = new URL('..', import.meta.url).pathname;
 const pin = (pid: number, core: number) => spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)]);
@@ -35,7 +54,8 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-flows-'));
 writeFileSync(join(tmp, 'pw'), 'Admin-pass-42\n');
 writeFileSync(join(tmp, 'idp-ca.pem'), idp.caPem);
 spawnSync(process.execPath, [join(root, 'bin/dirid-server.js'), 'init', '--data-dir', join(tmp, 'realm'), '--realm', REALM, '--domain', 'flows.test', '--hostname', 'localhost', '--admin-password-file', join(tmp, 'pw')]);
-const server = spawn(process.execPath, [join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
+const server = spawn(process.execPath, [...nodeArgs, join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
 pin(server.pid!, 0);
 let out = '';
 const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
@@ -46,8 +66,16 @@ const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
     if (k && h) resolve({ kdc: Number(k[1]), https: Number(h[1]) });
   });
 });
-server.stdout!.resume();
+if (process.env.BENCH_SERVER_LOG) server.stdout!.pipe(createWriteStream(process.env.BENCH_SERVER_LOG));
+else server.stdout!.resume();
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+const ticks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+/** the server's CPU time so far in seconds (user + system, /proc/PID/stat fields 14 and 15) */
+const cpu = (): number => {
+  const stat = readFileSync(`/proc/${server.pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / ticks;
+};
 const rpc = new RpcSession(`https://localhost:${ports.https}`, readFileSync(join(tmp, 'realm', 'ca.crt'), 'utf8'));
 await rpc.login('admin', 'Admin-pass-42');
 await rpc.call('idp_add', ['local'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid' });
@@ -104,16 +132,41 @@ async function pollFlow(cookie: PaData): Promise<boolean> {
   return r.kind === 'error' && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
 }
 
+/** the pending flows' answers, ANSWERERS side by side, until stopped; counts answers and those still pending */
+function answerFlows(cookies: PaData[]): { stop(): Promise<{ answers: number; pending: number }> } {
+  let polling = true;
+  let answers = 0;
+  let pending = 0;
+  let next = 0;
+  const workers = Array.from({ length: ANSWERERS }, async () => {
+    while (polling) {
+      const c = cookies[next++ % cookies.length]!;
+      if (await pollFlow(c).catch(() => false)) pending++;
+      answers++;
+    }
+  });
+  return {
+    async stop() {
+      polling = false;
+      await Promise.all(workers);
+      return { answers, pending };
+    },
+  };
+}
+const tokenRequests = () => idp.stats().requests['/token'] ?? 0;
+
 await passwordLoad(1);
+let c0 = cpu();
 const idleRps = await passwordLoad(SECONDS);
+const cpuPerAsReq = (cpu() - c0) / (idleRps * SECONDS);
 const rssIdle = rss();
 const cookies: PaData[] = [];
 const t0 = performance.now();
-let next = 0;
+let started = 0;
 await Promise.all(
   Array.from({ length: 32 }, async () => {
-    while (next < FLOWS) {
-      next++;
+    while (started < FLOWS) {
+      started++;
       const c = await startFlow().catch(() => null);
       if (c) cookies.push(c);
     }
@@ -121,26 +174,41 @@ await Promise.all(
 );
 const startSec = (performance.now() - t0) / 1000;
 const rssFlows = rss();
-// keep the flows pending: answers for them (each makes the KDC poll the IdP once its interval has passed) while the password load runs
-let polling = true;
-let polls = 0;
-let stillPending = 0;
-const poller = Promise.all(
-  Array.from({ length: 8 }, async (_, w) => {
-    for (let i = w; polling; i = (i + 8) % cookies.length) {
-      if (await pollFlow(cookies[i]!).catch(() => false)) stillPending++;
-      polls++;
-    }
-  }),
-);
+
+// the flows' answers alone: what a token request costs the server
+const before = idp.stats();
+let tok0 = tokenRequests();
+c0 = cpu();
+let a0 = performance.now();
+let answering = answerFlows(cookies);
+await new Promise((r) => setTimeout(r, SECONDS * 1000));
+const alone = await answering.stop();
+const pollCpu = cpu() - c0;
+const aloneSec = (performance.now() - a0) / 1000;
+const alonePolls = tokenRequests() - tok0;
+const after = idp.stats();
+
+// the password load beside them
+tok0 = tokenRequests();
+c0 = cpu();
+a0 = performance.now();
+answering = answerFlows(cookies);
 const busyRps = await passwordLoad(SECONDS);
-polling = false;
-await poller;
+const busy = await answering.stop();
+const busyCpu = cpu() - c0;
+const busySec = (performance.now() - a0) / 1000;
+const busyPolls = tokenRequests() - tok0;
 const rssAfter = rss();
+const final = idp.stats();
+const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
 console.log(`idp device flows: ${cookies.length} of ${FLOWS} flows started in ${startSec.toFixed(1)} s against a local oidc-provider; KDC on core 0, load on core 1`);
 console.log(`server RSS: idle ${rssIdle.toFixed(0)} MiB, with ${cookies.length} pending flows ${rssFlows.toFixed(0)} MiB, after polling ${rssAfter.toFixed(0)} MiB (flow state travels in the sealed PA-FX-COOKIE)`);
-console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s, while ${polls} answers for pending flows were polled (${stillPending} still pending) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
+console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core)`);
+console.log(`IdP TLS connections during them: ${after.connections - before.connections} new (${after.resumed - before.resumed} resumed); in the whole run ${final.connections} (${final.resumed} resumed) for ${Object.values(final.requests).reduce((a, b) => a + b, 0)} requests`);
+console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${alone.answers ? ms(pollCpu / alone.answers) : 'n/a'} per answer`);
+console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s, while ${busy.answers} answers for pending flows were polled (${busy.pending} still pending, ${busyPolls} token requests, ${(busyPolls / busySec).toFixed(0)}/s; server CPU ${((100 * busyCpu) / busySec).toFixed(0)}% of a core) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
 server.kill('SIGTERM');
+await new Promise((r) => server.once('exit', r));
 await idp.stop();
 rmSync(tmp, { recursive: true, force: true });
 process.exit(0);
