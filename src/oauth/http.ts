@@ -24,8 +24,14 @@ export type FetchLike = (
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
-/** Requests in flight to one IdP host at most (each on a connection of its own, kept alive). */
-export const MAX_CONNECTIONS_PER_IDP = 16;
+/**
+ * Requests in flight to one IdP host at most, each on a connection of its
+ * own, kept alive; the next ones wait for a free connection (their deadline
+ * running). 64 carry the polls of the 1,000 answers the KDC holds at most
+ * (200 a second at the default 5 s interval) to an IdP that answers within
+ * 300 ms; fewer would make a slow IdP's polls time out in the queue.
+ */
+export const MAX_CONNECTIONS_PER_IDP = 64;
 const USER_AGENT = 'dirid-idp-client';
 
 /** Throws `insecure_endpoint` unless `value` is an https:// URL with a host. */

@@ -4,16 +4,19 @@
  * (at most MAX_CONNECTIONS_PER_IDP in flight, the rest waiting for one), a
  * connection opened after the IdP closed the idle ones resumes the TLS
  * session of an earlier one instead of a full handshake, and each IdP host
- * has connections of its own. The test IdP counts the TLS connections it
- * accepts, the resumed ones, and the most requests it had in progress.
+ * has connections of its own. The trusted CAs (Node's roots and the
+ * configured bundle) make one TLS context when the client is made, not one
+ * per connection. The test IdP counts the TLS connections it accepts, the
+ * resumed ones, and the most requests it had in progress.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import tls from 'node:tls';
 import { createCa, issueServerCert } from '../../src/server/pki.js';
-import { httpsFetch } from '../../src/oauth/http.js';
+import { httpsFetch, MAX_CONNECTIONS_PER_IDP } from '../../src/oauth/http.js';
 
 interface Counting {
   server: Server;
@@ -24,15 +27,14 @@ interface Counting {
   mostInProgress: number;
 }
 
-const MAX_CONNECTIONS_PER_IDP = 16;
 describe('IdP HTTPS client: connections to an IdP', () => {
   let caPem: string;
-  let tls: { keyPem: string; certPem: string };
+  let cert: { keyPem: string; certPem: string };
   const idps: Counting[] = [];
   /** an IdP answering every request after `delayMs`, and closing connections idle for `idleMs` */
   async function countingIdp(delayMs: number, idleMs: number): Promise<Counting> {
     const c: Counting = { server: undefined as unknown as Server, base: '', connections: 0, resumed: 0, inProgress: 0, mostInProgress: 0 };
-    c.server = createServer({ key: tls.keyPem, cert: tls.certPem, keepAliveTimeout: idleMs }, (req, res) => {
+    c.server = createServer({ key: cert.keyPem, cert: cert.certPem, keepAliveTimeout: idleMs }, (req, res) => {
       c.inProgress++;
       c.mostInProgress = Math.max(c.mostInProgress, c.inProgress);
       req.resume();
@@ -59,7 +61,7 @@ describe('IdP HTTPS client: connections to an IdP', () => {
   before(async () => {
     const ca = await createCa('connections test CA');
     caPem = ca.certPem;
-    tls = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    cert = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
   });
   after(async () => {
     for (const c of idps) {
@@ -91,6 +93,28 @@ describe('IdP HTTPS client: connections to an IdP', () => {
     }
     assert.equal(idp.connections, 4);
     assert.equal(idp.resumed, 3, `${idp.resumed} of the 3 later connections resumed the TLS session`);
+  });
+
+  it('builds the TLS context of the trusted CAs once, not for each connection', async () => {
+    const idp = await countingIdp(0, 50);
+    const made = tls.createSecureContext;
+    let contexts = 0;
+    tls.createSecureContext = (...args) => {
+      contexts++;
+      return made(...args);
+    };
+    try {
+      const fetch = httpsFetch(caPem);
+      const atStart = contexts;
+      for (let i = 0; i < 4; i++) {
+        await poll(fetch, idp, i);
+        await sleep(150); // the IdP closes the idle connection: the next poll opens another
+      }
+      assert.equal(idp.connections, 4);
+      assert.equal(contexts - atStart, 0, `${contexts - atStart} TLS contexts built for 4 connections`);
+    } finally {
+      tls.createSecureContext = made;
+    }
   });
 
   it('a slow IdP does not hold up the polls of another', async () => {
