@@ -150,7 +150,7 @@ async function pollFlow(cookie: PaData): Promise<boolean> {
 }
 
 /** the pending flows' answers, ANSWERERS side by side, until stopped; counts answers and those still pending */
-function answerFlows(cookies: PaData[]): { stop(): Promise<{ answers: number; pending: number }> } {
+function answerFlows(cookies: PaData[]): { answered(): number; stop(): Promise<{ answers: number; pending: number }> } {
   let polling = true;
   let answers = 0;
   let pending = 0;
@@ -163,6 +163,7 @@ function answerFlows(cookies: PaData[]): { stop(): Promise<{ answers: number; pe
     }
   });
   return {
+    answered: () => answers,
     async stop() {
       polling = false;
       await Promise.all(workers);
@@ -209,6 +210,7 @@ await new Promise((r) => setTimeout(r, SECONDS * 1000));
 const pollCpu = cpu() - c0;
 const aloneSec = (performance.now() - a0) / 1000;
 const alonePolls = tokenRequests() - tok0;
+const aloneAnswered = answering.answered();
 const after = idp.stats();
 const alone = await answering.stop();
 
@@ -224,6 +226,7 @@ const busyCpu = cpu() - c0;
 const busyOwn = own() - o0;
 const busySec = (performance.now() - a0) / 1000;
 const busyPolls = tokenRequests() - tok0;
+const busyAnswered = answering.answered();
 const busy = await answering.stop();
 const rssAfter = rss();
 const final = idp.stats();
@@ -232,8 +235,15 @@ console.log(`idp device flows: ${cookies.length} of ${FLOWS} flows started in ${
 console.log(`server RSS: idle ${rssIdle.toFixed(0)} MiB, with ${cookies.length} pending flows ${rssFlows.toFixed(0)} MiB, after polling ${rssAfter.toFixed(0)} MiB (flow state travels in the sealed PA-FX-COOKIE)`);
 console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core)`);
 console.log(`IdP TLS connections during them: ${after.connections - before.connections} new (${after.resumed - before.resumed} resumed); in the whole run ${final.connections} (${final.resumed} resumed) for ${Object.values(final.requests).reduce((a, b) => a + b, 0)} requests`);
-console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${alone.answers ? ms(pollCpu / alone.answers) : 'n/a'} per answer`);
+console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${aloneAnswered ? ms(pollCpu / aloneAnswered) : 'n/a'} per answer`);
 console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s (server CPU ${((100 * idleCpu) / idleSec).toFixed(0)}% of a core, load and IdP ${((100 * idleOwn) / idleSec).toFixed(0)}%), while ${busy.answers} answers for pending flows were polled (${busy.pending} still pending, ${busyPolls} token requests, ${(busyPolls / busySec).toFixed(0)}/s; server CPU ${((100 * busyCpu) / busySec).toFixed(0)}% of a core, load and IdP ${((100 * busyOwn) / busySec).toFixed(0)}%) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
+// the KDC's own share: the CPU its answers took at the rate they came in beside the password load, out of one core
+const busyAnswerRate = busyAnswered / busySec;
+const cpuPerAnswer = aloneAnswered ? pollCpu / aloneAnswered : 0;
+console.log(
+  `KDC CPU left for password AS-REQs at ${busyAnswerRate.toFixed(0)} answers/s (${(busyAnswerRate * cpuPerAnswer * 100).toFixed(0)}% of a core for answers): ratio ${Math.max(0, 1 - busyAnswerRate * cpuPerAnswer).toFixed(2)} ` +
+    `(the measured ratio also counts the load's own core, which the IdP and the answers share: ${((100 * busyOwn) / busySec).toFixed(0)}% busy during it)`,
+);
 server.kill('SIGTERM');
 await new Promise((r) => server.once('exit', r));
 await idp.stop();
