@@ -149,6 +149,30 @@ async function pollFlow(cookie: PaData): Promise<boolean> {
   return r.kind === 'error' && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
 }
 
+/** One armored AS-REQ of the password user without pre-authentication: the KDC unwraps the FAST armor and answers an armored PREAUTH_REQUIRED, as for a flow's answer but without the IdP. */
+async function armoredRequest(): Promise<boolean> {
+  const body = asReqBody(cname, REALM, {});
+  const req = armoredAsReq(armor, body, []);
+  const r = processArmored(await send(req.msg), req, body, req.armorKey);
+  return r.kind === 'error';
+}
+
+/** armored requests without the IdP, ANSWERERS side by side, for `seconds`: how many, and the server's CPU for them */
+async function armoredLoad(seconds: number): Promise<{ requests: number; cpu: number }> {
+  let running = true;
+  let requests = 0;
+  const c0 = cpu();
+  const workers = Array.from({ length: ANSWERERS }, async () => {
+    while (running) if (await armoredRequest().catch(() => false)) requests++;
+  });
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const used = cpu() - c0;
+  const done = requests;
+  running = false;
+  await Promise.all(workers);
+  return { requests: done, cpu: used };
+}
+
 /** the pending flows' answers, ANSWERERS side by side, until stopped; counts answers and those still pending */
 function answerFlows(cookies: PaData[]): { answered(): number; stop(): Promise<{ answers: number; pending: number }> } {
   let polling = true;
@@ -200,7 +224,8 @@ await Promise.all(
 const startSec = (performance.now() - t0) / 1000;
 const rssFlows = rss();
 
-// the flows' answers alone: what a token request costs the server
+// what the armored exchange costs without the IdP, then the flows' answers alone: what an answer and its token request cost the server
+const fast = await armoredLoad(SECONDS);
 const before = idp.stats();
 let tok0 = tokenRequests();
 c0 = cpu();
@@ -235,6 +260,7 @@ console.log(`idp device flows: ${cookies.length} of ${FLOWS} flows started in ${
 console.log(`server RSS: idle ${rssIdle.toFixed(0)} MiB, with ${cookies.length} pending flows ${rssFlows.toFixed(0)} MiB, after polling ${rssAfter.toFixed(0)} MiB (flow state travels in the sealed PA-FX-COOKIE)`);
 console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core)`);
 console.log(`IdP TLS connections during them: ${after.connections - before.connections} new (${after.resumed - before.resumed} resumed); in the whole run ${final.connections} (${final.resumed} resumed) for ${Object.values(final.requests).reduce((a, b) => a + b, 0)} requests`);
+console.log(`server CPU: ${fast.requests ? ms(fast.cpu / fast.requests) : 'n/a'} per armored AS-REQ answered PREAUTH_REQUIRED (the FAST part of an answer, no IdP; ${fast.requests} in ${SECONDS} s)`);
 console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${aloneAnswered ? ms(pollCpu / aloneAnswered) : 'n/a'} per answer`);
 console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s (server CPU ${((100 * idleCpu) / idleSec).toFixed(0)}% of a core, load and IdP ${((100 * idleOwn) / idleSec).toFixed(0)}%), while ${busy.answers} answers for pending flows were polled (${busy.pending} still pending, ${busyPolls} token requests, ${(busyPolls / busySec).toFixed(0)}/s; server CPU ${((100 * busyCpu) / busySec).toFixed(0)}% of a core, load and IdP ${((100 * busyOwn) / busySec).toFixed(0)}%) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
 // the KDC's own share: the CPU its answers took at the rate they came in beside the password load, out of one core
