@@ -107,8 +107,11 @@ export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.Authorization
  * (the ID token set aside) and checkIdTokenClaims judges the ID token's
  * claims, not its signature (validateIdToken does).
  */
-export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, response: Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
+export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, answer: Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
   const [client] = clientOf(cfg);
+  const { pending, response } = await pendingAnswer(answer);
+  if (pending === 'authorization_pending') return { status: 'pending' };
+  if (pending === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
   try {
     let tokens: oauth.TokenEndpointResponse;
     if (cfg.issuerUrl) {
@@ -127,6 +130,28 @@ export async function processDeviceToken(cfg: IdpConfig, as: oauth.Authorization
     if (err.code === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
     throw err;
   }
+}
+
+/**
+ * The answer to nearly every poll, RFC 8628 §3.5's `authorization_pending`
+ * or `slow_down`, recognized as oauth4webapi recognizes an error answer (a
+ * 4xx status, no WWW-Authenticate challenge, an application/json object
+ * with a string `error`) but without the two error objects, each with its
+ * stack trace, that it and codedError would make of it. Any other answer
+ * is passed on, read again from its text when it had to be read.
+ */
+async function pendingAnswer(response: Response): Promise<{ pending?: 'authorization_pending' | 'slow_down'; response: Response }> {
+  if (response.status < 400 || response.status > 499 || response.headers.has('www-authenticate')) return { response };
+  if (response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() !== 'application/json') return { response };
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as unknown;
+    const error = body && typeof body === 'object' && !Array.isArray(body) ? (body as { error?: unknown }).error : undefined;
+    if (error === 'authorization_pending' || error === 'slow_down') return { pending: error, response };
+  } catch {
+    // not JSON: oauth4webapi says what is wrong with it
+  }
+  return { response: new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers }) };
 }
 
 /**
