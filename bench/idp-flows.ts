@@ -2,12 +2,20 @@
  * Pending device flows in the KDC: starts N (default 10,000) idp logins for
  * a linked user against a local oidc-provider, then measures the server's
  * resident memory and its password AS-REQ throughput while those flows are
- * being polled, as a ratio to the same load with no flows (same run).
- *   node --import tsx bench/idp-flows.ts [--flows N] [--seconds N]
+ * being polled, as a ratio to the same load with no flows (same run), and
+ * what the polling costs the server: its CPU time (utime + stime from
+ * /proc) per token request it sent the IdP, in a phase where only the
+ * pending flows' answers run, beside its CPU time per password AS-REQ.
+ * The IdP counts the TLS connections it accepted and how many resumed a
+ * session. On a machine shared with other work the throughputs move from
+ * run to run; the CPU times per request move much less.
+ *   node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N]
+ * BENCH_SERVER_ARGS: Node options for the server (e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof"); BENCH_SERVER_LOG: a file for its log.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,9 +30,20 @@ import type { PaData } from '../src/kerberos/asn1/primitives.js';
 import { startTestIdp } from '../test/support/oidc-idp.js';
 import { RpcSession } from '../test/support/rpc-client.js';
 
-const { values } = parseArgs({ options: { flows: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: { flows: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '4' }, answerers: { type: 'string', default: '8' }, help: { type: 'boolean', short: 'h' } },
+});
+if (values.help) {
+  console.log(`usage: node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N]
+  --flows N      pending device flows to start (default 10000)
+  --seconds N    length of each measured phase (default 4)
+  --answerers N  clients answering the pending flows' challenges side by side (default 8)
+env BENCH_SERVER_ARGS: Node options for the server process; BENCH_SERVER_LOG: file for the server's log`);
+  process.exit(0);
+}
 const FLOWS = Number(values.flows);
 const SECONDS = Number(values.seconds);
+const ANSWERERS = Number(values.answerers);
 const REALM = 'FLOWS.TEST';
 const root = new URL('..', import.meta.url).pathname;
 const pin = (pid: number, core: number) => spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)]);
@@ -35,7 +54,8 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-flows-'));
 writeFileSync(join(tmp, 'pw'), 'Admin-pass-42\n');
 writeFileSync(join(tmp, 'idp-ca.pem'), idp.caPem);
 spawnSync(process.execPath, [join(root, 'bin/dirid-server.js'), 'init', '--data-dir', join(tmp, 'realm'), '--realm', REALM, '--domain', 'flows.test', '--hostname', 'localhost', '--admin-password-file', join(tmp, 'pw')]);
-const server = spawn(process.execPath, [join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
+const server = spawn(process.execPath, [...nodeArgs, join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
 pin(server.pid!, 0);
 let out = '';
 const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
@@ -46,8 +66,16 @@ const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
     if (k && h) resolve({ kdc: Number(k[1]), https: Number(h[1]) });
   });
 });
-server.stdout!.resume();
+if (process.env.BENCH_SERVER_LOG) server.stdout!.pipe(createWriteStream(process.env.BENCH_SERVER_LOG));
+else server.stdout!.resume();
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+const ticks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+/** the server's CPU time so far in seconds (user + system, /proc/PID/stat fields 14 and 15) */
+const cpu = (): number => {
+  const stat = readFileSync(`/proc/${server.pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / ticks;
+};
 const rpc = new RpcSession(`https://localhost:${ports.https}`, readFileSync(join(tmp, 'realm', 'ca.crt'), 'utf8'));
 await rpc.login('admin', 'Admin-pass-42');
 await rpc.call('idp_add', ['local'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid' });
@@ -62,14 +90,26 @@ const armor: Credentials = await asWithKeys(send, { nameType: 3, nameString: ['h
 const key = profile(18).stringToKey('Bench-password-1', `${REALM}bench`);
 const cname = { nameType: 1, nameString: ['bench'] };
 
-async function passwordLoad(seconds: number): Promise<number> {
+/**
+ * Password AS-REQs made ahead of a phase, each with a nonce of its own (so
+ * the KDC's lookaside cache never answers one): sending them costs the
+ * load's core little, so the load is bounded by the KDC, not by the core it
+ * shares with the IdP and the flows' answers.
+ */
+function passwordRequests(n: number): Buffer[] {
+  return Array.from({ length: n }, () => encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body: asReqBody(cname, REALM, { etypes: [18], nonce: randomNonce() }) }));
+}
+
+/** password AS-REQs per second over `seconds`, PASSWORD_CLIENTS clients side by side, from `pool` (made on the fly once it runs out) */
+async function passwordLoad(seconds: number, pool: Buffer[]): Promise<number> {
   let n = 0;
+  let used = 0;
   let running = true;
   const worker = async () => {
     const s = createSocket('udp4');
     await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
     while (running) {
-      const msg = encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body: asReqBody(cname, REALM, { etypes: [18], nonce: randomNonce() }) });
+      const msg = used < pool.length ? pool[used++]! : passwordRequests(1)[0]!;
       const ok = await new Promise<boolean>((resolve) => {
         const t = setTimeout(() => resolve(false), 2000);
         s.once('message', (m) => {
@@ -82,12 +122,17 @@ async function passwordLoad(seconds: number): Promise<number> {
     }
     s.close();
   };
-  const ws = Array.from({ length: 16 }, worker);
+  const ws = Array.from({ length: PASSWORD_CLIENTS }, worker);
   await new Promise((r) => setTimeout(r, seconds * 1000));
   running = false;
   await Promise.all(ws);
+  if (used >= pool.length) console.log(`(the ${pool.length} requests made ahead ran out: the load made the rest itself)`);
   return n / seconds;
 }
+/** password clients side by side: enough that the KDC, not the round trips, bounds the load */
+const PASSWORD_CLIENTS = 64;
+/** requests made ahead for one phase: more than the KDC answers in it */
+const POOL_PER_SECOND = 12_000;
 
 const flowName = { nameType: 1, nameString: ['flow'] };
 async function startFlow(): Promise<PaData | null> {
@@ -104,16 +149,73 @@ async function pollFlow(cookie: PaData): Promise<boolean> {
   return r.kind === 'error' && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
 }
 
-await passwordLoad(1);
-const idleRps = await passwordLoad(SECONDS);
+/** One armored AS-REQ of the password user without pre-authentication: the KDC unwraps the FAST armor and answers an armored PREAUTH_REQUIRED, as for a flow's answer but without the IdP. */
+async function armoredRequest(): Promise<boolean> {
+  const body = asReqBody(cname, REALM, {});
+  const req = armoredAsReq(armor, body, []);
+  const r = processArmored(await send(req.msg), req, body, req.armorKey);
+  return r.kind === 'error';
+}
+
+/** armored requests without the IdP, ANSWERERS side by side, for `seconds`: how many, and the server's CPU for them */
+async function armoredLoad(seconds: number): Promise<{ requests: number; cpu: number }> {
+  let running = true;
+  let requests = 0;
+  const c0 = cpu();
+  const workers = Array.from({ length: ANSWERERS }, async () => {
+    while (running) if (await armoredRequest().catch(() => false)) requests++;
+  });
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const used = cpu() - c0;
+  const done = requests;
+  running = false;
+  await Promise.all(workers);
+  return { requests: done, cpu: used };
+}
+
+/** the pending flows' answers, ANSWERERS side by side, until stopped; counts answers and those still pending */
+function answerFlows(cookies: PaData[]): { answered(): number; stop(): Promise<{ answers: number; pending: number }> } {
+  let polling = true;
+  let answers = 0;
+  let pending = 0;
+  let next = 0;
+  const workers = Array.from({ length: ANSWERERS }, async () => {
+    while (polling) {
+      const c = cookies[next++ % cookies.length]!;
+      if (await pollFlow(c).catch(() => false)) pending++;
+      answers++;
+    }
+  });
+  return {
+    answered: () => answers,
+    async stop() {
+      polling = false;
+      await Promise.all(workers);
+      return { answers, pending };
+    },
+  };
+}
+const tokenRequests = () => idp.stats().requests['/token'] ?? 0;
+
+await passwordLoad(1, passwordRequests(POOL_PER_SECOND));
+let pool = passwordRequests(POOL_PER_SECOND * SECONDS);
+const own = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+let c0 = cpu();
+let o0 = own();
+let w0 = performance.now();
+const idleRps = await passwordLoad(SECONDS, pool);
+const idleCpu = cpu() - c0;
+const idleOwn = own() - o0;
+const idleSec = (performance.now() - w0) / 1000;
+const cpuPerAsReq = idleCpu / (idleRps * SECONDS);
 const rssIdle = rss();
 const cookies: PaData[] = [];
 const t0 = performance.now();
-let next = 0;
+let started = 0;
 await Promise.all(
   Array.from({ length: 32 }, async () => {
-    while (next < FLOWS) {
-      next++;
+    while (started < FLOWS) {
+      started++;
       const c = await startFlow().catch(() => null);
       if (c) cookies.push(c);
     }
@@ -121,26 +223,55 @@ await Promise.all(
 );
 const startSec = (performance.now() - t0) / 1000;
 const rssFlows = rss();
-// keep the flows pending: answers for them (each makes the KDC poll the IdP once its interval has passed) while the password load runs
-let polling = true;
-let polls = 0;
-let stillPending = 0;
-const poller = Promise.all(
-  Array.from({ length: 8 }, async (_, w) => {
-    for (let i = w; polling; i = (i + 8) % cookies.length) {
-      if (await pollFlow(cookies[i]!).catch(() => false)) stillPending++;
-      polls++;
-    }
-  }),
-);
-const busyRps = await passwordLoad(SECONDS);
-polling = false;
-await poller;
+
+// what the armored exchange costs without the IdP, then the flows' answers alone: what an answer and its token request cost the server
+const fast = await armoredLoad(SECONDS);
+const before = idp.stats();
+let tok0 = tokenRequests();
+c0 = cpu();
+let a0 = performance.now();
+let answering = answerFlows(cookies);
+await new Promise((r) => setTimeout(r, SECONDS * 1000));
+const pollCpu = cpu() - c0;
+const aloneSec = (performance.now() - a0) / 1000;
+const alonePolls = tokenRequests() - tok0;
+const aloneAnswered = answering.answered();
+const after = idp.stats();
+const alone = await answering.stop();
+
+// the password load beside them
+pool = passwordRequests(POOL_PER_SECOND * SECONDS);
+tok0 = tokenRequests();
+c0 = cpu();
+o0 = own();
+a0 = performance.now();
+answering = answerFlows(cookies);
+const busyRps = await passwordLoad(SECONDS, pool);
+const busyCpu = cpu() - c0;
+const busyOwn = own() - o0;
+const busySec = (performance.now() - a0) / 1000;
+const busyPolls = tokenRequests() - tok0;
+const busyAnswered = answering.answered();
+const busy = await answering.stop();
 const rssAfter = rss();
+const final = idp.stats();
+const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
 console.log(`idp device flows: ${cookies.length} of ${FLOWS} flows started in ${startSec.toFixed(1)} s against a local oidc-provider; KDC on core 0, load on core 1`);
 console.log(`server RSS: idle ${rssIdle.toFixed(0)} MiB, with ${cookies.length} pending flows ${rssFlows.toFixed(0)} MiB, after polling ${rssAfter.toFixed(0)} MiB (flow state travels in the sealed PA-FX-COOKIE)`);
-console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s, while ${polls} answers for pending flows were polled (${stillPending} still pending) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
+console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core)`);
+console.log(`IdP TLS connections during them: ${after.connections - before.connections} new (${after.resumed - before.resumed} resumed); in the whole run ${final.connections} (${final.resumed} resumed) for ${Object.values(final.requests).reduce((a, b) => a + b, 0)} requests`);
+console.log(`server CPU: ${fast.requests ? ms(fast.cpu / fast.requests) : 'n/a'} per armored AS-REQ answered PREAUTH_REQUIRED (the FAST part of an answer, no IdP; ${fast.requests} in ${SECONDS} s)`);
+console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${aloneAnswered ? ms(pollCpu / aloneAnswered) : 'n/a'} per answer`);
+console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s (server CPU ${((100 * idleCpu) / idleSec).toFixed(0)}% of a core, load and IdP ${((100 * idleOwn) / idleSec).toFixed(0)}%), while ${busy.answers} answers for pending flows were polled (${busy.pending} still pending, ${busyPolls} token requests, ${(busyPolls / busySec).toFixed(0)}/s; server CPU ${((100 * busyCpu) / busySec).toFixed(0)}% of a core, load and IdP ${((100 * busyOwn) / busySec).toFixed(0)}%) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
+// the KDC's own share: the CPU its answers took at the rate they came in beside the password load, out of one core
+const busyAnswerRate = busyAnswered / busySec;
+const cpuPerAnswer = aloneAnswered ? pollCpu / aloneAnswered : 0;
+console.log(
+  `KDC CPU left for password AS-REQs at ${busyAnswerRate.toFixed(0)} answers/s (${(busyAnswerRate * cpuPerAnswer * 100).toFixed(0)}% of a core for answers): ratio ${Math.max(0, 1 - busyAnswerRate * cpuPerAnswer).toFixed(2)} ` +
+    `(the measured ratio also counts the load's own core, which the IdP and the answers share: ${((100 * busyOwn) / busySec).toFixed(0)}% busy during it)`,
+);
 server.kill('SIGTERM');
+await new Promise((r) => server.once('exit', r));
 await idp.stop();
 rmSync(tmp, { recursive: true, force: true });
 process.exit(0);

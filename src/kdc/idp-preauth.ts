@@ -8,14 +8,17 @@
  * KDC answers with the same challenge again, until the device code expires.
  * On success the ID token's user identifier must equal the user's dirIdpSub
  * at this very IdP reference; the reply key is the FAST armor key,
- * strengthened. No state is kept on the KDC: pending flows cost nothing.
+ * strengthened. The flow travels in the cookie; the IdP client remembers
+ * only, per pending device code, when it polled it last (so that no answer
+ * polls faster than the interval) and a digest of the codes it exchanged.
+ * docs/device-flow.md.
  */
 import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
 import { PaType } from '../kerberos/iana.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
+import { authorizationServer, devicePolling, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
 import { idpConfigOf as referenceConfig, OAuthError, type IdpConfig } from '../oauth/types.js';
 import { KdcError } from './errors.js';
@@ -32,17 +35,29 @@ export interface IdpFlowState extends DeviceAuthorization {
   polls?: number;
 }
 
+/** An answer past the limit of held answers, for a device code not yet due: answered "pending" without a token request. */
+export const NOT_DUE = 'not-due';
+
 /**
  * RFC 8628 §3.5 from the KDC's side of an answer: the request is never
- * answered without a token request to the IdP. It waits out what remains of
- * the poll interval, polls, and while the IdP says authorization_pending
- * (or slow_down, which lengthens the interval) polls again at the interval
- * as long as the next poll fits in the hold; then the caller answers
- * "pending" with a fresh cookie. MIT retransmissions of a held request
- * join it through the KDC's in-flight map. Past the limit of held answers
- * the first poll is not delayed (the IdP may then say slow_down).
+ * answered without an IdP answer given after it came (save past the limit
+ * of held answers, below). It waits out what remains of the poll interval,
+ * polls, and while the IdP says authorization_pending (or slow_down, which
+ * lengthens the interval) polls again at the interval as long as the next
+ * poll fits in the hold; then the caller answers "pending" with a fresh
+ * cookie. MIT retransmissions of a held request join it through the KDC's
+ * in-flight map.
+ *
+ * The interval is the device code's, not the cookie's: the IdP client
+ * remembers when it last polled each code and at which interval
+ * (device-flow.ts), so answers carrying an older cookie, or several
+ * answers for one flow at once, poll no faster than one answer would. A
+ * poll of the code in flight is waited for rather than repeated, and a poll
+ * another answer made after this one came counts as this one's. Past the
+ * limit of held answers nothing waits: the code is polled if it is due, and
+ * otherwise the answer is "pending" without a token request (NOT_DUE).
  */
-async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<PollResult> {
+export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<PollResult | typeof NOT_DUE> {
   const waits = ctx.caches.idpWaits;
   const start = ctx.now();
   const deadline = start + waits.holdMs;
@@ -50,15 +65,28 @@ async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: Id
   if (held) waits.active++;
   try {
     let s = first;
+    /** the IdP's last answer given after this request came, while the code is pending */
+    let answered: PollResult | undefined;
     for (;;) {
+      const known = await devicePolling(cfg, s.deviceCode, ctx.idp);
+      if (known && (known.lastPoll > s.lastPoll || known.interval > s.interval)) {
+        s = { ...s, lastPoll: Math.max(s.lastPoll, known.lastPoll), interval: Math.max(s.interval, known.interval) };
+        update(s);
+      }
+      if (known?.lastStatus && !known.inFlight && known.lastPoll >= start) answered = known.lastStatus === 'slow_down' ? { status: 'slow_down', interval: known.interval } : { status: 'pending' };
       const due = s.lastPoll + s.interval * 1000;
-      const wait = held ? Math.min(due - ctx.now(), deadline - ctx.now()) : 0;
-      if (wait > 0) await sleep(wait);
+      if (answered && (!held || due > deadline || ctx.now() > s.expiresAt)) return answered;
+      if (!held && !answered && !known?.inFlight && due > ctx.now()) return NOT_DUE;
+      const wait = held && !known?.inFlight ? Math.min(due, deadline) - ctx.now() : 0;
+      if (wait > 0) {
+        await sleep(wait);
+        continue; // another answer may have polled the code meanwhile
+      }
       const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt });
-      s = { ...s, lastPoll: ctx.now(), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? r.interval : s.interval };
+      s = { ...s, lastPoll: Math.max(s.lastPoll, known?.inFlight ? known.lastPoll : ctx.now()), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? Math.max(s.interval, r.interval) : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
-      if (s.lastPoll + s.interval * 1000 > deadline || ctx.now() > s.expiresAt) return r;
+      answered = r;
     }
   } finally {
     if (held) waits.active--;
@@ -144,6 +172,10 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
   try {
     cfg = await idpConfigOf(dir, state.link);
     const r = await pollUntilAnswered(ctx, cfg, s, (next) => (s = next));
+    if (r === NOT_DUE) {
+      ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms and no more answers may be held`;
+      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+    }
     if (r.status !== 'done') {
       ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'} after ${s.polls} poll(s) held ${ctx.now() - now} ms`;
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');

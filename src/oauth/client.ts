@@ -1,14 +1,17 @@
 /**
  * One server's IdP client: the HTTP client for IdP endpoints (http.ts: one
- * TLS context, the configured IdP CAs) and what it remembers between calls,
- * the discovery documents per issuer (discovery.ts), the JWKS key sets per
- * URL (key-sets.ts) and the device codes it has already exchanged for
- * tokens (device-flow.ts refuses a second exchange of one). The server makes
+ * TLS context, the configured IdP CAs, kept-alive connections per IdP) and
+ * what it remembers between calls, the discovery documents per issuer
+ * (discovery.ts), the JWKS key sets per URL (key-sets.ts), the device codes
+ * it has already exchanged for tokens (device-flow.ts refuses a second
+ * exchange of one) and, per pending device code, when it last polled it, at
+ * which interval and the poll in flight (device-flow.ts polls a code once
+ * per interval, whichever answer asks). The server makes
  * one and hands it to the KDC, to the discovery that idp-add runs and to
  * idp-check, so two servers in one process share no cached document, key or
  * device code.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import type { AuthorizationServer } from 'oauth4webapi';
 import type { FetchLike } from './http.js';
 import { KeySetCache } from './key-sets.js';
@@ -17,6 +20,12 @@ import { KeySetCache } from './key-sets.js';
 export const SPENT_DEVICE_CODES_MAX = 100_000;
 /** How long an exchanged device code is remembered when its expiry is not known (the KDC's flows last at most an hour). */
 const SPENT_DEFAULT_MS = 3600_000;
+
+/** A digest of a device code at one token endpoint: what is remembered of it instead of the code (one-shot where Node has crypto.hash: no Hash object per poll). */
+const deviceCodeKey: (deviceCode: string, tokenUri: string) => string =
+  typeof crypto.hash === 'function'
+    ? (deviceCode, tokenUri) => crypto.hash('sha256', `${tokenUri}\0${deviceCode}`, 'base64url')
+    : (deviceCode, tokenUri) => crypto.createHash('sha256').update(tokenUri).update('\0').update(deviceCode).digest('base64url');
 
 /**
  * Device codes that were exchanged for tokens, each until it expires: a
@@ -29,12 +38,8 @@ export class SpentDeviceCodes {
 
   constructor(private readonly max = SPENT_DEVICE_CODES_MAX) {}
 
-  private static key(deviceCode: string, tokenUri: string): string {
-    return createHash('sha256').update(tokenUri).update('\0').update(deviceCode).digest('base64url');
-  }
-
   has(deviceCode: string, tokenUri: string, now = Date.now()): boolean {
-    const until = this.codes.get(SpentDeviceCodes.key(deviceCode, tokenUri));
+    const until = this.codes.get(deviceCodeKey(deviceCode, tokenUri));
     return until !== undefined && until > now;
   }
 
@@ -43,7 +48,59 @@ export class SpentDeviceCodes {
       if (until > now && this.codes.size < this.max) break;
       this.codes.delete(k); // expired, or the oldest when full
     }
-    this.codes.set(SpentDeviceCodes.key(deviceCode, tokenUri), Math.max(expiresAt ?? 0, now + SPENT_DEFAULT_MS));
+    this.codes.set(deviceCodeKey(deviceCode, tokenUri), Math.max(expiresAt ?? 0, now + SPENT_DEFAULT_MS));
+  }
+}
+
+/** How many pending device codes' polling is remembered at most; past it the one polled longest ago goes first. */
+export const DEVICE_CODE_POLLS_MAX = 100_000;
+
+/** What the client knows of its polling of one pending device code. */
+export interface PollRecord {
+  /** epoch ms the last token request for it went */
+  lastPoll: number;
+  /** seconds between polls, as slow_down answers lengthened it */
+  interval: number;
+  /** what the last answered token request said, when it said the code is still pending */
+  lastStatus?: 'pending' | 'slow_down';
+  /** the token request in flight, if one is (device-flow.ts's result of it) */
+  inFlight?: Promise<unknown>;
+  /** epoch ms it may be forgotten at (the device code's expiry) */
+  until: number;
+}
+
+/**
+ * The polling of pending device codes, each until it expires: one token
+ * request per interval for a code, however many answers (or replayed
+ * cookies) ask for it. Only a digest of each code is kept.
+ */
+export class DeviceCodePolls {
+  /** digest → record, in the order they were last written */
+  private readonly records = new Map<string, PollRecord>();
+
+  constructor(private readonly max = DEVICE_CODE_POLLS_MAX) {}
+
+  get(deviceCode: string, tokenUri: string, now = Date.now()): PollRecord | undefined {
+    const r = this.records.get(deviceCodeKey(deviceCode, tokenUri));
+    return r && r.until > now ? r : undefined;
+  }
+
+  set(deviceCode: string, tokenUri: string, record: PollRecord, now = Date.now()): void {
+    const key = deviceCodeKey(deviceCode, tokenUri);
+    this.records.delete(key);
+    for (const [k, r] of this.records) {
+      if (r.until > now && this.records.size < this.max) break;
+      this.records.delete(k); // expired, or written longest ago when full
+    }
+    this.records.set(key, record);
+  }
+
+  delete(deviceCode: string, tokenUri: string): void {
+    this.records.delete(deviceCodeKey(deviceCode, tokenUri));
+  }
+
+  get size(): number {
+    return this.records.size;
   }
 }
 
@@ -52,6 +109,7 @@ export class IdpClient {
   readonly discovery = new Map<string, { as: AuthorizationServer; expires: number }>();
   readonly keySets = new KeySetCache();
   readonly spentDeviceCodes = new SpentDeviceCodes();
+  readonly polls = new DeviceCodePolls();
 
   constructor(readonly fetch: FetchLike) {}
 }

@@ -9,10 +9,15 @@
  * client_id in the body where device endpoints look for it. An ID token in
  * the token answer is judged by id-token.ts alone. A device code is
  * exchanged for tokens once: the IdP client remembers those it exchanged
- * and a second poll of one is refused without asking the IdP.
+ * and a second poll of one is refused without asking the IdP. It also
+ * remembers, per pending device code, its last poll, the interval (as
+ * slow_down lengthened it) and the poll in flight: a poll asked for while
+ * another of the same code is in flight waits for that one's answer
+ * instead of sending a second request (`devicePolling` tells the KDC when
+ * the next poll is due).
  */
 import * as oauth from 'oauth4webapi';
-import type { IdpClient } from './client.js';
+import type { IdpClient, PollRecord } from './client.js';
 import { authorizationServer, requestOptions } from './discovery.js';
 import { codedError } from './errors.js';
 import type { FetchLike } from './http.js';
@@ -102,8 +107,11 @@ export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.Authorization
  * (the ID token set aside) and checkIdTokenClaims judges the ID token's
  * claims, not its signature (validateIdToken does).
  */
-export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, response: Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
+export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, answer: Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
   const [client] = clientOf(cfg);
+  const { pending, response } = await pendingAnswer(answer);
+  if (pending === 'authorization_pending') return { status: 'pending' };
+  if (pending === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
   try {
     let tokens: oauth.TokenEndpointResponse;
     if (cfg.issuerUrl) {
@@ -122,6 +130,28 @@ export async function processDeviceToken(cfg: IdpConfig, as: oauth.Authorization
     if (err.code === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
     throw err;
   }
+}
+
+/**
+ * The answer to nearly every poll, RFC 8628 §3.5's `authorization_pending`
+ * or `slow_down`, recognized as oauth4webapi recognizes an error answer (a
+ * 4xx status, no WWW-Authenticate challenge, an application/json object
+ * with a string `error`) but without the two error objects, each with its
+ * stack trace, that it and codedError would make of it. Any other answer
+ * is passed on, read again from its text when it had to be read.
+ */
+async function pendingAnswer(response: Response): Promise<{ pending?: 'authorization_pending' | 'slow_down'; response: Response }> {
+  if (response.status < 400 || response.status > 499 || response.headers.has('www-authenticate')) return { response };
+  if (response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() !== 'application/json') return { response };
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as unknown;
+    const error = body && typeof body === 'object' && !Array.isArray(body) ? (body as { error?: unknown }).error : undefined;
+    if (error === 'authorization_pending' || error === 'slow_down') return { pending: error, response };
+  } catch {
+    // not JSON: oauth4webapi says what is wrong with it
+  }
+  return { response: new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers }) };
 }
 
 /**
@@ -145,18 +175,56 @@ async function withoutIdToken(response: Response): Promise<{ rest: Response; idT
   return { rest: again(JSON.stringify(rest)), idToken };
 }
 
+/** How long the polling of a device code is remembered when its expiry is not known. */
+const POLL_RECORD_DEFAULT_MS = 3600_000;
+
 /**
- * One token request for a pending device code; never waits. A device code
- * this client already exchanged for tokens is refused without asking the
- * IdP again (`expiresAt`: when it expires, epoch ms, so it is remembered
- * that long).
+ * What this IdP client knows of its polling of a device code: when its last
+ * token request went, the interval (slow_down included), what the last
+ * answered one said and whether one is in flight; undefined when it has
+ * not polled the code (or has forgotten it).
+ */
+export async function devicePolling(cfg: IdpConfig, deviceCode: string, idp: IdpClient): Promise<Readonly<PollRecord> | undefined> {
+  const as = await authorizationServer(cfg, idp, ['token']);
+  return idp.polls.get(deviceCode, as.token_endpoint!);
+}
+
+/**
+ * One token request for a pending device code; never waits for the
+ * interval (the caller does). A device code this client already exchanged
+ * for tokens is refused without asking the IdP again (`expiresAt`: when it
+ * expires, epoch ms, so it is remembered that long). While a token request
+ * for the same code is in flight, no second one goes: its answer is this
+ * poll's too, except tokens, which only the request that got them may use
+ * (the others are refused as a reused code).
  */
 export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number; expiresAt?: number } = {}): Promise<PollResult> {
   const as = await authorizationServer(cfg, idp, ['token']);
   const tokenUri = as.token_endpoint!;
-  if (idp.spentDeviceCodes.has(deviceCode, tokenUri)) throw new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
-  const r = await processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), opts.interval);
-  if (r.status === 'done') idp.spentDeviceCodes.add(deviceCode, tokenUri, opts.expiresAt);
+  const reused = () => new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
+  if (idp.spentDeviceCodes.has(deviceCode, tokenUri)) throw reused();
+  const known = idp.polls.get(deviceCode, tokenUri);
+  if (known?.inFlight) {
+    const r = await (known.inFlight as Promise<PollResult>);
+    if (r.status === 'done') throw reused();
+    return r;
+  }
+  const interval = Math.max(opts.interval ?? DEFAULT_INTERVAL_S, known?.interval ?? 0);
+  const sent = Date.now();
+  const until = opts.expiresAt ?? sent + POLL_RECORD_DEFAULT_MS;
+  const inFlight = (async () => processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), interval))();
+  idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval, inFlight, until });
+  let r: PollResult;
+  try {
+    r = await inFlight;
+  } catch (e) {
+    idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval, until });
+    throw e;
+  }
+  if (r.status === 'done') {
+    idp.spentDeviceCodes.add(deviceCode, tokenUri, opts.expiresAt);
+    idp.polls.delete(deviceCode, tokenUri);
+  } else idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval: r.status === 'slow_down' ? r.interval : interval, lastStatus: r.status, until });
   return r;
 }
 

@@ -4,12 +4,17 @@
  * server's "IdP CA bundle" option), refuses anything but https:// URLs with
  * a host, bounds each request by a deadline and each response by a size cap,
  * and names itself in User-Agent (some APIs, GitHub's, refuse requests
- * without one). oauth4webapi and jose take it through their customFetch
- * options.
+ * without one). Each IdP host has its keep-alive agent: its connections
+ * are reused from request to request (a device flow's polls, whichever
+ * flow they are for), a new connection resumes the TLS session of an
+ * earlier one, and at most MAX_CONNECTIONS_PER_IDP requests are in flight
+ * to one host, the next ones waiting for a connection. One TLS context,
+ * built once, serves every connection. oauth4webapi and jose take the
+ * function through their customFetch options. docs/device-flow.md.
  */
 import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { OAuthError } from './types.js';
 
 export type FetchLike = (
@@ -19,6 +24,14 @@ export type FetchLike = (
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/**
+ * Requests in flight to one IdP host at most, each on a connection of its
+ * own, kept alive; the next ones wait for a free connection (their deadline
+ * running). 64 carry the polls of the 1,000 answers the KDC holds at most
+ * (200 a second at the default 5 s interval) to an IdP that answers within
+ * 300 ms; fewer would make a slow IdP's polls time out in the queue.
+ */
+export const MAX_CONNECTIONS_PER_IDP = 64;
 const USER_AGENT = 'dirid-idp-client';
 
 /** Throws `insecure_endpoint` unless `value` is an https:// URL with a host. */
@@ -33,10 +46,23 @@ export function assertHttpsUrl(value: string, what: string): URL {
   return url;
 }
 
-export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES): FetchLike {
-  const ca = extraCaPem ? [...rootCertificates, extraCaPem] : undefined;
-  // one agent: one TLS context and kept-alive connections for all IdP calls
-  const agent = new Agent({ keepAlive: true, maxSockets: 64, ...(ca ? { ca } : {}) });
+export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxConnections = MAX_CONNECTIONS_PER_IDP): FetchLike {
+  // The extra CAs go in a TLS context of their own, made once. Given as the
+  // `ca` option instead, Node would parse the whole root bundle into a new
+  // context for each connection, and the agent would paste the bundle (some
+  // 200 kB) into the pool key it computes several times per request: most
+  // of what a poll cost the KDC.
+  const secureContext: SecureContext | undefined = extraCaPem ? createSecureContext({ ca: [...rootCertificates, extraCaPem] }) : undefined;
+  const agents = new Map<string, Agent>();
+  const agentFor = (url: URL): Agent => {
+    let agent = agents.get(url.host);
+    if (!agent) {
+      // lifo: the connections used last are used first, so those a lull leaves idle are the ones the IdP closes
+      agent = new Agent({ keepAlive: true, maxSockets: maxConnections, maxFreeSockets: maxConnections, scheduling: 'lifo' });
+      agents.set(url.host, agent);
+    }
+    return agent;
+  };
   return (input, init = {}) =>
     new Promise<Response>((resolve, reject) => {
       let url: URL;
@@ -46,6 +72,7 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
         reject(e);
         return;
       }
+      const agent = agentFor(url);
       const headers: Record<string, string> = {};
       new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((v, k) => (headers[k] = v));
       headers['user-agent'] ??= USER_AGENT;
@@ -67,7 +94,7 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
        */
       const send = (retried: boolean): void => {
         let answered = false;
-        req = request(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
+        req = request(url, { method: init.method ?? 'GET', headers, agent, ...(secureContext ? { secureContext } : {}) }, (res) => {
           answered = true;
           const declared = Number(res.headers['content-length'] ?? 0);
           if (declared > maxResponseBytes) {

@@ -1,11 +1,13 @@
 /**
  * The IdP client's memory of exchanged device codes (src/oauth/client.ts):
  * a code is remembered per token endpoint until it expires (at least an
- * hour), and past the size limit the oldest is forgotten first.
+ * hour), and past the size limit the oldest is forgotten first. Its memory
+ * of how it polls pending codes follows the same rules, the code polled
+ * longest ago forgotten first.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpentDeviceCodes } from '../../src/oauth/client.js';
+import { DeviceCodePolls, SpentDeviceCodes } from '../../src/oauth/client.js';
 
 const T = 'https://idp.example/token';
 
@@ -29,5 +31,29 @@ describe('exchanged device codes', () => {
     const now = 1_000_000_000_000;
     for (const c of ['a', 'b', 'c', 'd']) s.add(c, T, undefined, now);
     assert.deepEqual(['a', 'b', 'c', 'd'].map((c) => s.has(c, T, now)), [false, true, true, true]);
+  });
+});
+
+describe('polls of pending device codes', () => {
+  const now = 1_000_000_000_000;
+  const at = (lastPoll: number, until = now + 600_000) => ({ lastPoll, interval: 5, until });
+
+  it('remembers a code per token endpoint until it expires', () => {
+    const p = new DeviceCodePolls();
+    p.set('code-1', T, at(now), now);
+    assert.equal(p.get('code-1', T, now)?.lastPoll, now);
+    assert.equal(p.get('code-1', 'https://other.example/token', now), undefined, 'another endpoint, another code');
+    assert.equal(p.get('code-1', T, now + 600_000), undefined, 'expired');
+    p.delete('code-1', T);
+    assert.equal(p.get('code-1', T, now), undefined);
+  });
+
+  it('past its size limit forgets the code written longest ago', () => {
+    const p = new DeviceCodePolls(3);
+    for (const c of ['a', 'b', 'c']) p.set(c, T, at(now), now);
+    p.set('a', T, at(now + 5000), now + 5000); // polled again: now the latest
+    p.set('d', T, at(now + 6000), now + 6000);
+    assert.deepEqual(['a', 'b', 'c', 'd'].map((c) => p.get(c, T, now + 6000) !== undefined), [true, false, true, true]);
+    assert.equal(p.size, 3);
   });
 });

@@ -17,7 +17,8 @@
  * polling interval (`pollInterval`), extra keys in its JWKS (`publishKeys`),
  * and every answer of its token endpoint (`rewriteTokenAnswers`), to hand a
  * client ID tokens the test signed itself with keys it chose (`signingJwk`
- * is the provider's own).
+ * is the provider's own). It counts what it serves (`stats`): TLS
+ * connections, those that resumed a session, and requests by path.
  */
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -64,9 +65,21 @@ export interface TestIdp {
    * go out as the provider made them again.
    */
   rewriteTokenAnswers(hook?: TokenAnswerHook): void;
+  /**
+   * What the provider has served so far: TLS connections accepted, how many
+   * of them resumed an earlier TLS session (an abbreviated handshake) and
+   * HTTP requests by path (`/token` counts the client's token requests).
+   */
+  stats(): IdpStats;
   approveDevice(userCode: string, account: string): Promise<void>;
   denyDevice(userCode: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface IdpStats {
+  connections: number;
+  resumed: number;
+  requests: Record<string, number>;
 }
 
 /** An answer of the token endpoint, as TestIdp.rewriteTokenAnswers sees and returns it. */
@@ -183,7 +196,14 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   };
   // a rotation starts a new provider with the new key; the server keeps answering on the same port
   let handler = configure(makeProvider()).callback();
+  const counts: IdpStats = { connections: 0, resumed: 0, requests: {} };
+  server.on('secureConnection', (socket) => {
+    counts.connections++;
+    if (socket.isSessionReused()) counts.resumed++;
+  });
   server.on('request', (req, res) => {
+    const path = req.url?.split('?')[0] ?? '';
+    counts.requests[path] = (counts.requests[path] ?? 0) + 1;
     if (jwksDown && req.url?.split('?')[0] === '/jwks') {
       res.writeHead(503, { 'content-type': 'text/plain' }).end('key endpoint down');
       return;
@@ -275,6 +295,7 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     rewriteTokenAnswers(hook) {
       tokenHook = hook;
     },
+    stats: () => ({ connections: counts.connections, resumed: counts.resumed, requests: { ...counts.requests } }),
     approveDevice: (code, account) => walk(code, account),
     denyDevice: (code) => walk(code, null),
     async stop() {
