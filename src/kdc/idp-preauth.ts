@@ -9,6 +9,9 @@
  * On success the ID token's user identifier must equal the user's dirIdpSub
  * at this very IdP reference; the reply key is the FAST armor key,
  * strengthened. No state is kept on the KDC: pending flows cost nothing.
+ * A reference using private_key_jwt signs its requests with its client
+ * keys; once the IdP accepts the newest of several (a rollover,
+ * docs/client-auth.md) the older ones are dropped from the reference.
  */
 import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -17,7 +20,8 @@ import { PaType } from '../kerberos/iana.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
-import { idpConfigOf as referenceConfig, OAuthError, type IdpConfig } from '../oauth/types.js';
+import { serializeClientKeys } from '../oauth/client-auth.js';
+import { idpConfigOf as referenceConfig, OAuthError, parseClientKeys, type IdpConfig } from '../oauth/types.js';
 import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
@@ -54,7 +58,7 @@ async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: Id
       const due = s.lastPoll + s.interval * 1000;
       const wait = held ? Math.min(due - ctx.now(), deadline - ctx.now()) : 0;
       if (wait > 0) await sleep(wait);
-      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt });
+      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, accepted: keyAccepted(ctx.db.dir, first.link, cfg) });
       s = { ...s, lastPoll: ctx.now(), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? r.interval : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
@@ -70,12 +74,35 @@ export function offersIdp(client: KdcPrincipal): boolean {
   return client.isUser && client.authTypes.includes('idp') && !!client.idpLink && !!client.idpSub;
 }
 
-/** The IdP reference as the OAuth client needs it, secret included (never logged). */
+/** The IdP reference as the OAuth client needs it, secret and client keys included (never logged). */
 export async function idpConfigOf(dir: Directory, dn: string): Promise<IdpConfig> {
   const e = await dir.get(dn);
   if (!e) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the linked IdP reference does not exist');
   const [secret] = await dir.readSecret(dn, 'dirIdpClientSecret');
-  return referenceConfig(dn, e.attrs, secret);
+  const [keys] = await dir.readSecret(dn, 'dirIdpClientKey');
+  return referenceConfig(dn, e.attrs, secret, keys);
+}
+
+/**
+ * The end of a client-key rollover (docs/client-auth.md): told which key the
+ * IdP accepted, and when that is the newest of several, the reference keeps
+ * only it, so the older ones leave its published key set. A failed write
+ * changes nothing for this login; the next one tries again.
+ */
+export function keyAccepted(dir: Directory, dn: string, cfg: IdpConfig): (kid: string) => void {
+  return (kid) => {
+    const keys = cfg.clientKeys ?? [];
+    if (keys.length < 2 || keys[0]!.kid !== kid) return;
+    void retireOlderKeys(dir, dn, kid).catch(() => {});
+  };
+}
+
+async function retireOlderKeys(dir: Directory, dn: string, kid: string): Promise<void> {
+  const [stored] = await dir.readSecret(dn, 'dirIdpClientKey');
+  const keys = parseClientKeys(stored);
+  // a rotation since this login read the reference leaves its keys alone
+  if (keys.length < 2 || keys[0]!.kid !== kid) return;
+  await dir.modify(dn, [{ op: 'replace', attr: 'dirIdpClientKey', values: [serializeClientKeys([keys[0]!])] }]);
 }
 
 export function challengePa(s: Pick<IdpFlowState, 'verificationUri' | 'userCode' | 'verificationUriComplete'>): PaData {
@@ -115,7 +142,7 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     let s: IdpFlowState;
     try {
       cfg = await idpConfigOf(dir, client.idpLink!);
-      const da = await startDeviceAuthorization(cfg, ctx.idp);
+      const da = await startDeviceAuthorization(cfg, ctx.idp, { accepted: keyAccepted(dir, client.idpLink!, cfg) });
       s = {
         kind: 'idp',
         user: client.name,
