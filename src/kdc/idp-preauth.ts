@@ -13,6 +13,7 @@
  * keys; once the IdP accepts the newest of several (a rollover,
  * docs/client-auth.md) the older ones are dropped from the reference.
  */
+import { serialized } from '../directory/serialized.js';
 import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
@@ -97,12 +98,15 @@ export function keyAccepted(dir: Directory, dn: string, cfg: IdpConfig): (kid: s
   };
 }
 
-async function retireOlderKeys(dir: Directory, dn: string, kid: string): Promise<void> {
-  const [stored] = await dir.readSecret(dn, 'dirIdpClientKey');
-  const keys = parseClientKeys(stored);
-  // a rotation since this login read the reference leaves its keys alone
-  if (keys.length < 2 || keys[0]!.kid !== kid) return;
-  await dir.modify(dn, [{ op: 'replace', attr: 'dirIdpClientKey', values: [serializeClientKeys([keys[0]!])] }]);
+function retireOlderKeys(dir: Directory, dn: string, kid: string): Promise<void> {
+  // logins finishing side by side retire once
+  return serialized(dir, dn, async () => {
+    const [stored] = await dir.readSecret(dn, 'dirIdpClientKey');
+    const keys = parseClientKeys(stored);
+    // a rotation since this login read the reference leaves its keys alone
+    if (keys.length < 2 || keys[0]!.kid !== kid) return;
+    await dir.modify(dn, [{ op: 'replace', attr: 'dirIdpClientKey', values: [serializeClientKeys([keys[0]!])] }]);
+  });
 }
 
 export function challengePa(s: Pick<IdpFlowState, 'verificationUri' | 'userCode' | 'verificationUriComplete'>): PaData {

@@ -42,7 +42,7 @@ describe('private_key_jwt client authentication', () => {
     shown.push(JSON.stringify(r));
     return r.result as Record<string, unknown>;
   };
-  const jwksOf = async (name: string): Promise<{ keys: Array<Record<string, unknown>> }> => JSON.parse(String((await show(name)).client_jwks![0]));
+  const jwksOf = async (name: string): Promise<{ keys: Array<Record<string, unknown>> }> => JSON.parse(String((((await show(name)).client_jwks) as string[])[0]));
   /** What an admin does at the IdP: registers the key set for the client (the provider is rebuilt to take it). */
   const register = async (jwks: unknown) => {
     clients.length = 0;
