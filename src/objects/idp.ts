@@ -263,7 +263,11 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
 async function completeClientAuth(ctx: CallContext, entry: PendingEntry, rotate: boolean): Promise<void> {
   const jwt = entry.values('dirIdpClientAuth')[0] === 'private_key_jwt';
   if (!jwt) {
-    if (entry.before === null && entry.values('dirIdpClientSecret').length === 0) throw publicError('RequirementError', { name: 'secret' });
+    if (entry.values('dirIdpClientSecret').length === 0) {
+      // an add needs the secret; so does a reference going back to it from private_key_jwt, unless it kept one
+      const back = entry.before !== null && entry.before.attrs.dirIdpClientAuth?.[0] === 'private_key_jwt';
+      if (entry.before === null || (back && (await ctx.dir.readSecret(entry.before.dn, 'dirIdpClientSecret')).length === 0)) throw publicError('RequirementError', { name: 'secret' });
+    }
     if (rotate) throw publicError('ValidationError', { name: 'rotate_client_key', error: 'is only used with --client-auth=private_key_jwt' });
     if (entry.changes('dirIdpClientKeyAlg') && entry.values('dirIdpClientKeyAlg').length > 0) {
       throw publicError('ValidationError', { name: 'client_key_alg', error: 'is only used with --client-auth=private_key_jwt' });

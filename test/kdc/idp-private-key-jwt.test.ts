@@ -173,6 +173,12 @@ describe('private_key_jwt client authentication', () => {
     await assert.rejects(admin.call('idp_mod', ['withsecret'], { client_key_alg: 'RS256' }), /private_key_jwt/);
     const r = await show('withsecret');
     assert.equal(r.client_jwks, undefined);
+    // back from private_key_jwt to the secret: only with a secret
+    await assert.rejects(admin.call('idp_mod', ['otherkey'], { client_auth: 'client_secret_post' }), /secret/);
+    await admin.call('idp_mod', ['otherkey'], { client_auth: 'client_secret_post', secret: 'now-a-secret-1234' });
+    assert.equal((await show('otherkey')).client_jwks, undefined);
+    const served = await get(`${new URL(realm.url).origin}/dirid/idp/otherkey/jwks.json`);
+    assert.equal(served.status, 404, 'a reference back on its secret publishes no key set');
   });
 
   it('no private key material is shown, found or logged', async () => {
