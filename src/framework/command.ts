@@ -27,6 +27,8 @@ export interface ServerInfo {
   apiVersion: string;
   realm: string;
   domain: string;
+  /** the HTTPS API's origin, `https://host[:port]`, once the server listens */
+  origin?: string;
   /** default search limits (realm policy) */
   searchSizeLimit: number;
   searchTimeLimit: number;
@@ -50,6 +52,8 @@ export interface IdpCheckTarget {
   name: string;
   attrs: Readonly<Record<string, readonly string[] | undefined>>;
   clientSecret?: string;
+  /** the sealed client keys, opened (private_key_jwt) */
+  clientKeys?: string;
 }
 
 /** The outcome of one check of a `checks` command (docs/conventions.md, Output). */

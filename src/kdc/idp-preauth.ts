@@ -11,8 +11,12 @@
  * strengthened. The flow travels in the cookie; the IdP client remembers
  * only, per pending device code, when it polled it last (so that no answer
  * polls faster than the interval) and a digest of the codes it exchanged.
+ * A reference using private_key_jwt signs its requests with its client
+ * keys; once the IdP accepts the newest of several (a rollover,
+ * docs/client-auth.md) the older ones are dropped from the reference.
  * docs/device-flow.md.
  */
+import { serialized } from '../directory/serialized.js';
 import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
@@ -20,7 +24,8 @@ import { PaType } from '../kerberos/iana.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, devicePolling, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
-import { idpConfigOf as referenceConfig, OAuthError, type IdpConfig } from '../oauth/types.js';
+import { serializeClientKeys } from '../oauth/client-auth.js';
+import { idpConfigOf as referenceConfig, OAuthError, parseClientKeys, type IdpConfig } from '../oauth/types.js';
 import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
@@ -82,7 +87,7 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
         await sleep(wait);
         continue; // another answer may have polled the code meanwhile
       }
-      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt });
+      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, accepted: keyAccepted(ctx.db.dir, first.link, cfg) });
       s = { ...s, lastPoll: Math.max(s.lastPoll, known?.inFlight ? known.lastPoll : ctx.now()), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? Math.max(s.interval, r.interval) : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
@@ -98,12 +103,38 @@ export function offersIdp(client: KdcPrincipal): boolean {
   return client.isUser && client.authTypes.includes('idp') && !!client.idpLink && !!client.idpSub;
 }
 
-/** The IdP reference as the OAuth client needs it, secret included (never logged). */
+/** The IdP reference as the OAuth client needs it, secret and client keys included (never logged). */
 export async function idpConfigOf(dir: Directory, dn: string): Promise<IdpConfig> {
   const e = await dir.get(dn);
   if (!e) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the linked IdP reference does not exist');
   const [secret] = await dir.readSecret(dn, 'dirIdpClientSecret');
-  return referenceConfig(dn, e.attrs, secret);
+  const [keys] = await dir.readSecret(dn, 'dirIdpClientKey');
+  return referenceConfig(dn, e.attrs, secret, keys);
+}
+
+/**
+ * The end of a client-key rollover (docs/client-auth.md): told which key the
+ * IdP accepted, and when that is the newest of several, the reference keeps
+ * only it, so the older ones leave its published key set. A failed write
+ * changes nothing for this login; the next one tries again.
+ */
+export function keyAccepted(dir: Directory, dn: string, cfg: IdpConfig): (kid: string) => void {
+  return (kid) => {
+    const keys = cfg.clientKeys ?? [];
+    if (keys.length < 2 || keys[0]!.kid !== kid) return;
+    void retireOlderKeys(dir, dn, kid).catch(() => {});
+  };
+}
+
+function retireOlderKeys(dir: Directory, dn: string, kid: string): Promise<void> {
+  // logins finishing side by side retire once
+  return serialized(dir, dn, async () => {
+    const [stored] = await dir.readSecret(dn, 'dirIdpClientKey');
+    const keys = parseClientKeys(stored);
+    // a rotation since this login read the reference leaves its keys alone
+    if (keys.length < 2 || keys[0]!.kid !== kid) return;
+    await dir.modify(dn, [{ op: 'replace', attr: 'dirIdpClientKey', values: [serializeClientKeys([keys[0]!])] }]);
+  });
 }
 
 export function challengePa(s: Pick<IdpFlowState, 'verificationUri' | 'userCode' | 'verificationUriComplete'>): PaData {
@@ -143,7 +174,7 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     let s: IdpFlowState;
     try {
       cfg = await idpConfigOf(dir, client.idpLink!);
-      const da = await startDeviceAuthorization(cfg, ctx.idp);
+      const da = await startDeviceAuthorization(cfg, ctx.idp, { accepted: keyAccepted(dir, client.idpLink!, cfg) });
       s = {
         kind: 'idp',
         user: client.name,

@@ -14,6 +14,7 @@
 import type * as oauth from 'oauth4webapi';
 import { importJWK, type JWK } from 'jose';
 import type { IdpClient } from './client.js';
+import { withClientKeys } from './client-auth.js';
 import { deviceAuthorizationRequest, processDeviceAuthorization } from './device-flow.js';
 import { discoveryRequest, processDiscoveryResponse } from './discovery.js';
 import { foreign, redact } from './errors.js';
@@ -158,6 +159,10 @@ function refusal(e: OAuthError, cfg: IdpConfig): string {
   const client = JSON.stringify(cfg.clientId.slice(0, 64));
   switch (e.code) {
     case 'invalid_client':
+      if (cfg.clientAuth === 'private_key_jwt') {
+        const kids = (cfg.clientKeys ?? []).map((k) => k.kid).join(', ');
+        return `invalid_client: the IdP does not accept client ${client} with a client assertion signed by its client key${kids ? ` (key ID ${kids})` : ''} (the public key is not registered at the IdP, the client is not set to private_key_jwt there, or an unknown client ID: register the key set that idp-show prints)${tail}`;
+      }
       return `invalid_client: the IdP does not accept client ${client} with the stored secret (a wrong or expired secret, or an unknown client ID)${tail}`;
     case 'unauthorized_client':
       return `unauthorized_client: client ${client} may not use the device authorization grant; allow it for the client at the IdP${tail}`;
@@ -265,10 +270,17 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
     const rec = recording(idp.fetch, left());
     try {
       assertHttpsUrl(device.url, 'Device authorization URI');
-      const da = await processDeviceAuthorization(cfg, as, await deviceAuthorizationRequest(cfg, as, rec.fetch));
+      let kid: string | undefined;
+      const da = await withClientKeys(cfg, async (c) => processDeviceAuthorization(c, as, await deviceAuthorizationRequest(c, as, rec.fetch)), (k) => (kid = k));
       const scope = cfg.scope ? ` and scope ${JSON.stringify(cfg.scope)}` : ' (no scope set)';
       const lifetime = Math.max(0, Math.round((da.expiresAt - Date.now()) / 1000));
-      return { check, status: 'PASS', message: `the IdP accepted client ${JSON.stringify(cfg.clientId)} with the stored secret${scope} and issued a device code, left unused to expire (in ${lifetime} s)` };
+      const signer = cfg.clientKeys?.[0];
+      const credential = cfg.clientAuth !== 'private_key_jwt' ? 'the stored secret' : `a client assertion signed by key ${kid ?? '?'}`;
+      const rollover =
+        signer && kid !== undefined && kid !== signer.kid
+          ? `; the IdP refused the new client key ${signer.kid} (invalid_client) and logins use the previous one until the new public key is registered at the IdP`
+          : '';
+      return { check, status: 'PASS', message: `the IdP accepted client ${JSON.stringify(cfg.clientId)} with ${credential}${scope} and issued a device code, left unused to expire (in ${lifetime} s)${rollover}` };
     } catch (e) {
       const failure = rec.failure();
       if (failure !== undefined) return { check, status: 'FAIL', message: `${device.url}: ${networkProblem(failure, new URL(device.url))}` };

@@ -6,7 +6,10 @@
  * The client authenticates with client_secret_post (RFC 6749 §2.3.1):
  * client_id and client_secret in the form body, which Keycloak, Okta,
  * Entra ID, Google, GitHub and oidc-provider all accept, and which keeps
- * client_id in the body where device endpoints look for it. An ID token in
+ * client_id in the body where device endpoints look for it; or, for a
+ * reference set to private_key_jwt, with client_id and a signed client
+ * assertion in the body (client-auth.ts, docs/client-auth.md), each older
+ * client key tried in turn when the IdP refuses the newest. An ID token in
  * the token answer is judged by id-token.ts alone. A device code is
  * exchanged for tokens once: the IdP client remembers those it exchanged
  * and a second poll of one is refused without asking the IdP. It also
@@ -18,6 +21,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import type { IdpClient, PollRecord } from './client.js';
+import { clientAuthOf, withClientKeys } from './client-auth.js';
 import { authorizationServer, requestOptions } from './discovery.js';
 import { codedError } from './errors.js';
 import type { FetchLike } from './http.js';
@@ -49,7 +53,12 @@ export const DEFAULT_INTERVAL_S = 5;
 export { CLOCK_TOLERANCE_S } from './types.js';
 
 function clientOf(cfg: IdpConfig): [oauth.Client, oauth.ClientAuth] {
-  return [{ client_id: cfg.clientId, [oauth.clockTolerance]: CLOCK_TOLERANCE_S }, cfg.clientSecret ? oauth.ClientSecretPost(cfg.clientSecret) : oauth.None()];
+  return [{ client_id: cfg.clientId, [oauth.clockTolerance]: CLOCK_TOLERANCE_S }, clientAuthOf(cfg)];
+}
+
+/** What a request learns of the client keys: `accepted` is told the `kid` of the key the IdP took (private_key_jwt). */
+export interface ClientKeyOptions {
+  accepted?: (kid: string) => void;
 }
 
 export async function deviceAuthorizationRequest(cfg: IdpConfig, as: oauth.AuthorizationServer, fetch: FetchLike): Promise<Response> {
@@ -88,9 +97,9 @@ function assertHttpsVerification(uri: string): void {
 }
 
 /** RFC 8628 §3.1–3.2: starts a device authorization at the IdP. */
-export async function startDeviceAuthorization(cfg: IdpConfig, idp: IdpClient): Promise<DeviceAuthorization> {
+export async function startDeviceAuthorization(cfg: IdpConfig, idp: IdpClient, opts: ClientKeyOptions = {}): Promise<DeviceAuthorization> {
   const as = await authorizationServer(cfg, idp, ['device', 'token']);
-  return processDeviceAuthorization(cfg, as, await deviceAuthorizationRequest(cfg, as, idp.fetch));
+  return withClientKeys(cfg, async (c) => processDeviceAuthorization(c, as, await deviceAuthorizationRequest(c, as, idp.fetch)), opts.accepted);
 }
 
 export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, fetch: FetchLike): Promise<Response> {
@@ -198,7 +207,7 @@ export async function devicePolling(cfg: IdpConfig, deviceCode: string, idp: Idp
  * poll's too, except tokens, which only the request that got them may use
  * (the others are refused as a reused code).
  */
-export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number; expiresAt?: number } = {}): Promise<PollResult> {
+export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number; expiresAt?: number } & ClientKeyOptions = {}): Promise<PollResult> {
   const as = await authorizationServer(cfg, idp, ['token']);
   const tokenUri = as.token_endpoint!;
   const reused = () => new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
@@ -212,7 +221,7 @@ export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClie
   const interval = Math.max(opts.interval ?? DEFAULT_INTERVAL_S, known?.interval ?? 0);
   const sent = Date.now();
   const until = opts.expiresAt ?? sent + POLL_RECORD_DEFAULT_MS;
-  const inFlight = (async () => processDeviceToken(cfg, as, deviceCode, await deviceTokenRequest(cfg, as, deviceCode, idp.fetch), interval))();
+  const inFlight = withClientKeys(cfg, async (c) => processDeviceToken(c, as, deviceCode, await deviceTokenRequest(c, as, deviceCode, idp.fetch), interval), opts.accepted);
   idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval, inFlight, until });
   let r: PollResult;
   try {

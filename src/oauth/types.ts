@@ -2,13 +2,20 @@
  * The OAuth 2.0 / OIDC client's vocabulary: an IdP reference as the client
  * needs it (docs/conventions.md), and OAuthError with coded reasons — the
  * IdP's own codes (RFC 6749 §5.2, RFC 8628 §3.5) passed through by name,
- * plus our validation failures. Messages never carry the client secret,
- * device codes or tokens.
+ * plus our validation failures; the stored form of client keys
+ * (private_key_jwt, docs/client-auth.md). Messages never carry the client
+ * secret, client keys, device codes or tokens.
  */
+import type { JWK } from 'jose';
+
 export interface IdpConfig {
   name: string;
   clientId: string;
   clientSecret?: string;
+  /** how the client authenticates (docs/client-auth.md); absent: client_secret_post */
+  clientAuth?: 'private_key_jwt';
+  /** private_key_jwt: the client's private keys, the signing key first (never logged) */
+  clientKeys?: ClientKey[];
   authUri?: string;
   devAuthUri?: string;
   tokenUri?: string;
@@ -20,8 +27,29 @@ export interface IdpConfig {
   idpUserIdAttr?: string;
 }
 
+/** A client key as stored (sealed): a private JWK with its `kid` and `alg`. */
+export type ClientKey = JWK & { kid: string; alg: string };
+
+/** The signing algorithms of client keys. */
+export const CLIENT_KEY_ALGORITHMS = ['ES256', 'RS256'] as const;
+
+/**
+ * The stored client keys (the sealed value of an IdP reference's client key
+ * attribute: `{"keys":[...]}`, the signing key first); [] for nothing usable.
+ */
+export function parseClientKeys(stored: string | undefined): ClientKey[] {
+  if (!stored) return [];
+  try {
+    const v: unknown = JSON.parse(stored);
+    const keys = v && typeof v === 'object' && Array.isArray((v as { keys?: unknown }).keys) ? ((v as { keys: unknown[] }).keys as unknown[]) : [];
+    return keys.filter((k): k is ClientKey => !!k && typeof k === 'object' && typeof (k as JWK).kid === 'string' && typeof (k as JWK).alg === 'string' && typeof (k as JWK).d === 'string');
+  } catch {
+    return [];
+  }
+}
+
 /** The stored attribute of an IdP reference (objects/idp.ts) for each field of its IdpConfig. */
-const REFERENCE_ATTRIBUTES: ReadonlyArray<[Exclude<keyof IdpConfig, 'name' | 'clientId' | 'clientSecret'>, string]> = [
+const REFERENCE_ATTRIBUTES: ReadonlyArray<[Exclude<keyof IdpConfig, 'name' | 'clientId' | 'clientSecret' | 'clientAuth' | 'clientKeys'>, string]> = [
   ['authUri', 'dirIdpAuthEndpoint'],
   ['devAuthUri', 'dirIdpDevAuthEndpoint'],
   ['tokenUri', 'dirIdpTokenEndpoint'],
@@ -33,14 +61,18 @@ const REFERENCE_ATTRIBUTES: ReadonlyArray<[Exclude<keyof IdpConfig, 'name' | 'cl
 ];
 
 /**
- * An IdP reference as stored (its entry's attributes and its client secret,
- * opened) as the client needs it: the one reading of a reference, for the
- * KDC's logins and for idp-check.
+ * An IdP reference as stored (its entry's attributes, its client secret and
+ * its client keys, opened) as the client needs it: the one reading of a
+ * reference, for the KDC's logins and for idp-check.
  */
-export function idpConfigOf(name: string, attrs: Readonly<Record<string, readonly string[] | undefined>>, secret: string | undefined): IdpConfig {
+export function idpConfigOf(name: string, attrs: Readonly<Record<string, readonly string[] | undefined>>, secret: string | undefined, clientKeys?: string): IdpConfig {
   const first = (attr: string) => attrs[attr]?.[0];
   const cfg: IdpConfig = { name: first('cn') ?? name, clientId: first('dirIdpClientId') ?? '' };
   if (secret) cfg.clientSecret = secret;
+  if (first('dirIdpClientAuth') === 'private_key_jwt') {
+    cfg.clientAuth = 'private_key_jwt';
+    cfg.clientKeys = parseClientKeys(clientKeys);
+  }
   for (const [field, attr] of REFERENCE_ATTRIBUTES) {
     const v = first(attr);
     if (v) cfg[field] = v;

@@ -3,7 +3,7 @@
  * an administrator whether an IdP reference will work before users try it.
  * The server runs the checks itself, through its IdP client (the service
  * `idpCheck` the server wires in; objects/ may not reach the network), with
- * the sealed client secret, which never leaves the server. Its result is a
+ * the sealed client secret or client keys, which never leave the server. Its result is a
  * list of checks (output kind `checks`), one PASS, FAIL or SKIP line each,
  * and a summary counting them; a client exits non-zero when one failed.
  * It changes nothing: no write, and a device code it obtains is abandoned.
@@ -34,8 +34,10 @@ export const idpCheckCommand: Command = {
   async run(ctx, args) {
     const name = pkeyOf(ctx, idpObject, args[0]);
     const entry = await getEntry(ctx, idpObject, name);
-    const [secret] = await ctx.dir.readSecret(dnOf(idpObject, ctx.dir.baseDn, name), 'dirIdpClientSecret');
-    const target: IdpCheckTarget = { name, attrs: entry.attrs, ...(secret ? { clientSecret: secret } : {}) };
+    const dn = dnOf(idpObject, ctx.dir.baseDn, name);
+    const [secret] = await ctx.dir.readSecret(dn, 'dirIdpClientSecret');
+    const [keys] = await ctx.dir.readSecret(dn, 'dirIdpClientKey');
+    const target: IdpCheckTarget = { name, attrs: entry.attrs, ...(secret ? { clientSecret: secret } : {}), ...(keys ? { clientKeys: keys } : {}) };
     const check = ctx.registry.services.idpCheck;
     const lines: CheckLine[] = check ? await check(target) : [{ check: 'IdP client', status: 'FAIL', message: 'this server has no IdP client' }];
     return { result: lines, value: name, summary: `Checked IdP reference "${name}": ${counts(lines)}` };

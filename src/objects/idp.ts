@@ -6,13 +6,17 @@
  * endpoints a login needs, and OIDC discovery (OpenID Connect Discovery 1.0
  * §4, through the server's IdP client) for a reference given by its issuer.
  * The client secret is write-only: stored encrypted by the directory and
- * never output.
+ * never output. A reference set to private_key_jwt (docs/client-auth.md)
+ * gets a key pair made here, its private key sealed like the secret and
+ * never output, its public key set shown (and published by the server at
+ * the URL shown); --rotate-client-key starts a rollover.
  */
 import type { CallContext, OidcProviderMetadata } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { withArticle } from '../framework/crud.js';
+import { dnOf, withArticle } from '../framework/crud.js';
 import { defineObject, type PendingEntry } from '../framework/object.js';
 import { cliName, httpsUrlProblem, URL_MAX_LENGTH } from '../framework/params.js';
+import { CLIENT_KEYS_MAX, clientAuthMethods, clientJwksPath, clientKeyAlgorithms, newClientKey, publicKeySet, readClientKeys, writeClientKeys, type ClientKeyAlgorithm } from './idp-client-key.js';
 
 /** RFC 6749 §3.3 scope-token characters, separated by single spaces. */
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
@@ -246,6 +250,39 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
   if (!canLogIn()) throw publicError('DiscoveryError', { url, reason: 'it names no device_authorization_endpoint' });
 }
 
+/**
+ * How the reference authenticates to its IdP (docs/client-auth.md). With
+ * the secret (the default), an add needs one. With private_key_jwt, a key
+ * is made when the reference has none, and a new one on --rotate-client-key
+ * or a change of --client-key-alg: it signs from now on, and the keys before
+ * it stay (at most CLIENT_KEYS_MAX in all) until the IdP accepts it
+ * (kdc/idp-preauth.ts drops them then). Keys are only ever written here and
+ * there, sealed; they are not dropped when the reference goes back to the
+ * secret, and serve again if it returns to private_key_jwt.
+ */
+async function completeClientAuth(ctx: CallContext, entry: PendingEntry, rotate: boolean): Promise<void> {
+  const jwt = entry.values('dirIdpClientAuth')[0] === 'private_key_jwt';
+  if (!jwt) {
+    if (entry.values('dirIdpClientSecret').length === 0) {
+      // an add needs the secret; so does a reference going back to it from private_key_jwt, unless it kept one
+      const back = entry.before !== null && entry.before.attrs.dirIdpClientAuth?.[0] === 'private_key_jwt';
+      if (entry.before === null || (back && (await ctx.dir.readSecret(entry.before.dn, 'dirIdpClientSecret')).length === 0)) throw publicError('RequirementError', { name: 'secret' });
+    }
+    if (rotate) throw publicError('ValidationError', { name: 'rotate_client_key', error: 'is only used with --client-auth=private_key_jwt' });
+    if (entry.changes('dirIdpClientKeyAlg') && entry.values('dirIdpClientKeyAlg').length > 0) {
+      throw publicError('ValidationError', { name: 'client_key_alg', error: 'is only used with --client-auth=private_key_jwt' });
+    }
+    return;
+  }
+  if (entry.values('dirIdpClientKeyAlg').length === 0) entry.set('dirIdpClientKeyAlg', ['ES256']);
+  const alg = entry.values('dirIdpClientKeyAlg')[0] as ClientKeyAlgorithm;
+  const stored = entry.before === null ? [] : readClientKeys((await ctx.dir.readSecret(entry.before.dn, 'dirIdpClientKey'))[0]);
+  const signing = stored[0];
+  if (signing && signing.alg === alg && !rotate) return;
+  const keys = [await newClientKey(alg), ...stored].slice(0, CLIENT_KEYS_MAX);
+  entry.set('dirIdpClientKey', [writeClientKeys(keys)]);
+}
+
 export const idpObject = defineObject({
   name: 'idp',
   label: 'IdP references',
@@ -336,9 +373,38 @@ export const idpObject = defineObject({
       label: 'Secret',
       doc: 'OAuth 2.0 client secret (prompted for when given without a value; never displayed)',
       secret: true,
-      required: true,
       noSearch: true,
     },
+    client_auth: {
+      attr: 'dirIdpClientAuth',
+      type: 'enum',
+      values: clientAuthMethods,
+      label: 'Client authentication',
+      doc: 'How the server authenticates to the IdP: client_secret_post (the secret; default) or private_key_jwt (a signed assertion made with a key pair the server generates)',
+      noSearch: true,
+    },
+    client_key_alg: {
+      attr: 'dirIdpClientKeyAlg',
+      type: 'enum',
+      values: clientKeyAlgorithms,
+      label: 'Client key algorithm',
+      doc: 'Signing algorithm of the client key for private_key_jwt: ES256 (default) or RS256; a change makes a new key, as --rotate-client-key does',
+      noSearch: true,
+    },
+  },
+  extraOptions: {
+    mod: {
+      rotate_client_key: {
+        type: 'bool',
+        flag: true,
+        label: 'Rotate client key',
+        doc: 'Make a new client key for private_key_jwt; the old one stays published until the IdP has accepted the new one',
+      },
+    },
+  },
+  computed: {
+    client_jwks_url: { label: 'Client JWKS URL', default: true },
+    client_jwks: { label: 'Client JWKS', default: true },
   },
   defaultAttributes: [
     'name',
@@ -354,15 +420,40 @@ export const idpObject = defineObject({
     'idp_user_id',
     'issuer_url',
     'keys_uri',
+    'client_auth',
+    'client_key_alg',
   ],
   searchAttributes: ['name', 'client_id', 'auth_uri', 'token_uri', 'issuer_url', 'scope'],
   hooks: {
-    async complete(ctx, entry) {
+    async complete(ctx, entry, options) {
       // the generic provider is the absence of a template (docs/conventions.md, Provider templates)
       if (entry.values('dirIdpProvider')[0] === 'oidc') entry.set('dirIdpProvider', []);
       const provider = entry.values('dirIdpProvider')[0];
       if (provider !== undefined && Object.hasOwn(templates, provider)) applyTemplate(entry, provider as TemplateName);
       else await completeGeneric(ctx, entry);
+      await completeClientAuth(ctx, entry, options.rotate_client_key === true);
+    },
+    async postRead(ctx, entry, out) {
+      if (entry.attrs.dirIdpClientAuth?.[0] !== 'private_key_jwt') return;
+      const [stored] = await ctx.dir.readSecret(entry.dn, 'dirIdpClientKey');
+      const name = entry.attrs.cn?.[0] ?? '';
+      out.client_jwks_url = [`${ctx.server.origin ?? ''}${clientJwksPath(name)}`];
+      out.client_jwks = [JSON.stringify(publicKeySet(stored))];
     },
   },
 });
+
+/**
+ * The public key set a reference using private_key_jwt publishes
+ * (docs/client-auth.md, served unauthenticated by rpc/server.ts at
+ * clientJwksPath); null when there is no such reference or it does not use
+ * private_key_jwt.
+ */
+export async function publishedClientJwks(dir: CallContext['dir'], name: string): Promise<{ keys: object[] } | null> {
+  if (!idpObject.params.name.pattern.test(name)) return null;
+  const dn = dnOf(idpObject, dir.baseDn, name);
+  const entry = await dir.get(dn);
+  if (!entry || entry.attrs.dirIdpClientAuth?.[0] !== 'private_key_jwt') return null;
+  const [stored] = await dir.readSecret(dn, 'dirIdpClientKey');
+  return publicKeySet(stored);
+}

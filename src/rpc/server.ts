@@ -2,7 +2,9 @@
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
- * and `/dirid/session/login_kerberos`. It authenticates, decodes, dispatches
+ * and `/dirid/session/login_kerberos`; and, unauthenticated, the public key
+ * sets of IdP references using private_key_jwt at
+ * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md). It authenticates, decodes, dispatches
  * to the framework and encodes. Every error it answers with, whatever the
  * endpoint (JSON-RPC, XML-RPC, a 401 refusal, a login's text answer, a
  * failure outside any command), takes its wire form from rpc/errors.ts.
@@ -17,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallContext, CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
 import { dispatch } from '../framework/dispatch.js';
 import { publicError, type PublicError } from '../framework/errors.js';
+import { publishedClientJwks } from '../objects/idp.js';
 import { AuthRefusal } from '../objects/login.js';
 import type { RpcRequest, RpcResponse, WireValue } from './codec/types.js';
 import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
@@ -191,6 +194,19 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname;
+    const jwks = /^\/dirid\/idp\/([^/]+)\/jwks\.json$/.exec(path);
+    if (jwks && (req.method === 'GET' || req.method === 'HEAD')) {
+      let name: string;
+      try {
+        name = decodeURIComponent(jwks[1]!);
+      } catch {
+        return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+      }
+      const set = await publishedClientJwks(opts.dir, name);
+      if (!set) return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+      // the IdP may keep it a while: a rollover keeps the old key published until the new one is used
+      return send(res, 200, 'application/jwk-set+json', JSON.stringify(set), { 'Cache-Control': 'public, max-age=300' });
+    }
     if (req.method !== 'POST') {
       if (path === '/' || path === '/dirid' || path === '/dirid/') return send(res, 200, 'text/plain; charset=utf-8', 'dirid: POST JSON-RPC to /dirid/session/json or /dirid/json\n');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'POST' });

@@ -132,7 +132,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
-  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret), idp) });
+  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp) });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
     registry,
@@ -161,6 +161,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const httpsPort = await listenOn(https, config.httpsPort, config.listen);
   writeDefaultConf(paths, config, httpsPort);
   const httpsOrigin = `https://${hostPort(config.hostname, httpsPort, 443)}`;
+  server.origin = httpsOrigin;
   const http = createHttpRedirect(httpsOrigin);
   const httpPort = await listenOn(http, config.httpPort, config.listen);
   if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {

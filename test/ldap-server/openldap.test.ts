@@ -48,6 +48,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
     await admin.call('group_add', ['staff'], { description: 'Staff' });
     await admin.call('group_add_member', ['staff'], { users: ['alice', 'bob'] });
     await admin.call('idp_add', ['corp'], { client_id: 'corp-client', secret: IDP_SECRET, auth_uri: 'https://idp.example/a', token_uri: 'https://idp.example/t' });
+    await admin.call('idp_add', ['corpkey'], { client_id: 'corp-key', client_auth: 'private_key_jwt', auth_uri: 'https://idp.example/a', token_uri: 'https://idp.example/t' });
   });
   after(async () => realm.stop());
 
@@ -132,14 +133,15 @@ describe('the LDAP service with OpenLDAP clients', () => {
       ['alice', 'Alice-pass-1'],
       ['admin', realm.adminPassword],
     ] as const) {
-      const r = await search([...asUser(who, pw), '-b', BASE, '(objectClass=*)', '*', '+', 'userPassword', 'krbPrincipalKey', 'dirIdpClientSecret']);
+      const r = await search([...asUser(who, pw), '-b', BASE, '(objectClass=*)', '*', '+', 'userPassword', 'krbPrincipalKey', 'dirIdpClientSecret', 'dirIdpClientKey']);
       assert.equal(r.code, 0, r.stderr);
       assert.ok(dns(r.stdout).includes(dnOf('alice')));
       assert.ok(dns(r.stdout).includes(`cn=corp,cn=idp,${BASE}`), 'IdP references are readable');
       assert.match(r.stdout, /^entryUUID: /m, 'operational attributes come with +');
       assert.match(r.stdout, /^uidNumber: /m);
-      assert.doesNotMatch(r.stdout, /userPassword|krbPrincipalKey|dirIdpClientSecret/i);
+      assert.doesNotMatch(r.stdout, /userPassword|krbPrincipalKey|dirIdpClientSecret|dirIdpClientKey(?!Alg)/i);
       assert.ok(!r.stdout.includes(IDP_SECRET));
+      assert.match(r.stdout, /^dirIdpClientAuth: private_key_jwt$/m, 'a reference using private_key_jwt is readable, without its key');
       // the Kerberos container and cn=etc are not readable: no principal of krbtgt, no ID range
       assert.ok(!dns(r.stdout).some((dn) => /cn=kerberos|cn=etc/i.test(dn)), r.stdout);
       const hidden = await search([...asUser(who, pw), '-b', `cn=kerberos,${BASE}`, '(objectClass=*)']);
@@ -206,7 +208,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.match(r.stdout, /^attributeTypes: \( 1\.3\.6\.1\.1\.1\.1\.0 NAME 'uidNumber' EQUALITY integerMatch ORDERING integerOrderingMatch SYNTAX 1\.3\.6\.1\.4\.1\.1466\.115\.121\.1\.27 SINGLE-VALUE \)$/m);
     assert.match(r.stdout, /^objectClasses: \( 1\.3\.6\.1\.1\.1\.2\.0 NAME 'posixAccount' AUXILIARY MUST \( cn \$ uid \$ uidNumber \$ gidNumber \$ homeDirectory \) MAY \( loginShell \$ gecos \$ description \) \)$/m);
     assert.match(r.stdout, /^attributeTypes: \( 2\.25\.\d+ NAME 'dirIdpSub' /m);
-    assert.doesNotMatch(r.stdout, /userPassword|krbPrincipalKey|dirIdpClientSecret/);
+    assert.doesNotMatch(r.stdout, /userPassword|krbPrincipalKey|dirIdpClientSecret|dirIdpClientKey'/);
   });
 
   it('compares values with the attribute\'s equality rule', async () => {
