@@ -87,7 +87,7 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
         await sleep(wait);
         continue; // another answer may have polled the code meanwhile
       }
-      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, accepted: keyAccepted(ctx.db.dir, first.link, cfg) });
+      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, ...(cfg.clientAuth === 'private_key_jwt' ? { accepted: keyAccepted(ctx.db.dir, first.link, cfg) } : {}) });
       s = { ...s, lastPoll: Math.max(s.lastPoll, known?.inFlight ? known.lastPoll : ctx.now()), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? Math.max(s.interval, r.interval) : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
