@@ -60,8 +60,12 @@
  * noisy neighbour on the shared machine weighs on both alike. Printed per
  * server and workload: operations per second, p50 and p99 latency, errors,
  * and the CPU used by the server and by the generator (a generator near
- * 100% means the figure is the generator's limit, not the server's); then
- * the ratio dirid/slapd of throughput and of p99 latency.
+ * 100% means the figure is the generator's limit, not the server's), and the
+ * server's CPU time (utime + stime from /proc/PID/stat over the run) per
+ * answered operation; then the ratio dirid/slapd of throughput and of p99
+ * latency, and the ratio slapd/dirid of CPU per operation: the one-core
+ * figure that holds on a busy machine, where wall-clock throughput depends
+ * on what the neighbours take (above 1.0: dirid needs less CPU per answer).
  *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
  *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha|argon2]
  *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
@@ -324,6 +328,8 @@ try {
     /** CPU over the run, percent of one core; NaN when unknown */
     serverCpu: number;
     generatorCpu: number;
+    /** server CPU time (utime + stime) per answered operation over the run, in µs; NaN when unknown */
+    cpuPerOp: number;
   }
 
   const TICK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -357,6 +363,7 @@ try {
     let firstError: string | undefined;
     let running = true;
     let inflight = 0;
+    let answered = 0;
     let drained: (() => void) | undefined;
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
@@ -373,6 +380,7 @@ try {
         inflight--;
         const now = performance.now();
         if (now <= end) {
+          answered++;
           if (error === null) lat.push(now - start);
           else {
             errors++;
@@ -392,7 +400,7 @@ try {
     lat.sort((a, b) => a - b);
     const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? NaN;
     const ms = seconds * 1000;
-    return { ops: lat.length / seconds, p50: pct(0.5), p99: pct(0.99), errors, ...(firstError ? { firstError } : {}), serverCpu: ((cpu1[0] - cpu0[0]) / ms) * 100, generatorCpu: ((cpu1[1] - cpu0[1]) / ms) * 100 };
+    return { ops: lat.length / seconds, p50: pct(0.5), p99: pct(0.99), errors, ...(firstError ? { firstError } : {}), serverCpu: ((cpu1[0] - cpu0[0]) / ms) * 100, generatorCpu: ((cpu1[1] - cpu0[1]) / ms) * 100, cpuPerOp: ((cpu1[0] - cpu0[0]) * 1000) / Math.max(1, answered) };
   }
 
   let scryptMs = NaN;
@@ -425,6 +433,7 @@ try {
     errors: rs.reduce((a, r) => a + r.errors, 0),
     serverCpu: median(rs.map((r) => r.serverCpu)),
     generatorCpu: median(rs.map((r) => r.generatorCpu)),
+    cpuPerOp: median(rs.map((r) => r.cpuPerOp)),
   });
   const slapdVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'slapd'], { encoding: 'utf8' }).stdout;
   console.log(
@@ -435,13 +444,13 @@ try {
   );
   console.log(`  ${notes.join('; ')}`);
   if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);
-  console.log('run'.padEnd(20) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10));
+  console.log('run'.padEnd(20) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10) + 'CPU µs/op'.padStart(11));
   const cpu = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(0));
   for (const [k, rs] of runs) {
     const m = summary(rs);
     const each = rs.map((r) => r.ops.toFixed(0)).join(' ');
     console.log(
-      k.padEnd(20) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10),
+      k.padEnd(20) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10) + (Number.isNaN(m.cpuPerOp) ? '-' : m.cpuPerOp.toFixed(1)).padStart(11),
     );
     const err = rs.find((r) => r.firstError)?.firstError;
     if (err) console.log(`  first error: ${err}`);
@@ -453,7 +462,11 @@ try {
       const a = runs.get(`dirid ${w.name}`)!;
       const b = runs.get(`slapd ${w.name}`)!;
       const perRound = a.map((r, i) => ratio(r.ops / b[i]!.ops)).join(' ');
-      console.log(`ratio dirid/slapd ${w.name}: throughput ${ratio(summary(a).ops / summary(b).ops)} (rounds: ${perRound}), p99 latency ${ratio(summary(a).p99 / summary(b).p99)}`);
+      const cpuRounds = a.map((r, i) => ratio(b[i]!.cpuPerOp / r.cpuPerOp)).join(' ');
+      console.log(
+        `ratio dirid/slapd ${w.name}: throughput ${ratio(summary(a).ops / summary(b).ops)} (rounds: ${perRound}), p99 latency ${ratio(summary(a).p99 / summary(b).p99)}; ` +
+          `CPU per operation slapd/dirid ${ratio(summary(b).cpuPerOp / summary(a).cpuPerOp)} (rounds: ${cpuRounds})`,
+      );
     }
   }
 } catch (e) {
