@@ -128,8 +128,15 @@ END;
 const INDEX_FORMAT = 5;
 
 const CHUNK = 500;
-/** most equality look-ups kept between writes */
-const EQ_IDS_SIZE = 100_000;
+/**
+ * Most equality look-ups kept between writes, at least: one more per
+ * EQ_IDS_BYTES of the bound of entries kept parsed (a kept look-up takes
+ * about 150 bytes). Kept look-ups leave oldest first, so a bound below the
+ * keys in use (a uid and a member key per user, for a client asking by
+ * both) would have each look-up leave before it is asked again.
+ */
+const EQ_IDS_MIN = 100_000;
+const EQ_IDS_BYTES = 2048;
 /** default bound of the entries kept parsed (see SqliteStorage.known), in MiB */
 const DEFAULT_CACHE_MB = 128;
 /** what a parsed entry takes beside its JSON text, estimated as a multiple of that text's length */
@@ -179,6 +186,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly touched = new Set<number>();
   /** the ids of equality keys looked up since the last write (attribute NUL key → ids); every write clears it */
   private readonly eqIds = new Map<string, number[]>();
+  private readonly eqIdsBound: number;
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
   /** index keys per attribute, as of a version (ordered searches choose how to order by it) */
@@ -196,6 +204,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     private readonly cacheBytes: number,
   ) {
     this.schema = schema;
+    this.eqIdsBound = Math.max(EQ_IDS_MIN, Math.floor(cacheBytes / EQ_IDS_BYTES));
     this.db = new Database(path, { fileMustExist: !create });
     try {
       this.db.pragma('journal_mode = WAL');
@@ -362,7 +371,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     if (!st) this.idsStatements.set(l.kind, (st = this.db.prepare(where).pluck()));
     const ids = st.all(...params) as number[];
     if (k !== undefined) {
-      if (this.eqIds.size >= EQ_IDS_SIZE) this.eqIds.delete(this.eqIds.keys().next().value!);
+      if (this.eqIds.size >= this.eqIdsBound) this.eqIds.delete(this.eqIds.keys().next().value!);
       this.eqIds.set(k, ids);
     }
     return ids;
