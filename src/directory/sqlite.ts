@@ -402,19 +402,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
         else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
         else this.visitIds(ids, run);
       },
-      stream: (l, run) => {
-        const [where, params] = this.lookupCondition(l);
-        let st = this.streamStatements.get(l.kind);
-        if (!st) {
-          st = this.db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id IN (${where}) ORDER BY id`);
-          this.streamStatements.set(l.kind, st);
-        }
-        let n = 0;
-        for (const r of st.iterate(...params) as IterableIterator<Row>) {
-          if ((++n & 63) === 0 && run.expired()) break;
-          if (!run.sink(r)) break;
-        }
-      },
+      stream: (l, run) => this.stream(l, run),
       scan: (parent, needed, run) => {
         const it = this.scan(parent, needed);
         for (const r of it) {
@@ -425,6 +413,43 @@ class SqliteStorage implements DirectoryStorage<Row> {
         }
       },
     };
+  }
+
+  /**
+   * The rows of one look-up's ids in id order until the run refuses one:
+   * the look-up's least ids above the last one offered, a few more each
+   * time (as many as the size limit needs, then twice as many), SQLite
+   * sorting only those it keeps instead of gathering every id of the
+   * look-up first; the rows are read by id, known ones not again. A
+   * search of (uid=user12*) with a size limit of 10 thus reads 11 ids out
+   * of the 1,111 keys in its range and 11 rows.
+   */
+  private stream(l: IndexLookup, run: SearchRun<Row>): void {
+    const [where, params] = this.lookupCondition(l);
+    let st = this.streamStatements.get(l.kind);
+    if (!st) {
+      st = this.db.prepare(`SELECT entry FROM (${where}) WHERE entry > ? ORDER BY entry LIMIT ?`).pluck();
+      this.streamStatements.set(l.kind, st);
+    }
+    let after = -1;
+    let want = Math.max(16, run.plan.sizeLimit + 1);
+    for (;;) {
+      const got = st.all(...params, after, want) as number[];
+      // an entry with several keys in the range comes once per key
+      const ids = got.filter((id, i) => i === 0 || id !== got[i - 1]);
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = ids.slice(i, i + CHUNK);
+        const missing = chunk.filter((id) => !this.known.has(id));
+        const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
+        for (const id of chunk) {
+          const r = this.known.get(id)?.row ?? read?.get(id);
+          if (r && !run.sink(r)) return;
+        }
+      }
+      if (got.length < want || run.expired()) return;
+      after = got[got.length - 1]!;
+      want *= 2;
+    }
   }
 
   /**
