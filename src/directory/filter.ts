@@ -7,6 +7,8 @@
  * §4.5.1.7: an unknown attribute, an assertion the syntax cannot hold, or a
  * rule the syntax lacks makes the item Undefined, and Undefined never
  * selects an entry, even under NOT. Secret attributes only answer presence.
+ * An equality on an attribute of many values (a group's members) tests the
+ * values' normalised forms, kept per value list while the list lives.
  */
 import { compareValues, normalizeValue } from './schema.js';
 import { DirectoryError, type AttributeType, type Attributes, type Filter, type Schema } from './types.js';

@@ -13,9 +13,12 @@
  * plan.ts's, shared with the PostgreSQL backend; this file answers their
  * look-ups). An ordered search (RFC 2891 sort, one key) reads
  * candidates in the order of the key's index keys when a size limit makes
- * that cheaper than sorting every match. Entries once read are kept parsed
+ * that cheaper than sorting every match; a size-limited search of one
+ * range, substring or presence term asks for its least ids a few at a
+ * time instead of all of them. Entries once read are kept parsed
  * (bounded) until a write touches them, so point reads, search bases and
- * small searches mostly skip SQLite. Every rule of a write (validation,
+ * small searches mostly skip SQLite, and so do equality look-ups asked
+ * again before a write. Every rule of a write (validation,
  * referential integrity, operational attributes, sealing secrets) runs in
  * write-path.ts above this storage; its transaction methods answer
  * synchronously, so a whole write runs in one better-sqlite3 transaction.
