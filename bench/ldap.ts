@@ -10,10 +10,12 @@
  * has the same password. dirid stores it as its own scrypt hash
  * ({SCRYPT}, N 16384, r 8: a check costs tens of milliseconds of CPU, by
  * design), hashed once and stored for all; slapd as one {SSHA} hash (one
- * salted SHA-1: microseconds), stored for all, unless --slapd-hash argon2
- * (16 MiB, 3 passes, with Debian's argon2 module) asks for a deliberately
- * slow hash there too. The bind+search figures therefore mostly compare
- * the two hash functions; the search figures compare the servers.
+ * salted SHA-1: microseconds), stored for all, and a second slapd with
+ * the same data holds an {ARGON2} hash (16 MiB, 3 passes, with Debian's
+ * argon2 module), as deliberately slow as dirid's: the first runs every
+ * workload, the second bind+search only, and dirid is compared with each
+ * (--slapd-hash ssha or argon2 starts one slapd only, with that hash). The bind+search figures therefore mostly
+ * compare the hash functions; the search figures compare the servers.
  * Groups: dirid has dirGroup with posixGroup as an auxiliary class and
  * `member` DNs (RFC 2307bis style); Debian ships no rfc2307bis schema, and
  * nis.schema's posixGroup is structural without `member`, so slapd's groups
@@ -60,10 +62,14 @@
  * noisy neighbour on the shared machine weighs on both alike. Printed per
  * server and workload: operations per second, p50 and p99 latency, errors,
  * and the CPU used by the server and by the generator (a generator near
- * 100% means the figure is the generator's limit, not the server's); then
- * the ratio dirid/slapd of throughput and of p99 latency.
+ * 100% means the figure is the generator's limit, not the server's), and the
+ * server's CPU time (utime + stime from /proc/PID/stat over the run) per
+ * answered operation; then the ratio dirid/slapd of throughput and of p99
+ * latency, and the ratio slapd/dirid of CPU per operation: the one-core
+ * figure that holds on a busy machine, where wall-clock throughput depends
+ * on what the neighbours take (above 1.0: dirid needs less CPU per answer).
  *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
- *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha|argon2]
+ *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
  *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
  * --dirid-cache-mb sets dirid's store_cache_mb (entries kept parsed; default a tenth of the
@@ -99,7 +105,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
     workloads: { type: 'string', default: 'eq,sub,member,bind+search' },
-    'slapd-hash': { type: 'string', default: 'ssha' },
+    'slapd-hash': { type: 'string', default: 'ssha,argon2' },
     'slapd-log': { type: 'string', default: 'stats' },
     'slapd-substr-maxlen': { type: 'string' },
     'dirid-url': { type: 'string' },
@@ -115,10 +121,10 @@ const WARMUP = Number(values.warmup);
 const CONC = Number(values.concurrency);
 const CONNS = Math.min(Number(values.connections), CONC);
 const ONLY = values.only;
-const SLAPD_HASH = values['slapd-hash'];
+const SLAPD_HASHES = values['slapd-hash'].split(',') as Array<'ssha' | 'argon2'>;
 const SUBSTR_MAXLEN = values['slapd-substr-maxlen'] === undefined ? undefined : Number(values['slapd-substr-maxlen']);
 if (ONLY !== undefined && ONLY !== 'slapd' && ONLY !== 'dirid') throw new Error('--only takes slapd or dirid');
-if (SLAPD_HASH !== 'ssha' && SLAPD_HASH !== 'argon2') throw new Error('--slapd-hash takes ssha or argon2');
+if (SLAPD_HASHES.some((h, i) => (h !== 'ssha' && h !== 'argon2') || SLAPD_HASHES.indexOf(h) !== i)) throw new Error('--slapd-hash takes ssha, argon2 or both (comma-separated)');
 for (const [k, v] of Object.entries({ ...SIZE, SECONDS, ROUNDS, CONC, CONNS })) if (!Number.isInteger(v) || v < 1) throw new Error(`${k} must be a positive integer`);
 // dirid answers `busy` past 32 operations under way on one connection (ldap_max_operations)
 if (Math.ceil(CONC / CONNS) > 32) throw new Error('--concurrency / --connections must be 32 or less');
@@ -183,7 +189,10 @@ if (values['prepare-dirid']) {
 }
 
 interface Target {
-  name: 'dirid' | 'slapd';
+  /** dirid, slapd, or slapd-HASH when several slapd run */
+  name: string;
+  /** the kinds of workload run on it (a second slapd runs only bind+search) */
+  kinds: ReadonlySet<'search' | 'bind'>;
   url: string;
   /** the server process, for CPU figures (none for a --dirid-url service) */
   pid: number | undefined;
@@ -210,16 +219,17 @@ try {
     const child = dirid.child;
     cleanups.push(() => stopChild(child));
   }
-  let slapd: Slapd | undefined;
-  let slapdOpts: SlapdOptions | undefined;
-  let slapdLoad: Promise<number> | undefined;
+  // one slapd per hash, loaded at once
+  const slapds: Array<{ hash: 'ssha' | 'argon2'; opts: SlapdOptions; load: Promise<number> }> = [];
   if (ONLY !== 'dirid') {
-    slapdOpts = { dir: join(tmp, 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: SLAPD_HASH === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(hasTaskset ? { core: 0 } : {}) };
-    const t0 = performance.now();
-    const opts = slapdOpts;
-    slapdLoad = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, SLAPD_HASH))).then(() => (performance.now() - t0) / 1000);
-    // its failure is reported where it is awaited, after dirid's load
-    slapdLoad.catch(() => {});
+    for (const hash of SLAPD_HASHES) {
+      const opts: SlapdOptions = { dir: join(tmp, SLAPD_HASHES.length > 1 ? `slapd-${hash}` : 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: hash === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(hasTaskset ? { core: 0 } : {}) };
+      const t0 = performance.now();
+      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash))).then(() => (performance.now() - t0) / 1000);
+      // its failure is reported where it is awaited, after dirid's load
+      load.catch(() => {});
+      slapds.push({ hash, opts, load });
+    }
   }
   if (dirid) {
     const r = await dirid.report;
@@ -235,13 +245,14 @@ try {
       diridUrl = undefined;
     }
   }
-  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: dirid?.child.pid, search: [], binders: [] });
-  if (slapdOpts && slapdLoad) {
-    notes.push(`slapd loaded in ${(await slapdLoad).toFixed(1)} s`);
-    slapd = await startSlapd(slapdOpts);
-    const s = slapd;
+  const ALL = new Set(['search', 'bind'] as const);
+  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: dirid?.child.pid, kinds: ALL, search: [], binders: [] });
+  for (const [i, x] of slapds.entries()) {
+    const name = slapds.length > 1 ? `slapd-${x.hash}` : 'slapd';
+    notes.push(`${name} loaded in ${(await x.load).toFixed(1)} s`);
+    const s: Slapd = await startSlapd(x.opts);
     cleanups.push(() => s.stop());
-    targets.push({ name: 'slapd', url: `ldaps://127.0.0.1:${slapd.ldapsPort}`, pid: slapd.process.pid, search: [], binders: [] });
+    targets.push({ name, url: `ldaps://127.0.0.1:${s.ldapsPort}`, pid: s.process.pid, kinds: i === 0 ? ALL : new Set(['bind'] as const), search: [], binders: [] });
   }
   if (targets.length === 0) throw new Error('nothing to measure');
   // pinned only now, so that slapadd and dirid's loader (children of this process) were not
@@ -324,6 +335,8 @@ try {
     /** CPU over the run, percent of one core; NaN when unknown */
     serverCpu: number;
     generatorCpu: number;
+    /** server CPU time (utime + stime) per answered operation over the run, in µs; NaN when unknown */
+    cpuPerOp: number;
   }
 
   const TICK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -357,6 +370,7 @@ try {
     let firstError: string | undefined;
     let running = true;
     let inflight = 0;
+    let answered = 0;
     let drained: (() => void) | undefined;
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
@@ -373,6 +387,7 @@ try {
         inflight--;
         const now = performance.now();
         if (now <= end) {
+          answered++;
           if (error === null) lat.push(now - start);
           else {
             errors++;
@@ -392,7 +407,7 @@ try {
     lat.sort((a, b) => a - b);
     const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))] ?? NaN;
     const ms = seconds * 1000;
-    return { ops: lat.length / seconds, p50: pct(0.5), p99: pct(0.99), errors, ...(firstError ? { firstError } : {}), serverCpu: ((cpu1[0] - cpu0[0]) / ms) * 100, generatorCpu: ((cpu1[1] - cpu0[1]) / ms) * 100 };
+    return { ops: lat.length / seconds, p50: pct(0.5), p99: pct(0.99), errors, ...(firstError ? { firstError } : {}), serverCpu: ((cpu1[0] - cpu0[0]) / ms) * 100, generatorCpu: ((cpu1[1] - cpu0[1]) / ms) * 100, cpuPerOp: answered === 0 ? NaN : ((cpu1[0] - cpu0[0]) * 1000) / answered };
   }
 
   let scryptMs = NaN;
@@ -402,11 +417,12 @@ try {
     await verifyPassword(BENCH_PASSWORD, h);
     scryptMs = performance.now() - t0;
   }
-  for (const t of targets) for (const w of workloads) await drive(t, w, WARMUP);
+  for (const t of targets) for (const w of workloads) if (t.kinds.has(w.kind)) await drive(t, w, WARMUP);
   const runs = new Map<string, Result[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const w of workloads) {
       for (const t of targets) {
+        if (!t.kinds.has(w.kind)) continue;
         const k = `${t.name} ${w.name}`;
         runs.set(k, [...(runs.get(k) ?? []), await drive(t, w, SECONDS)]);
       }
@@ -425,35 +441,44 @@ try {
     errors: rs.reduce((a, r) => a + r.errors, 0),
     serverCpu: median(rs.map((r) => r.serverCpu)),
     generatorCpu: median(rs.map((r) => r.generatorCpu)),
+    cpuPerOp: median(rs.map((r) => r.cpuPerOp)),
   });
   const slapdVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'slapd'], { encoding: 'utf8' }).stdout;
   console.log(
     `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members; ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
       `${CONC} operations under way (searches over ${CONNS} TLS connections, bind+search over ${CONC}); ` +
       (hasTaskset ? `servers on core 0, generator on core 1; ` : 'no taskset: nothing pinned; ') +
-      `slapd ${slapdVersion} (mdb, {${SLAPD_HASH.toUpperCase()}}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'})`,
+      `slapd ${slapdVersion} (mdb, ${SLAPD_HASHES.map((h) => `{${h.toUpperCase()}}`).join(' and ')}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'})`,
   );
   console.log(`  ${notes.join('; ')}`);
   if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);
-  console.log('run'.padEnd(20) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10));
+  console.log('run'.padEnd(26) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10) + 'CPU µs/op'.padStart(11));
   const cpu = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(0));
   for (const [k, rs] of runs) {
     const m = summary(rs);
     const each = rs.map((r) => r.ops.toFixed(0)).join(' ');
     console.log(
-      k.padEnd(20) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10),
+      k.padEnd(26) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10) + (Number.isNaN(m.cpuPerOp) ? '-' : m.cpuPerOp.toFixed(1)).padStart(11),
     );
     const err = rs.find((r) => r.firstError)?.firstError;
     if (err) console.log(`  first error: ${err}`);
   }
-  if (targets.length === 2) {
+  const dTarget = targets.find((t) => t.name === 'dirid');
+  if (dTarget) {
     // two decimals, or two significant digits below 0.1 (a bind ratio can be 0.005)
     const ratio = (x: number) => (x >= 0.1 || x === 0 || !Number.isFinite(x) ? x.toFixed(2) : x.toPrecision(2));
-    for (const w of workloads) {
-      const a = runs.get(`dirid ${w.name}`)!;
-      const b = runs.get(`slapd ${w.name}`)!;
-      const perRound = a.map((r, i) => ratio(r.ops / b[i]!.ops)).join(' ');
-      console.log(`ratio dirid/slapd ${w.name}: throughput ${ratio(summary(a).ops / summary(b).ops)} (rounds: ${perRound}), p99 latency ${ratio(summary(a).p99 / summary(b).p99)}`);
+    for (const other of targets.filter((t) => t !== dTarget)) {
+      for (const w of workloads) {
+        const a = runs.get(`dirid ${w.name}`);
+        const b = runs.get(`${other.name} ${w.name}`);
+        if (!a || !b) continue;
+        const perRound = a.map((r, i) => ratio(r.ops / b[i]!.ops)).join(' ');
+        const cpuRounds = a.map((r, i) => ratio(b[i]!.cpuPerOp / r.cpuPerOp)).join(' ');
+        console.log(
+          `ratio dirid/${other.name} ${w.name}: throughput ${ratio(summary(a).ops / summary(b).ops)} (rounds: ${perRound}), p99 latency ${ratio(summary(a).p99 / summary(b).p99)}; ` +
+            `CPU per operation ${other.name}/dirid ${ratio(summary(b).cpuPerOp / summary(a).cpuPerOp)} (rounds: ${cpuRounds})`,
+        );
+      }
     }
   }
 } catch (e) {

@@ -7,6 +7,8 @@
  * §4.5.1.7: an unknown attribute, an assertion the syntax cannot hold, or a
  * rule the syntax lacks makes the item Undefined, and Undefined never
  * selects an entry, even under NOT. Secret attributes only answer presence.
+ * An equality on an attribute of many values (a group's members) tests the
+ * values' normalised forms, kept per value list while the list lives.
  */
 import { compareValues, normalizeValue } from './schema.js';
 import { DirectoryError, type AttributeType, type Attributes, type Filter, type Schema } from './types.js';
@@ -199,6 +201,39 @@ function tryNormalize(at: AttributeType, v: string): string | undefined {
   }
 }
 
+/** values of an attribute from which an equality test keeps their normalised forms (see normalizedSet) */
+const KEEP_NORMALIZED_FROM = 8;
+
+/** The normalised forms of a list of values under one syntax, and what the list looked like when they were made. */
+interface NormalizedValues {
+  syntax: AttributeType['syntax'];
+  length: number;
+  first: string;
+  last: string;
+  set: ReadonlySet<string>;
+}
+const normalizedSets = new WeakMap<readonly string[], NormalizedValues>();
+
+/**
+ * The normalised forms of `values` as a set, kept per list for as long as
+ * the list lives: entries the store keeps parsed are tested again and
+ * again, and a group's hundred member DNs would otherwise be normalised
+ * anew by every (member=…) test. A list that changed (its length or ends)
+ * since is normalised again. Values the syntax cannot hold are left out,
+ * as they equal nothing.
+ */
+function normalizedSet(at: AttributeType, values: readonly string[]): ReadonlySet<string> {
+  const kept = normalizedSets.get(values);
+  if (kept && kept.syntax === at.syntax && kept.length === values.length && kept.first === values[0] && kept.last === values[values.length - 1]) return kept.set;
+  const set = new Set<string>();
+  for (const v of values) {
+    const n = tryNormalize(at, v);
+    if (n !== undefined) set.add(n);
+  }
+  normalizedSets.set(values, { syntax: at.syntax, length: values.length, first: values[0]!, last: values[values.length - 1]!, set });
+  return set;
+}
+
 const SUBSTRING_SYNTAXES = new Set(['string', 'exact']);
 const ORDERING_SYNTAXES = new Set(['string', 'exact', 'integer', 'time']);
 
@@ -243,6 +278,7 @@ function compileItem(schema: Schema, f: Exclude<Filter, { kind: 'and' | 'or' | '
     return (e) => {
       const values = e.attrs[name];
       if (!values) return FALSE;
+      if (values.length >= KEEP_NORMALIZED_FROM) return normalizedSet(at, values).has(target) ? TRUE : FALSE;
       for (const v of values) if (tryNormalize(at, v) === target) return TRUE;
       return FALSE;
     };

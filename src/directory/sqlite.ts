@@ -13,9 +13,12 @@
  * plan.ts's, shared with the PostgreSQL backend; this file answers their
  * look-ups). An ordered search (RFC 2891 sort, one key) reads
  * candidates in the order of the key's index keys when a size limit makes
- * that cheaper than sorting every match. Entries once read are kept parsed
+ * that cheaper than sorting every match; a size-limited search of one
+ * range, substring or presence term asks for its least ids a few at a
+ * time instead of all of them. Entries once read are kept parsed
  * (bounded) until a write touches them, so point reads, search bases and
- * small searches mostly skip SQLite. Every rule of a write (validation,
+ * small searches mostly skip SQLite, and so do equality look-ups asked
+ * again before a write. Every rule of a write (validation,
  * referential integrity, operational attributes, sealing secrets) runs in
  * write-path.ts above this storage; its transaction methods answer
  * synchronously, so a whole write runs in one better-sqlite3 transaction.
@@ -128,8 +131,15 @@ END;
 const INDEX_FORMAT = 5;
 
 const CHUNK = 500;
-/** most equality look-ups kept between writes */
-const EQ_IDS_SIZE = 100_000;
+/**
+ * Most equality look-ups kept between writes, at least: one more per
+ * EQ_IDS_BYTES of the bound of entries kept parsed (a kept look-up takes
+ * about 150 bytes). Kept look-ups leave oldest first, so a bound below the
+ * keys in use (a uid and a member key per user, for a client asking by
+ * both) would have each look-up leave before it is asked again.
+ */
+const EQ_IDS_MIN = 100_000;
+const EQ_IDS_BYTES = 2048;
 /** default bound of the entries kept parsed (see SqliteStorage.known), in MiB */
 const DEFAULT_CACHE_MB = 128;
 /** what a parsed entry takes beside its JSON text, estimated as a multiple of that text's length */
@@ -179,6 +189,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly touched = new Set<number>();
   /** the ids of equality keys looked up since the last write (attribute NUL key → ids); every write clears it */
   private readonly eqIds = new Map<string, number[]>();
+  private readonly eqIdsBound: number;
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
   /** index keys per attribute, as of a version (ordered searches choose how to order by it) */
@@ -196,6 +207,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     private readonly cacheBytes: number,
   ) {
     this.schema = schema;
+    this.eqIdsBound = Math.max(EQ_IDS_MIN, Math.floor(cacheBytes / EQ_IDS_BYTES));
     this.db = new Database(path, { fileMustExist: !create });
     try {
       this.db.pragma('journal_mode = WAL');
@@ -362,7 +374,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     if (!st) this.idsStatements.set(l.kind, (st = this.db.prepare(where).pluck()));
     const ids = st.all(...params) as number[];
     if (k !== undefined) {
-      if (this.eqIds.size >= EQ_IDS_SIZE) this.eqIds.delete(this.eqIds.keys().next().value!);
+      if (this.eqIds.size >= this.eqIdsBound) this.eqIds.delete(this.eqIds.keys().next().value!);
       this.eqIds.set(k, ids);
     }
     return ids;
@@ -393,19 +405,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
         else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
         else this.visitIds(ids, run);
       },
-      stream: (l, run) => {
-        const [where, params] = this.lookupCondition(l);
-        let st = this.streamStatements.get(l.kind);
-        if (!st) {
-          st = this.db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id IN (${where}) ORDER BY id`);
-          this.streamStatements.set(l.kind, st);
-        }
-        let n = 0;
-        for (const r of st.iterate(...params) as IterableIterator<Row>) {
-          if ((++n & 63) === 0 && run.expired()) break;
-          if (!run.sink(r)) break;
-        }
-      },
+      stream: (l, run) => this.stream(l, run),
       scan: (parent, needed, run) => {
         const it = this.scan(parent, needed);
         for (const r of it) {
@@ -416,6 +416,43 @@ class SqliteStorage implements DirectoryStorage<Row> {
         }
       },
     };
+  }
+
+  /**
+   * The rows of one look-up's ids in id order until the run refuses one:
+   * the look-up's least ids above the last one offered, a few more each
+   * time (as many as the size limit needs, then twice as many), SQLite
+   * sorting only those it keeps instead of gathering every id of the
+   * look-up first; the rows are read by id, known ones not again. A
+   * search of (uid=user12*) with a size limit of 10 thus reads 11 ids out
+   * of the 1,111 keys in its range and 11 rows.
+   */
+  private stream(l: IndexLookup, run: SearchRun<Row>): void {
+    const [where, params] = this.lookupCondition(l);
+    let st = this.streamStatements.get(l.kind);
+    if (!st) {
+      st = this.db.prepare(`SELECT entry FROM (${where}) WHERE entry > ? ORDER BY entry LIMIT ?`).pluck();
+      this.streamStatements.set(l.kind, st);
+    }
+    let after = -1;
+    let want = Math.max(16, run.plan.sizeLimit + 1);
+    for (;;) {
+      const got = st.all(...params, after, want) as number[];
+      // an entry with several keys in the range comes once per key
+      const ids = got.filter((id, i) => i === 0 || id !== got[i - 1]);
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = ids.slice(i, i + CHUNK);
+        const missing = chunk.filter((id) => !this.known.has(id));
+        const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
+        for (const id of chunk) {
+          const r = this.known.get(id)?.row ?? read?.get(id);
+          if (r && !run.sink(r)) return;
+        }
+      }
+      if (got.length < want || run.expired()) return;
+      after = got[got.length - 1]!;
+      want *= 2;
+    }
   }
 
   /**

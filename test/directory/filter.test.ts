@@ -94,6 +94,19 @@ describe('filter evaluation', () => {
   const t = (f: string) => matches(schema, parseFilter(f), entry);
   const v = (f: string) => evaluate(schema, parseFilter(f), entry);
 
+  it('tests an equality on many values by their normalised forms, kept per list and made again when the list changes', () => {
+    const managers = Array.from({ length: 12 }, (_, i) => `CN=Boss${i},DC=Example`);
+    const many = { attrs: { manager: managers }, secrets: new Set<string>() };
+    const test = compileFilter(schema, parseFilter('(manager=cn=boss7, dc=example)'));
+    assert.equal(test(many), true);
+    assert.equal(test(many), true, 'again, from the kept forms');
+    assert.equal(compileFilter(schema, parseFilter('(manager=cn=boss12,dc=example)'))(many), false);
+    managers.push('cn=BOSS12,dc=example');
+    assert.equal(compileFilter(schema, parseFilter('(manager=cn=boss12,dc=example)'))(many), true, 'a value added since');
+    managers.splice(0, managers.length, ...managers.map((m) => m.replace('Boss', 'Chief')));
+    assert.equal(test(many), false, 'values replaced since');
+  });
+
   it('matches strings case-insensitively with insignificant spaces', () => {
     assert.equal(t('(cn=babs jensen)'), true);
     assert.equal(t('(cn=barbara jensen)'), true, 'inner spaces collapse');

@@ -154,6 +154,28 @@ for (const backend of backends) {
       assert.equal((await dir.search({ base, scope: 'one', filter: '(sn=family7)' })).entries.length, 0);
     });
 
+    it('gives a size-limited search of one range, substring or presence term its first matches in id order, whatever the scope leaves out', async () => {
+      const schema = dir.schema;
+      const filters = ['(sn=FAMILY1*)', '(uid=*)', '(mail=*5@*)', '(serial>=100)', '(note=*ab*)'];
+      for (const f of filters) {
+        const test = compileFilter(schema, parseFilter(f));
+        const matching = all.filter((e) => test({ attrs: e.attrs, secrets: new Set() }));
+        for (const [b, scope, inScope] of [
+          [people, 'one', () => true],
+          [base, 'sub', () => true],
+          // nothing is a child of the base but ou=people: every candidate is passed over
+          [base, 'one', (e: Entry) => e.dn === people],
+        ] as const) {
+          const want = matching.filter(inScope).map((e) => e.dn);
+          for (const sizeLimit of [1, 10, 40, 1000]) {
+            const r = await dir.search({ base: b, scope, filter: f, sizeLimit });
+            assert.deepEqual(r.entries.map((e) => e.dn), want.slice(0, sizeLimit), `${f} ${scope} from ${b}, size limit ${sizeLimit}`);
+            assert.equal(r.truncated, want.length > sizeLimit, `${f} ${scope} from ${b}, size limit ${sizeLimit}`);
+          }
+        }
+      }
+    });
+
     it('stops a long scan at its time limit', async () => {
       const t0 = performance.now();
       const r = await dir.search({ base, scope: 'sub', filter: '(|(note=*b*)(description=x))', timeLimit: 0.002 });
