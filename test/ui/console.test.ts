@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import type { Page } from 'playwright-core';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { RpcSession } from '../support/rpc-client.js';
 import { launchChromium, type TestBrowser } from '../support/browser.js';
 
 const SECRET = 'console-secret-Xy7-do-not-leak';
@@ -71,11 +71,160 @@ describe('the web console', () => {
     const w = watch(page);
     const res = await page.goto(`${realm.url}/dirid/ui/`);
     assert.equal(res?.status(), 200);
-    assert.match(res!.headers()['content-security-policy'] ?? '', /default-src 'none'; script-src 'self'/);
+    const csp = res!.headers()['content-security-policy'] ?? '';
+    assert.match(csp, /default-src 'none'; script-src 'self'; style-src 'self'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(res!.headers()['x-content-type-options'], 'nosniff');
     await login(page, realm.url, 'admin', realm.adminPassword);
     await page.getByText('Logged in as').waitFor();
     assert.match(await page.locator('footer').innerText(), /dirid server version .* API version/);
     assert.deepEqual(w.problems, []);
     await ctx.close();
+  });
+
+  it('shows the server\'s own words for a wrong password', async () => {
+    const ctx = await chromium.context();
+    const page = await ctx.newPage();
+    await login(page, realm.url, 'admin', 'not-the-password');
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    // the text the login endpoint answers with, as the CLI shows it
+    const direct = await new RpcSession(realm.url, realm.ca).login('admin', 'not-the-password');
+    assert.equal(direct.status, 401);
+    assert.equal((await alert.innerText()).trim(), direct.body.trim());
+    await ctx.close();
+  });
+
+  it('adds a templated reference, links a user, is refused the delete, unlinks and deletes', async () => {
+    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'Console' });
+    const ctx = await chromium.context();
+    const page = await ctx.newPage();
+    const w = watch(page);
+    await login(page, realm.url, 'admin', realm.adminPassword);
+    await page.getByRole('button', { name: 'Add IdP reference' }).click();
+    const form = page.getByRole('dialog');
+    await form.getByLabel('IdP reference name').fill('corp-kc');
+    await form.getByLabel('Provider').selectOption('keycloak');
+    // the template's own fields appear once it is chosen
+    await form.getByLabel('Organization').fill('main');
+    await form.getByLabel('Base URL').fill('sso.example.test');
+    await form.getByLabel('Client identifier').fill('dirid-console');
+    await form.getByLabel('Secret').fill(SECRET);
+    await form.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('Added IdP reference "corp-kc"').waitFor();
+    const shown = await admin.call('idp_show', ['corp-kc']);
+    assert.equal(shown.result.diridpissuerurl[0], 'https://sso.example.test/realms/main');
+    assert.equal(shown.result.diridpclientid[0], 'dirid-console');
+
+    // the edit form never carries the secret back
+    await page.getByRole('button', { name: 'Edit corp-kc' }).click();
+    const edit = page.getByRole('dialog');
+    assert.equal(await edit.getByLabel(/Secret/).inputValue(), '');
+    assert.equal(await edit.getByLabel('Client identifier').inputValue(), 'dirid-console');
+    await edit.getByLabel('Scope').fill('openid email profile');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Modified IdP reference "corp-kc"').waitFor();
+    assert.equal((await admin.call('idp_show', ['corp-kc'])).result.diridpscope[0], 'openid email profile');
+
+    // link carol from the console
+    await page.getByRole('button', { name: 'Users linked to corp-kc' }).click();
+    const links = page.getByRole('dialog');
+    await links.getByText('No user is linked').waitFor();
+    await links.getByLabel('User login').fill('carol');
+    await links.getByLabel('IdP user ID').fill('carol@example.test');
+    await links.getByRole('button', { name: 'Link', exact: true }).click();
+    await links.getByRole('cell', { name: 'carol@example.test' }).waitFor();
+    const linked = await admin.call('user_show', ['carol']);
+    assert.deepEqual(linked.result.diridpconfiglink, ['corp-kc']);
+    await page.keyboard.press('Escape');
+    await links.waitFor({ state: 'detached' });
+
+    // the delete is refused, in the server's words, with the users that keep it
+    await page.getByRole('button', { name: 'Delete corp-kc' }).click();
+    const del = page.getByRole('dialog');
+    await del.getByRole('button', { name: 'Delete', exact: true }).click();
+    const refusal = del.getByRole('alert');
+    await refusal.waitFor();
+    const direct = await admin.raw('idp_del', ['corp-kc']);
+    assert.equal(direct.response.error?.name, 'ReferencedEntry');
+    assert.equal((await refusal.innerText()).trim(), direct.response.error?.message);
+    await del.getByText('Linked users: carol').waitFor();
+    await del.getByRole('button', { name: 'Cancel' }).click();
+
+    // unlink, then the delete goes through
+    await page.getByRole('button', { name: 'Users linked to corp-kc' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Unlink carol' }).click();
+    await page.getByRole('dialog').getByText('No user is linked').waitFor();
+    const unlinked = await admin.call('user_show', ['carol']);
+    assert.equal(unlinked.result.diridpconfiglink, undefined);
+    assert.deepEqual(unlinked.result.diruserauthtype, ['password']);
+    await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('button', { name: 'Delete corp-kc' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('Deleted IdP reference "corp-kc"').waitFor();
+    assert.equal((await admin.raw('idp_show', ['corp-kc'])).response.error?.name, 'NotFound');
+
+    const bodies = await Promise.all(w.bodies);
+    assert.ok(!bodies.some((b) => b.includes(SECRET)), 'the secret came back in a response');
+    assert.deepEqual(w.problems, []);
+    await ctx.close();
+  });
+
+  it('runs idp-check and shows its lines', async () => {
+    await admin.call('idp_add', ['to-check'], { provider: 'github', client_id: 'gh', secret: SECRET });
+    const ctx = await chromium.context();
+    const page = await ctx.newPage();
+    await login(page, realm.url, 'admin', realm.adminPassword);
+    await page.getByRole('button', { name: 'Check to-check' }).click();
+    const dlg = page.getByRole('dialog');
+    await dlg.getByText(/\d+ passed, \d+ failed, \d+ skipped/).waitFor({ timeout: 20_000 });
+    assert.ok((await dlg.locator('.checks li').count()) > 0);
+    await ctx.close();
+    await admin.call('idp_del', ['to-check']);
+  });
+
+  it('shows a user without the privilege the references, but no edit controls and no secret', async () => {
+    await admin.call('idp_add', ['visible'], { provider: 'keycloak', organization: 'r', base_url: 'kc.example.test', client_id: 'vis', secret: SECRET });
+    await admin.call('user_add', ['ursula'], { first: 'Ursula', last: 'User', password: 'Ursula-pass-1' });
+    const ctx = await chromium.context();
+    const page = await ctx.newPage();
+    const w = watch(page);
+    await login(page, realm.url, 'ursula', 'Ursula-pass-1');
+    await page.getByText('(read only)').waitFor();
+    await page.locator('tr[data-idp="visible"]').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Add IdP reference' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^(Edit|Delete|Check) / }).count(), 0);
+    await page.getByRole('button', { name: 'Users linked to visible' }).click();
+    await page.getByRole('dialog').getByText('No user is linked').waitFor();
+    assert.equal(await page.getByRole('dialog').getByLabel('User login').count(), 0);
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'visible', exact: true }).click();
+    await page.getByRole('region', { name: 'Details of visible' }).waitFor();
+    assert.ok(!(await page.content()).includes(SECRET));
+    const bodies = await Promise.all(w.bodies);
+    assert.ok(!bodies.some((b) => b.includes(SECRET)));
+    assert.deepEqual(w.problems, []);
+    await ctx.close();
+  });
+
+  it('refuses path traversal on the static files', async () => {
+    const index = await httpsGet(realm.url, realm.ca, '/dirid/ui/');
+    assert.equal(index.status, 200);
+    assert.equal(index.headers['cache-control'], 'no-cache');
+    for (const path of ['/dirid/ui/../../server.conf', '/dirid/ui/../server.conf', '/dirid/ui/%2e%2e/%2e%2e/server.conf', '/dirid/ui/..%2f..%2fserver.conf', '/dirid/ui/assets/..%5c..%5cserver.conf', '/dirid/ui/%00', '/dirid/ui/assets/nothing.js']) {
+      const r = await httpsGet(realm.url, realm.ca, path);
+      assert.ok(r.status === 400 || r.status === 404, `${path}: HTTP ${r.status}`);
+      assert.doesNotMatch(r.body, /\[|realm|master|BEGIN/i, path);
+    }
+    const post = await new Promise<number>((resolve, reject) => {
+      const u = new URL(realm.url);
+      const req = request({ method: 'POST', host: u.hostname, port: u.port, path: '/dirid/ui/', ca: realm.ca }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(post, 405);
   });
 });
