@@ -47,13 +47,19 @@ function Dialog({ title, onClose, children }: { title: string; onClose: () => vo
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (d && !d.open) d.showModal();
     const onCancel = (ev: Event) => {
       ev.preventDefault();
       onClose();
     };
     d?.addEventListener('cancel', onCancel);
-    return () => d?.removeEventListener('cancel', onCancel);
+    return () => {
+      d?.removeEventListener('cancel', onCancel);
+      if (d?.open) d.close();
+      // the focus goes back to the button that opened the dialog, once the dialog is gone
+      if (opener) setTimeout(() => opener.isConnected && opener.focus(), 0);
+    };
   }, []);
   return (
     <dialog ref={ref} aria-label={title}>

@@ -179,8 +179,20 @@ describe('the web console', () => {
     const dlg = page.getByRole('dialog');
     await dlg.getByText(/\d+ passed, \d+ failed, \d+ skipped/).waitFor({ timeout: 20_000 });
     assert.ok((await dlg.locator('.checks li').count()) > 0);
+    await page.keyboard.press('Escape');
+    await dlg.waitFor({ state: 'detached' });
+    // the focus is back on the button that opened the dialog
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Check to-check', undefined, { timeout: 5000 });
+
+    // rename through the edit form
+    await page.getByRole('button', { name: 'Edit to-check' }).click();
+    await page.getByRole('dialog').getByLabel('Name (change it to rename)').fill('checked');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Modified IdP reference "checked"').waitFor();
+    await page.locator('tr[data-idp="checked"]').waitFor();
+    assert.equal((await admin.call('idp_show', ['checked'])).result.diridpclientid[0], 'gh');
     await ctx.close();
-    await admin.call('idp_del', ['to-check']);
+    await admin.call('idp_del', ['checked']);
   });
 
   it('shows a user without the privilege the references, but no edit controls and no secret', async () => {
@@ -194,6 +206,16 @@ describe('the web console', () => {
     await page.locator('tr[data-idp="visible"]').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Add IdP reference' }).count(), 0);
     assert.equal(await page.getByRole('button', { name: /^(Edit|Delete|Check) / }).count(), 0);
+    // search narrows the list to what the server finds
+    await admin.call('idp_add', ['other-one'], { provider: 'github', client_id: 'zzz-other', secret: SECRET });
+    await page.getByRole('searchbox', { name: 'Search' }).fill('zzz-other');
+    await page.getByRole('searchbox', { name: 'Search' }).press('Enter');
+    await page.getByText('1 IdP reference matched').waitFor();
+    assert.equal(await page.locator('tr[data-idp]').count(), 1);
+    assert.equal(await page.locator('tr[data-idp="other-one"]').count(), 1);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('');
+    await page.getByRole('searchbox', { name: 'Search' }).press('Enter');
+    await page.locator('tr[data-idp="visible"]').waitFor();
     await page.getByRole('button', { name: 'Users linked to visible' }).click();
     await page.getByRole('dialog').getByText('No user is linked').waitFor();
     assert.equal(await page.getByRole('dialog').getByLabel('User login').count(), 0);
