@@ -182,7 +182,7 @@ describe('the web console', () => {
     await page.keyboard.press('Escape');
     await dlg.waitFor({ state: 'detached' });
     // the focus is back on the button that opened the dialog
-    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Check to-check', undefined, { timeout: 5000 });
+    await page.waitForFunction(`document.activeElement?.getAttribute('aria-label') === 'Check to-check'`, undefined, { timeout: 5000 });
 
     // rename through the edit form
     await page.getByRole('button', { name: 'Edit to-check' }).click();
