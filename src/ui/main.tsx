@@ -181,9 +181,12 @@ function IdpForm({ schema, entry, onSaved, onClose }: { schema: Schema; entry: E
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const templated = !entry && provider !== 'oidc' && provider in TEMPLATE_FIELDS;
+  const fromTemplate = templated || (entry !== null && first(entry, 'diridpprovider') in TEMPLATE_FIELDS);
   const shown = cmd.options.filter((o) => {
     if (NOT_IN_FORMS.has(o.name)) return false;
     if (TEMPLATE_ONLY.includes(o.name)) return templated && TEMPLATE_FIELDS[provider]!.includes(o.name);
+    // a template builds every endpoint (the URL options); the server refuses them on such a reference
+    if (fromTemplate && o.type === 'url') return false;
     return true;
   });
   async function submit(ev: Event) {
@@ -225,10 +228,11 @@ function IdpForm({ schema, entry, onSaved, onClose }: { schema: Schema; entry: E
           <p class="note">
             Provider template: <strong>{first(entry, 'diridpprovider')}</strong>
             {first(entry, 'diridporg') ? `, organization ${first(entry, 'diridporg')}` : ''}
-            {first(entry, 'diridpbaseurl') ? `, base URL ${first(entry, 'diridpbaseurl')}` : ''} (fixed once added)
+            {first(entry, 'diridpbaseurl') ? `, base URL ${first(entry, 'diridpbaseurl')}` : ''}. The template builds the endpoints; the
+            provider and its fields are fixed once added.
           </p>
         ) : null}
-        {templated ? <p class="note">The {provider} template builds the endpoints; leave them empty.</p> : null}
+        {templated ? <p class="note">The {provider} template builds the endpoints{TEMPLATE_FIELDS[provider]!.length > 0 ? ' from the fields below' : ''}.</p> : null}
         {shown.map((o) =>
           o.type === 'password' ? (
             <Field p={{ ...o, label: entry ? `${o.label} (leave empty to keep)` : `${o.label} (required)` }} value={secret} onInput={setSecret} />
