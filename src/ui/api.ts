@@ -58,6 +58,9 @@ export interface Schema {
 
 let nextId = 1;
 
+/** The window event a call raises when the server no longer accepts the session (HTTP 401). */
+export const SESSION_ENDED = 'dirid-session-ended';
+
 async function textOf(res: Response): Promise<string> {
   return (await res.text()).trim();
 }
@@ -73,7 +76,10 @@ export async function call(method: string, args: Wire[] = [], options: Record<st
   const type = res.headers.get('content-type') ?? '';
   if (!type.startsWith('application/json')) throw new RpcError('HttpError', res.status, (await textOf(res)) || `HTTP ${res.status}`);
   const body = (await res.json()) as { result: CommandResult | null; error: { name: string; code: number; message: string } | null };
-  if (body.error) throw new RpcError(body.error.name, body.error.code, body.error.message);
+  if (body.error) {
+    if (res.status === 401) window.dispatchEvent(new Event(SESSION_ENDED));
+    throw new RpcError(body.error.name, body.error.code, body.error.message);
+  }
   if (!body.result) throw new RpcError('ProtocolError', 909, 'empty answer');
   return body.result;
 }

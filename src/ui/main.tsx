@@ -9,7 +9,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { allowed, call, first, loginKerberos, loginPassword, RpcError, type CommandSpec, type ParamSpec, type Schema, type Wire } from './api.js';
+import { allowed, call, first, SESSION_ENDED, loginKerberos, loginPassword, RpcError, type CommandSpec, type ParamSpec, type Schema, type Wire } from './api.js';
 
 type Entry = Record<string, Wire>;
 
@@ -129,12 +129,14 @@ function inputType(p: ParamSpec): 'password' | 'url' | 'number' | 'text' {
 function Field({ p, value, onInput, disabled }: { p: ParamSpec; value: string; onInput: (v: string) => void; disabled?: boolean }) {
   const id = `f-${p.name}`;
   const help = `${id}-help`;
-  if (p.type === 'enum' && p.values) {
+  const choices = p.type === 'bool' ? ['TRUE', 'FALSE'] : p.type === 'enum' ? p.values : undefined;
+  if (choices) {
     return (
       <div class="field">
         <label for={id}>{p.label}</label>
         <select id={id} name={p.name} value={value} aria-describedby={help} disabled={disabled} onChange={(e) => onInput(e.currentTarget.value)}>
-          {p.values.map((v) => (
+          {p.required ? null : <option value="">{p.name === 'provider' ? '' : '(not set)'}</option>}
+          {choices.map((v) => (
             <option value={v}>{v}</option>
           ))}
         </select>
@@ -163,6 +165,15 @@ function Field({ p, value, onInput, disabled }: { p: ParamSpec; value: string; o
   );
 }
 
+/** A field's text as the option's wire value: numbers, booleans and lists as the API takes them; empty removes the value. */
+function toWire(o: ParamSpec, v: string): Wire {
+  if (o.multivalue) return v === '' ? [] : [v];
+  if (v === '') return '';
+  if (o.type === 'int') return Number(v);
+  if (o.type === 'bool') return v === 'TRUE';
+  return v;
+}
+
 function keyOf(schema: Schema, param: string): string {
   const idp = schema.objects.find((o) => o.name === 'idp');
   return idp?.fields.find((f) => f.param === param)?.key ?? param;
@@ -173,7 +184,11 @@ function IdpForm({ schema, entry, onSaved, onClose }: { schema: Schema; entry: E
   const cmd = schema.commands.find((c) => c.name === (entry ? 'idp_mod' : 'idp_add')) as CommandSpec;
   const providerParam = cmd.options.find((o) => o.name === 'provider');
   const initial: Record<string, string> = {};
-  for (const o of cmd.options) if (!NOT_IN_FORMS.has(o.name) && o.type !== 'password') initial[o.name] = entry ? first(entry, keyOf(schema, o.name)) : '';
+  for (const o of cmd.options) {
+    if (NOT_IN_FORMS.has(o.name) || o.type === 'password') continue;
+    const v = entry ? first(entry, keyOf(schema, o.name)) : '';
+    initial[o.name] = o.type === 'bool' ? v.toUpperCase() : v;
+  }
   const [values, setValues] = useState<Record<string, string>>(initial);
   const [provider, setProvider] = useState(providerParam?.values?.[0] ?? 'oidc');
   const [name, setName] = useState(entry ? first(entry, 'cn') : '');
@@ -201,7 +216,7 @@ function IdpForm({ schema, entry, onSaved, onClose }: { schema: Schema; entry: E
       }
       const v = (values[o.name] ?? '').trim();
       // a new reference sends what is filled in; an edit sends what changed (an emptied field removes the value)
-      if (entry ? v !== (initial[o.name] ?? '') : v !== '') options[o.name] = o.multivalue ? (v === '' ? [] : [v]) : v;
+      if (entry ? v !== (initial[o.name] ?? '') : v !== '') options[o.name] = toWire(o, v);
     }
     const oldName = entry ? first(entry, 'cn') : '';
     if (!entry && providerParam) options.provider = provider;
@@ -223,7 +238,7 @@ function IdpForm({ schema, entry, onSaved, onClose }: { schema: Schema; entry: E
           <label for="f-name">{entry ? 'Name (change it to rename)' : 'IdP reference name (required)'}</label>
           <input id="f-name" name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </div>
-        {!entry && providerParam ? <Field p={providerParam} value={provider} onInput={setProvider} /> : null}
+        {!entry && providerParam ? <Field p={{ ...providerParam, required: true }} value={provider} onInput={setProvider} /> : null}
         {entry && first(entry, 'diridpprovider') ? (
           <p class="note">
             Provider template: <strong>{first(entry, 'diridpprovider')}</strong>
@@ -612,8 +627,19 @@ function App() {
     if (tryKerberos && (await loginKerberos())) return start(false);
     setState('login');
   }
+  const ready = useRef(false);
+  ready.current = state === 'ready';
   useEffect(() => {
     void start(true);
+    // a session that ends (expiry, or the account may no longer log in) leads back to the login form
+    const ended = () => {
+      if (!ready.current) return;
+      setSession(null);
+      setState('login');
+      setError('The session has ended: log in again.');
+    };
+    window.addEventListener(SESSION_ENDED, ended);
+    return () => window.removeEventListener(SESSION_ENDED, ended);
   }, []);
   if (state === 'starting') return <p class="starting">Connecting…</p>;
   if (state === 'login' || !session)

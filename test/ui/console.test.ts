@@ -229,10 +229,34 @@ describe('the web console', () => {
     await ctx.close();
   });
 
+  it('goes back to the login form when the server no longer takes the session', async () => {
+    const ctx = await chromium.context();
+    const page = await ctx.newPage();
+    await login(page, realm.url, 'admin', realm.adminPassword);
+    await page.getByText('Logged in as').waitFor();
+    await ctx.clearCookies();
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByText('The session has ended: log in again.').waitFor();
+    await page.getByLabel('User name').waitFor();
+    await ctx.close();
+  });
+
   it('refuses path traversal on the static files', async () => {
     const index = await httpsGet(realm.url, realm.ca, '/dirid/ui/');
     assert.equal(index.status, 200);
     assert.equal(index.headers['cache-control'], 'no-cache');
+    assert.equal(index.headers['content-type'], 'text/html; charset=utf-8');
+    // a page of the console without a file of its own gets the same document; a hashed asset is cached for good
+    assert.equal((await httpsGet(realm.url, realm.ca, '/dirid/ui/idp/corp')).body, index.body);
+    const script = /src="(\/dirid\/ui\/assets\/[^"]+\.js)"/.exec(index.body)?.[1];
+    assert.ok(script, 'index.html names its script');
+    const asset = await httpsGet(realm.url, realm.ca, script);
+    assert.equal(asset.status, 200);
+    assert.equal(asset.headers['content-type'], 'text/javascript; charset=utf-8');
+    assert.match(String(asset.headers['cache-control']), /max-age=31536000, immutable/);
+    assert.match(String(asset.headers['content-security-policy']), /script-src 'self'/);
+    // nothing inline: the CSP allows no inline script or style, so the document must not need one
+    assert.doesNotMatch(index.body, /<script(?![^>]*\bsrc=)[^>]*>|<style|style=/);
     for (const path of ['/dirid/ui/../../server.conf', '/dirid/ui/../server.conf', '/dirid/ui/%2e%2e/%2e%2e/server.conf', '/dirid/ui/..%2f..%2fserver.conf', '/dirid/ui/assets/..%5c..%5cserver.conf', '/dirid/ui/%00', '/dirid/ui/assets/nothing.js']) {
       const r = await httpsGet(realm.url, realm.ca, path);
       assert.ok(r.status === 400 || r.status === 404, `${path}: HTTP ${r.status}`);
