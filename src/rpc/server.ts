@@ -4,7 +4,8 @@
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
  * and `/dirid/session/login_kerberos`; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
- * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md). It authenticates, decodes, dispatches
+ * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md) and the web console's
+ * files under `/dirid/ui/` (rpc/ui-static.ts). It authenticates, decodes, dispatches
  * to the framework and encodes. Every error it answers with, whatever the
  * endpoint (JSON-RPC, XML-RPC, a 401 refusal, a login's text answer, a
  * failure outside any command), takes its wire form from rpc/errors.ts.
@@ -26,6 +27,7 @@ import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
 import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
+import { createUiHandler } from './ui-static.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const BODY_TIMEOUT_MS = 30_000;
@@ -51,6 +53,8 @@ export interface RpcServerOptions {
   /** whether the principal named by a session cookie may still act: null, or why not */
   checkSession?(p: Principal): Promise<AuthRefusal | null>;
   log(line: string): void;
+  /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
+  uiDir?: string;
 }
 
 type Encoding = 'json' | 'xml';
@@ -137,6 +141,7 @@ function resultToWire(r: CommandResult): WireValue {
 }
 
 export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const serveUi = createUiHandler(opts.uiDir);
   const encode = (enc: Encoding, r: RpcResponse) => (enc === 'json' ? encodeJsonResponse(r) : encodeXmlResponse(r));
   const contentType = (enc: Encoding) => (enc === 'json' ? 'application/json; charset=utf-8' : 'text/xml; charset=utf-8');
 
@@ -194,6 +199,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname;
+    if (serveUi(req, res)) return;
     const jwks = /^\/dirid\/idp\/([^/]+)\/jwks\.json$/.exec(path);
     if (jwks && (req.method === 'GET' || req.method === 'HEAD')) {
       let name: string;

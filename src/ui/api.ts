@@ -1,0 +1,123 @@
+/**
+ * The console's one way to the server: the same JSON-RPC endpoints as the
+ * `dirid` client (docs/architecture.md, "Contracts"). Logging in (a
+ * Kerberos ticket through the browser's Negotiate, or a password) leaves a
+ * session cookie; every call then goes to /dirid/session/json. Errors are
+ * the server's own words: an RpcError carries its name, code and message.
+ * The browser sends the Referer the server's CSRF check wants (the page is
+ * under /dirid/ and its Referrer-Policy is same-origin).
+ */
+
+export type Wire = null | string | number | boolean | Wire[] | { [k: string]: Wire };
+
+export interface CommandResult {
+  result: Wire;
+  value: Wire;
+  summary: string | null;
+  count?: number;
+  truncated?: boolean;
+}
+
+export class RpcError extends Error {
+  constructor(
+    readonly name: string,
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ParamSpec {
+  name: string;
+  cli_name: string;
+  type: string;
+  label: string;
+  doc: string;
+  required: boolean;
+  multivalue: boolean;
+  flag?: boolean;
+  values?: string[];
+}
+
+export interface CommandSpec {
+  name: string;
+  doc: string;
+  object: string | null;
+  access: string;
+  args: ParamSpec[];
+  options: ParamSpec[];
+}
+
+export interface Schema {
+  api_version: string;
+  version: string;
+  commands: CommandSpec[];
+  objects: Array<{ name: string; label: string; label_singular: string; pkey: string; fields: Array<{ key: string; label: string; param: string | null }> }>;
+}
+
+let nextId = 1;
+
+/** The window event a call raises when the server no longer accepts the session (HTTP 401). */
+export const SESSION_ENDED = 'dirid-session-ended';
+
+async function textOf(res: Response): Promise<string> {
+  return (await res.text()).trim();
+}
+
+/** One JSON-RPC call on the session cookie; throws RpcError with the server's message. */
+export async function call(method: string, args: Wire[] = [], options: Record<string, Wire> = {}): Promise<CommandResult> {
+  const res = await fetch('/dirid/session/json', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ method, params: [args, options], id: nextId++ }),
+  });
+  const type = res.headers.get('content-type') ?? '';
+  if (!type.startsWith('application/json')) throw new RpcError('HttpError', res.status, (await textOf(res)) || `HTTP ${res.status}`);
+  const body = (await res.json()) as { result: CommandResult | null; error: { name: string; code: number; message: string } | null };
+  if (body.error) {
+    if (res.status === 401) window.dispatchEvent(new Event(SESSION_ENDED));
+    throw new RpcError(body.error.name, body.error.code, body.error.message);
+  }
+  if (!body.result) throw new RpcError('ProtocolError', 909, 'empty answer');
+  return body.result;
+}
+
+/** Password login: a session cookie, or the server's refusal as an RpcError. */
+export async function loginPassword(user: string, password: string): Promise<void> {
+  const res = await fetch('/dirid/session/login_password', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ user, password }).toString(),
+  });
+  if (!res.ok) throw new RpcError('LoginError', res.status, (await textOf(res)) || `HTTP ${res.status}`);
+}
+
+/** Kerberos login: the browser answers the Negotiate challenge if it holds a ticket (and trusts this host). */
+export async function loginKerberos(): Promise<boolean> {
+  try {
+    const res = await fetch('/dirid/session/login_kerberos', { method: 'POST', credentials: 'include' });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** The first value of an attribute in an entry as the API returns it. */
+export function first(entry: Record<string, Wire> | undefined, key: string): string {
+  const v = entry?.[key];
+  if (Array.isArray(v)) return v.length > 0 ? String(v[0]) : '';
+  return v === undefined || v === null ? '' : String(v);
+}
+
+/** Whether the server lets this session run a command: asks with no arguments, so only its authorization answers (nothing runs). */
+export async function allowed(method: string): Promise<boolean> {
+  try {
+    await call(method, [], {});
+    return true;
+  } catch (e) {
+    return !(e instanceof RpcError && (e.name === 'ACIError' || e.name === 'NotAuthenticated'));
+  }
+}
