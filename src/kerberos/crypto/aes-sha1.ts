@@ -11,6 +11,7 @@ import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
 import { DerivedKeyCache, deriveKey, KeyPurpose, usageConstant } from './dk.js';
 import { randomInto } from './random.js';
+import { secretKey } from './secret-key.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
@@ -28,7 +29,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
   const cache = new DerivedKeyCache();
   const checkKey = keyLengthGuard(name, keyBytes);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, deriveForUsage);
-  const mac = (ki: Buffer, data: Buffer): Buffer => createHmac('sha1', ki).update(data).digest().subarray(0, MAC_BYTES);
+  const mac = (ki: Buffer, data: Buffer): Buffer => createHmac('sha1', secretKey(ki)).update(data).digest().subarray(0, MAC_BYTES);
 
   const profile: EnctypeProfile = {
     etype,

@@ -11,6 +11,7 @@ import { createHmac, pbkdf2Sync } from 'node:crypto';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
 import { DerivedKeyCache, KeyPurpose, usageConstant } from './dk.js';
 import { randomBytesPooled } from './random.js';
+import { secretKey } from './secret-key.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
@@ -24,7 +25,7 @@ const EMPTY = Buffer.alloc(0);
 export function kdfHmacSha2(hash: 'sha256' | 'sha384', key: Buffer, label: Buffer, context: Buffer, bits: number): Buffer {
   const k = Buffer.alloc(4);
   k.writeUInt32BE(bits);
-  return createHmac(hash, key)
+  return createHmac(hash, secretKey(key))
     .update(Buffer.from([0, 0, 0, 1]))
     .update(label)
     .update(Buffer.from([0]))
@@ -42,7 +43,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   const derive = (base: Buffer, usage: number, purpose: number): Buffer =>
     kdfHmacSha2(hash, base, usageConstant(usage, purpose as KeyPurpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, derive);
-  const mac = (ki: Buffer, c: Buffer): Buffer => createHmac(hash, ki).update(ZERO_IV).update(c).digest().subarray(0, macBytes);
+  const mac = (ki: Buffer, c: Buffer): Buffer => createHmac(hash, secretKey(ki)).update(ZERO_IV).update(c).digest().subarray(0, macBytes);
 
   const profile: EnctypeProfile = {
     etype,
@@ -82,7 +83,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
 
     checksum(key, usage, data) {
       checkKey(key);
-      return createHmac(hash, derived(key, usage, KeyPurpose.CHECKSUM)).update(data).digest().subarray(0, macBytes);
+      return createHmac(hash, secretKey(derived(key, usage, KeyPurpose.CHECKSUM))).update(data).digest().subarray(0, macBytes);
     },
 
     verifyChecksum: (key, usage, data, cksum) => macMatches(profile.checksum(key, usage, data), cksum),
