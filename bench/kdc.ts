@@ -19,10 +19,12 @@
  * time (utime + stime, /proc/PID/stat) before and after: CPU microseconds
  * per answered request is the figure that a busy machine disturbs least.
  *   node --import tsx bench/kdc.ts [--seconds N] [--rounds N] [--concurrency N] [--cpu-prof DIR]
- *                                  [--server-flags "--trace-gc ..."] [--keep]
+ *                                  [--server-flags "--trace-gc ..."] [--keep] [--dirid-only]
+ *                                  [--workloads AS,TGS,TGS-unseen]
  * --cpu-prof writes a V8 CPU profile of dirid's server into DIR (MIT is
  * then not run); --server-flags passes Node options to dirid's server;
- * --keep leaves the scratch directory (with dirid's log) in place.
+ * --keep leaves the scratch directory (with dirid's log) in place;
+ * --dirid-only leaves MIT out; --workloads runs only those named.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +40,7 @@ import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
 import { asPasswordMaker, cpuMicros, udpExchangeAll, udpLoad, type Maker, type UdpResult } from './support/kdc-load.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false }, 'dirid-only': { type: 'boolean', default: false }, workloads: { type: 'string', default: 'AS,TGS,TGS-unseen' } } });
 const ROUNDS = Number(values.rounds);
 const PROFILE_DIR = values['cpu-prof'];
 const SECONDS = Number(values.seconds);
@@ -76,7 +78,7 @@ await rpc.login('admin', 'Admin-pass-42');
 await rpc.call('user_add', ['bench'], { first: 'B', last: 'Ench', password: PASSWORD });
 
 // ---- MIT ----------------------------------------------------------------------
-const mit = PROFILE_DIR
+const mit = PROFILE_DIR || values['dirid-only']
   ? null
   : await startMitRealm({
       realm: REALM,
@@ -140,8 +142,9 @@ async function unseenRun(pid: number, port: number): Promise<Result> {
   return r;
 }
 
-const KINDS = ['AS', 'TGS', 'TGS-unseen'] as const;
-type Kind = (typeof KINDS)[number];
+const ALL_KINDS = ['AS', 'TGS', 'TGS-unseen'] as const;
+type Kind = (typeof ALL_KINDS)[number];
+const KINDS = ALL_KINDS.filter((k) => values.workloads.split(',').includes(k));
 const targets: Array<[string, number, number]> = [['dirid', ports.kdc, ours.pid!]];
 if (mit) targets.push(['MIT krb5kdc', mit.port, mit.kdc.pid!]);
 const runners = new Map<string, Record<Kind, () => Promise<Result>>>();
