@@ -7,11 +7,11 @@
  * the keyed checksums 15 and 16 are HMAC-SHA1-96 under Kc; the PRF is
  * AES(DK(key, "prf"), SHA1(data)[0..16]) (RFC 3962 §4).
  */
-import { createHash, createHmac, createSecretKey, pbkdf2Sync } from 'node:crypto';
+import { createHash, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
 import { DerivedKeyCache, deriveKey, deriveKeysOnce, KeyPurpose, usageConstant } from './dk.js';
 import { randomInto } from './random.js';
-import { secretKey } from './secret-key.js';
+import { hmac } from './hmac.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
@@ -29,7 +29,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
   const cache = new DerivedKeyCache();
   const checkKey = keyLengthGuard(name, keyBytes);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, deriveForUsage);
-  const mac = (ki: Buffer, data: Buffer, once = false): Buffer => createHmac('sha1', once ? createSecretKey(ki) : secretKey(ki)).update(data).digest().subarray(0, MAC_BYTES);
+  const mac = (ki: Buffer, data: Buffer): Buffer => hmac('sha1', ki, [data]).subarray(0, MAC_BYTES);
   /**
    * Ke and Ki for `usage`: from the cache, or for a transient key (used for
    * one message) both at once and kept nowhere, nor their OpenSSL objects.
@@ -69,7 +69,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       const out = Buffer.allocUnsafe(n + MAC_BYTES);
       const once = key.transient === true;
       const [ke, ki] = encKeys(key, usage);
-      mac(ki, work.subarray(0, n), once).copy(out, n);
+      mac(ki, work.subarray(0, n)).copy(out, n);
       ctsEncryptPaddedInto(ke, work, n, out, 0, undefined, once);
       return out;
     },
@@ -81,7 +81,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       const once = key.transient === true;
       const [ke, ki] = encKeys(key, usage);
       const data = ctsDecrypt(ke, ciphertext.subarray(0, split), undefined, once);
-      if (!macMatches(mac(ki, data, once), ciphertext.subarray(split))) {
+      if (!macMatches(mac(ki, data), ciphertext.subarray(split))) {
         throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
       }
       return data.subarray(BLOCK);
@@ -89,7 +89,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
 
     checksum(key, usage, data) {
       checkKey(key);
-      if (key.transient) return mac(deriveKeysOnce(key.value, [usageConstant(usage, KeyPurpose.CHECKSUM)])[0]!, data, true);
+      if (key.transient) return mac(deriveKeysOnce(key.value, [usageConstant(usage, KeyPurpose.CHECKSUM)])[0]!, data);
       return mac(derived(key, usage, KeyPurpose.CHECKSUM), data);
     },
 

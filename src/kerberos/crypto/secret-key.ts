@@ -1,13 +1,12 @@
 /**
- * Node KeyObjects for raw key Buffers, one per Buffer object. Node 24's
- * createHmac and createCipheriv, handed a Buffer, first try it as a
- * KeyObject and as a CryptoKey, and those failed checks cost several times
- * the HMAC or cipher itself (about 15 µs of the 18 µs an HMAC of a short
- * message takes); handed a KeyObject, they are quick. Making a KeyObject
- * costs about 1 µs, so even a key used once gains. Keyed by the Buffer
- * object, as cts.ts keeps its cipher objects: a dropped key Buffer takes its
- * KeyObject with it, and key Buffers are never modified in place in this
- * code base (the KeyObject holds a copy of the bytes).
+ * Node KeyObjects for raw key Buffers, one per Buffer object, for the
+ * cipher objects cts.ts keeps. Node 24's createCipheriv (and createHmac),
+ * handed a Buffer, first try it as a KeyObject and as a CryptoKey, and
+ * those failed checks cost several times the cipher itself (about 15 µs a
+ * call); handed a KeyObject, they are quick. Keyed by the Buffer object: a
+ * dropped key Buffer takes its KeyObject with it, and key Buffers are never
+ * modified in place in this code base (the KeyObject holds a copy of the
+ * bytes).
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 
