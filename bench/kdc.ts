@@ -7,29 +7,40 @@
  * request to a file, and both are warmed up on both exchanges before the
  * measured rounds. Every request is new (fresh nonce, fresh timestamp or
  * authenticator, fresh subkey), so neither lookaside cache can answer it;
- * TGS requests come from as many clients as there are outstanding requests,
- * each presenting a TGT of its own. Requests are made before each run, so
+ * TGS requests (TGS) come from as many clients as there are outstanding
+ * requests, each presenting a TGT of its own again and again; TGS-unseen
+ * presents with each request a TGT the KDC has never been shown (TGTs
+ * fetched by AS before the run, each used once), so no cache of opened
+ * tickets helps. Requests are made before each run, so
  * the generator only sends and receives while measuring. The runs alternate
  * between the two KDCs for several rounds and the medians are compared, so
  * a noisy neighbour on the shared machine weighs on both sides alike.
+ * Besides throughput and latency, each run reads the server process's CPU
+ * time (utime + stime, /proc/PID/stat) before and after: CPU microseconds
+ * per answered request is the figure that a busy machine disturbs least.
  *   node --import tsx bench/kdc.ts [--seconds N] [--rounds N] [--concurrency N] [--cpu-prof DIR]
- *                                  [--server-flags "--trace-gc ..."] [--keep]
+ *                                  [--server-flags "--trace-gc ..."] [--keep] [--dirid-only]
+ *                                  [--workloads AS,TGS,TGS-unseen]
  * --cpu-prof writes a V8 CPU profile of dirid's server into DIR (MIT is
  * then not run); --server-flags passes Node options to dirid's server;
- * --keep leaves the scratch directory (with dirid's log) in place.
+ * --keep leaves the scratch directory (with dirid's log) in place;
+ * --dirid-only leaves MIT out; --workloads runs only those named.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { asWithPassword, tgsRequest, type Credentials } from '../src/kerberos/client.js';
+import { encodeKdcReq } from '../src/kerberos/asn1/kdc-req.js';
+import { asReqBody, asWithPassword, encTimestamp, processKdcRep, randomNonce, tgsRequest, type Credentials } from '../src/kerberos/client.js';
+import { profile } from '../src/kerberos/crypto/index.js';
+import { KeyUsage } from '../src/kerberos/iana.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { asPasswordMaker, udpLoad, type Maker, type UdpResult } from './support/kdc-load.js';
+import { asPasswordMaker, cpuMicros, udpExchangeAll, udpLoad, type Maker, type UdpResult } from './support/kdc-load.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false }, 'dirid-only': { type: 'boolean', default: false }, workloads: { type: 'string', default: 'AS,TGS,TGS-unseen' } } });
 const ROUNDS = Number(values.rounds);
 const PROFILE_DIR = values['cpu-prof'];
 const SECONDS = Number(values.seconds);
@@ -67,7 +78,7 @@ await rpc.login('admin', 'Admin-pass-42');
 await rpc.call('user_add', ['bench'], { first: 'B', last: 'Ench', password: PASSWORD });
 
 // ---- MIT ----------------------------------------------------------------------
-const mit = PROFILE_DIR
+const mit = PROFILE_DIR || values['dirid-only']
   ? null
   : await startMitRealm({
       realm: REALM,
@@ -82,10 +93,16 @@ const sname = { nameType: 2, nameString: ['HTTP', 'localhost'] };
 
 // requests made ahead of the first run: 10,000 a second
 const load = udpLoad({ seconds: SECONDS, concurrency: CONC, prepared: 10_000 * SECONDS });
-const drive = (port: number, make: Maker) => load([port], make);
-type Result = UdpResult;
+/** a run, with the server's CPU time per answered request (µs) */
+type Result = UdpResult & { cpuUs: number };
+const drive = async (pid: number, port: number, make: Maker, pool?: number): Promise<Result> => {
+  const c0 = cpuMicros(pid);
+  const r = await load([port], make, pool);
+  return { ...r, cpuUs: (cpuMicros(pid) - c0) / Math.max(1, r.count + r.errors) };
+};
 
 const asMaker = asPasswordMaker('bench', REALM, PASSWORD, ETYPE);
+const userKey = profile(ETYPE).stringToKey(PASSWORD, `${REALM}bench`);
 
 /** TGS requests from CONC clients, each with a TGT of its own (each with a fresh subkey, nonce and authenticator). */
 async function tgsMaker(port: number): Promise<Maker> {
@@ -95,21 +112,54 @@ async function tgsMaker(port: number): Promise<Maker> {
   return () => tgsRequest(tgts[n++ % tgts.length]!, sname, { etypes: [ETYPE] }).msg;
 }
 
-const targets: Array<[string, number]> = [['dirid', ports.kdc]];
-if (mit) targets.push(['MIT krb5kdc', mit.port]);
-const makers = new Map<string, { AS: Maker; TGS: Maker }>();
-for (const [name, port] of targets) {
-  const m = { AS: asMaker, TGS: await tgsMaker(port) };
-  makers.set(name, m);
-  // warm-up of both exchanges (JIT, caches), not counted
-  await drive(port, m.AS);
-  await drive(port, m.TGS);
+/** `n` new TGTs from the KDC at `port`, by AS exchanges (encrypted timestamp), CONC at a time. */
+async function freshTgts(port: number, n: number): Promise<Credentials[]> {
+  const bodies = Array.from({ length: n }, () => asReqBody(cname, REALM, { etypes: [ETYPE], nonce: randomNonce() }));
+  const replies = await udpExchangeAll(port, bodies.map((body) => encodeKdcReq({ msgType: 10, padata: [encTimestamp(userKey)], body })), CONC);
+  const out: Credentials[] = [];
+  for (let i = 0; i < n; i++) {
+    try {
+      out.push(processKdcRep(replies[i]!, bodies[i]!, userKey, KeyUsage.AS_REP_ENC_PART));
+    } catch {
+      // a late reply to a resent request: that TGT is left out
+    }
+  }
+  return out;
+}
+
+/**
+ * TGS-unseen: TGTs fetched before the run, one per request, enough for 1.5
+ * times the most this KDC has answered in a run so far; should a run
+ * outlast them, it goes round again and says so.
+ */
+const unseenBest = new Map<number, number>();
+async function unseenRun(pid: number, port: number): Promise<Result> {
+  const stock = await freshTgts(port, Math.max(8_000 * SECONDS, Math.ceil((unseenBest.get(port) ?? 0) * 1.5)));
+  let n = 0;
+  const r = await drive(pid, port, () => tgsRequest(stock[n++ % stock.length]!, sname, { etypes: [ETYPE] }).msg, stock.length);
+  if (n > stock.length) console.log(`note: a TGS-unseen run on port ${port} used ${n - stock.length} TGTs a second time`);
+  unseenBest.set(port, Math.max(unseenBest.get(port) ?? 0, r.count + r.errors));
+  return r;
+}
+
+const ALL_KINDS = ['AS', 'TGS', 'TGS-unseen'] as const;
+type Kind = (typeof ALL_KINDS)[number];
+const KINDS = ALL_KINDS.filter((k) => values.workloads.split(',').includes(k));
+const targets: Array<[string, number, number]> = [['dirid', ports.kdc, ours.pid!]];
+if (mit) targets.push(['MIT krb5kdc', mit.port, mit.kdc.pid!]);
+const runners = new Map<string, Record<Kind, () => Promise<Result>>>();
+for (const [name, port, pid] of targets) {
+  const tgs = await tgsMaker(port);
+  const m = { AS: () => drive(pid, port, asMaker), TGS: () => drive(pid, port, tgs), 'TGS-unseen': () => unseenRun(pid, port) };
+  runners.set(name, m);
+  // warm-up of every workload (JIT, caches), not counted
+  for (const kind of KINDS) await m[kind]();
 }
 const runs = new Map<string, Result[]>();
 for (let round = 0; round < ROUNDS; round++) {
-  for (const kind of ['AS', 'TGS'] as const) {
-    for (const [name, port] of targets) {
-      const r = await drive(port, makers.get(name)![kind]);
+  for (const kind of KINDS) {
+    for (const [name] of targets) {
+      const r = await runners.get(name)![kind]();
       const k = `${name} ${kind}`;
       runs.set(k, [...(runs.get(k) ?? []), r]);
     }
@@ -119,22 +169,27 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-const summary = (rs: Result[]): Result => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), count: rs.reduce((a, r) => a + r.count, 0) });
+const summary = (rs: Result[]): Result => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), count: rs.reduce((a, r) => a + r.count, 0), cpuUs: median(rs.map((r) => r.cpuUs)) });
 
 const mitVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'krb5-kdc'], { encoding: 'utf8' }).stdout;
 console.log(`KDC benchmark: ${ROUNDS} rounds of ${SECONDS} s per KDC and exchange, alternating; ${CONC} outstanding UDP requests; etype ${ETYPE}; KDCs on core 0, generator on core 1; MIT krb5-kdc ${mitVersion}`);
-console.log('run'.padEnd(20) + 'req/s (median, each round)'.padEnd(40) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8));
+console.log('run'.padEnd(24) + 'req/s (median, each round)'.padEnd(36) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'CPU µs/req'.padStart(12) + 'errors'.padStart(8));
 for (const [k, rs] of runs) {
   const m = summary(rs);
   const each = rs.map((r) => r.rps.toFixed(0)).join(' ');
-  console.log(k.padEnd(20) + `${m.rps.toFixed(0)} (${each})`.padEnd(40) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8));
+  console.log(k.padEnd(24) + `${m.rps.toFixed(0)} (${each})`.padEnd(36) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + m.cpuUs.toFixed(1).padStart(12) + String(m.errors).padStart(8));
 }
 if (mit) {
-  for (const kind of ['AS', 'TGS']) {
+  for (const kind of KINDS) {
     const a = runs.get(`dirid ${kind}`)!;
     const b = runs.get(`MIT krb5kdc ${kind}`)!;
     const perRound = a.map((r, i) => (r.rps / b[i]!.rps).toFixed(2)).join(' ');
-    console.log(`ratio dirid/MIT ${kind}: throughput ${(summary(a).rps / summary(b).rps).toFixed(2)} (rounds: ${perRound}), p99 latency ${(summary(a).p99 / summary(b).p99).toFixed(2)}`);
+    const sa = summary(a);
+    const sb = summary(b);
+    console.log(
+      `ratio dirid/MIT ${kind.padEnd(10)}: throughput ${(sa.rps / sb.rps).toFixed(2)} (rounds: ${perRound}), p99 latency ${(sa.p99 / sb.p99).toFixed(2)}, ` +
+        `CPU per request ${(sa.cpuUs / sb.cpuUs).toFixed(2)} (MIT's CPU per request / ours: ${(sb.cpuUs / sa.cpuUs).toFixed(2)}x)`,
+    );
   }
 }
 ours.kill('SIGTERM');

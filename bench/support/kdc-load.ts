@@ -3,11 +3,15 @@
  * UDP sockets that each keep exactly one request outstanding against one or
  * more KDC ports (socket i talks to ports[i % ports.length]), requests made
  * ahead of the measured run so the generator only sends and receives while
- * measuring, and the AS-REQ with encrypted-timestamp pre-authentication
+ * measuring, a plain exchange of many requests for their replies (to fetch
+ * TGTs in bulk), and the AS-REQ with encrypted-timestamp pre-authentication
  * that a password login sends (fresh nonce and timestamp each, so no
- * lookaside cache can answer it).
+ * lookaside cache can answer it); and the CPU time a server process has
+ * used (/proc), for CPU time per request.
  */
+import { spawnSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { encodeKdcReq } from '../../src/kerberos/asn1/kdc-req.js';
 import { asReqBody, encTimestamp, randomNonce } from '../../src/kerberos/client.js';
 import { profile } from '../../src/kerberos/crypto/index.js';
@@ -32,11 +36,15 @@ export interface UdpLoadOptions {
   prepared: number;
 }
 
-/** A driver keeping its pool size between runs: each call runs `seconds` against `ports`. */
-export function udpLoad(o: UdpLoadOptions): (ports: number[], make: Maker) => Promise<UdpResult> {
+/**
+ * A driver keeping its pool size between runs: each call runs `seconds`
+ * against `ports`; `pool` overrides how many requests are made ahead (for a
+ * maker with a limited stock, such as one TGT per request).
+ */
+export function udpLoad(o: UdpLoadOptions): (ports: number[], make: Maker, pool?: number) => Promise<UdpResult> {
   let poolSize = o.prepared;
-  return async (ports, make) => {
-    const reqs = Array.from({ length: poolSize }, make);
+  return async (ports, make, pool) => {
+    const reqs = Array.from({ length: pool ?? poolSize }, make);
     let next = 0;
     const lat: number[] = [];
     let errors = 0;
@@ -78,7 +86,7 @@ export function udpLoad(o: UdpLoadOptions): (ports: number[], make: Maker) => Pr
     for (const w of sockets) w.s.close();
     lat.sort((a, b) => a - b);
     const rps = lat.length / o.seconds;
-    poolSize = Math.max(poolSize, Math.ceil(rps * o.seconds * 1.5));
+    if (pool === undefined) poolSize = Math.max(poolSize, Math.ceil(rps * o.seconds * 1.5));
     return { rps, p50: lat[Math.floor(lat.length * 0.5)] ?? NaN, p99: lat[Math.floor(lat.length * 0.99)] ?? NaN, errors, count: lat.length };
   };
 }
@@ -89,3 +97,42 @@ export function asPasswordMaker(user: string, realm: string, password: string, e
   const key = profile(etype).stringToKey(password, `${realm}${user}`);
   return () => encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body: asReqBody(cname, realm, { etypes: [etype], nonce: randomNonce() }) });
 }
+
+/** Sends every request of `reqs` to `port` with `concurrency` outstanding (resent after 2 s unanswered) and returns the replies in order. */
+export async function udpExchangeAll(port: number, reqs: Buffer[], concurrency: number): Promise<Buffer[]> {
+  const replies: Buffer[] = new Array(reqs.length);
+  let next = 0;
+  const worker = async () => {
+    const s = createSocket('udp4');
+    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+    s.connect(port, '127.0.0.1');
+    await new Promise<void>((r) => s.once('connect', () => r()));
+    while (next < reqs.length) {
+      const i = next++;
+      for (;;) {
+        const reply = await new Promise<Buffer | null>((r) => {
+          const t = setTimeout(() => r(null), 2000);
+          s.once('message', (m) => (clearTimeout(t), r(m)));
+          s.send(reqs[i]!);
+        });
+        if (reply) {
+          replies[i] = reply;
+          break;
+        }
+        s.removeAllListeners('message');
+      }
+    }
+    s.close();
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return replies;
+}
+
+/** The CPU time (user + system, all threads) process `pid` has used so far, in microseconds (Linux). */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // fields after the command name (which may hold spaces), counting from 3: utime is 14, stime 15
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1e6) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;

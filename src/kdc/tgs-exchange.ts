@@ -116,7 +116,9 @@ function verifyAuthenticator(ctx: ExchangeContext, req: KdcReq, ap: ApReq, sessi
         throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', `checksum type ${auth.cksum.type} not supported`);
       }
       if (cp.etype !== session.etype && cp.keyBytes !== session.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
-      if (!cp.verifyChecksum({ etype: cp.etype, value: session.value }, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
+      // the session key of a TGT seen once stays transient here too: its Kc would only fill the derived-key cache
+      const ckey = { etype: cp.etype, value: session.value, ...(session.transient ? { transient: true } : {}) };
+      if (!cp.verifyChecksum(ckey, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
         throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
       }
     },

@@ -91,6 +91,11 @@ describe('crypto vectors: enctype profiles', () => {
       assert.equal(again.length, v.ciphertext.length / 2);
       assert.notEqual(again.toString('hex'), v.ciphertext, 'a random confounder changes the ciphertext');
       assert.equal(p.decrypt(k, v.usage, again).toString('hex'), v.plaintext);
+      // a key used for one message (kept in no cache, its derived keys made together) gives the same bytes
+      const once = { ...key(v.etype, v.key), transient: true };
+      assert.equal(p.decrypt(once, v.usage, hex(v.ciphertext)).toString('hex'), v.plaintext, `transient key, etype ${v.etype} usage ${v.usage}`);
+      assert.equal(p.decrypt(k, v.usage, p.encrypt({ ...key(v.etype, v.key), transient: true }, v.usage, hex(v.plaintext))).toString('hex'), v.plaintext);
+      assert.throws(() => p.decrypt({ ...key(v.etype, v.key), transient: true }, v.usage + 1, hex(v.ciphertext)), 'another usage');
     }
   });
 
@@ -107,6 +112,9 @@ describe('crypto vectors: enctype profiles', () => {
       assert.ok(!p.verifyChecksum(k, v.usage + 1, hex(v.plaintext), hex(v.cksum)), 'another usage');
       assert.ok(!p.verifyChecksum(k, v.usage, Buffer.concat([hex(v.plaintext), Buffer.from([0])]), hex(v.cksum)), 'other data');
       assert.ok(!p.verifyChecksum(k, v.usage, hex(v.plaintext), hex(v.cksum).subarray(1)), 'truncated checksum');
+      const once = { ...key(v.etype, v.key), transient: true };
+      assert.equal(p.checksum(once, v.usage, hex(v.plaintext)).toString('hex'), v.cksum, `transient key, checksum type ${v.cksumtype}`);
+      assert.ok(!p.verifyChecksum({ ...key(v.etype, v.key), transient: true }, v.usage + 1, hex(v.plaintext), hex(v.cksum)), 'transient key, another usage');
     }
   });
 

@@ -7,12 +7,12 @@
  * the keyed checksums 15 and 16 are HMAC-SHA1-96 under Kc; the PRF is
  * AES(DK(key, "prf"), SHA1(data)[0..16]) (RFC 3962 §4).
  */
-import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
+import { createHash, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
-import { DerivedKeyCache, deriveKey, KeyPurpose, usageConstant } from './dk.js';
+import { DerivedKeyCache, deriveKey, deriveKeysOnce, KeyPurpose, usageConstant } from './dk.js';
 import { randomInto } from './random.js';
+import { hmac } from './hmac.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
-import { keyObject } from './key-object.js';
 
 const BLOCK = 16;
 const MAC_BYTES = 12;
@@ -29,7 +29,15 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
   const cache = new DerivedKeyCache();
   const checkKey = keyLengthGuard(name, keyBytes);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, deriveForUsage);
-  const mac = (ki: Buffer, data: Buffer): Buffer => createHmac('sha1', keyObject(ki)).update(data).digest().subarray(0, MAC_BYTES);
+  const mac = (ki: Buffer, data: Buffer): Buffer => hmac('sha1', ki, [data]).subarray(0, MAC_BYTES);
+  /**
+   * Ke and Ki for `usage`: from the cache, or for a transient key (used for
+   * one message) both at once and kept nowhere, nor their OpenSSL objects.
+   */
+  const encKeys = (key: EncryptionKey, usage: number): [ke: Buffer, ki: Buffer] => {
+    if (key.transient) return deriveKeysOnce(key.value, [usageConstant(usage, KeyPurpose.ENCRYPTION), usageConstant(usage, KeyPurpose.INTEGRITY)]) as [Buffer, Buffer];
+    return [derived(key, usage, KeyPurpose.ENCRYPTION), derived(key, usage, KeyPurpose.INTEGRITY)];
+  };
 
   const profile: EnctypeProfile = {
     etype,
@@ -59,8 +67,10 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       plaintext.copy(work, BLOCK);
       work.fill(0, n);
       const out = Buffer.allocUnsafe(n + MAC_BYTES);
-      mac(derived(key, usage, KeyPurpose.INTEGRITY), work.subarray(0, n)).copy(out, n);
-      ctsEncryptPaddedInto(derived(key, usage, KeyPurpose.ENCRYPTION), work, n, out, 0);
+      const once = key.transient === true;
+      const [ke, ki] = encKeys(key, usage);
+      mac(ki, work.subarray(0, n)).copy(out, n);
+      ctsEncryptPaddedInto(ke, work, n, out, 0, undefined, once);
       return out;
     },
 
@@ -68,8 +78,10 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       checkKey(key);
       if (ciphertext.length < BLOCK + MAC_BYTES) throw new KrbCryptoError(`${name} ciphertext too short`, 'BAD_LENGTH');
       const split = ciphertext.length - MAC_BYTES;
-      const data = ctsDecrypt(derived(key, usage, KeyPurpose.ENCRYPTION), ciphertext.subarray(0, split));
-      if (!macMatches(mac(derived(key, usage, KeyPurpose.INTEGRITY), data), ciphertext.subarray(split))) {
+      const once = key.transient === true;
+      const [ke, ki] = encKeys(key, usage);
+      const data = ctsDecrypt(ke, ciphertext.subarray(0, split), undefined, once);
+      if (!macMatches(mac(ki, data), ciphertext.subarray(split))) {
         throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
       }
       return data.subarray(BLOCK);
@@ -77,6 +89,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
 
     checksum(key, usage, data) {
       checkKey(key);
+      if (key.transient) return mac(deriveKeysOnce(key.value, [usageConstant(usage, KeyPurpose.CHECKSUM)])[0]!, data);
       return mac(derived(key, usage, KeyPurpose.CHECKSUM), data);
     },
 

@@ -7,12 +7,12 @@
  * H = HMAC(Ki, zero IV | C) truncated (§5); checksums 19 and 20 are HMAC
  * under Kc; the PRF is KDF(key, "prf", data) (§6).
  */
-import { createHmac, pbkdf2Sync } from 'node:crypto';
+import { pbkdf2Sync } from 'node:crypto';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
 import { DerivedKeyCache, KeyPurpose, usageConstant } from './dk.js';
 import { randomBytesPooled } from './random.js';
+import { hmac } from './hmac.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
-import { keyObject } from './key-object.js';
 
 const BLOCK = 16;
 const ZERO_IV = Buffer.alloc(BLOCK);
@@ -20,19 +20,14 @@ const DEFAULT_ITERATIONS = 32768;
 const KERBEROS = Buffer.from('kerberos');
 const PRF_LABEL = Buffer.from('prf');
 const EMPTY = Buffer.alloc(0);
+const COUNTER_ONE = Buffer.from([0, 0, 0, 1]);
+const ZERO_BYTE = Buffer.from([0]);
 
 /** KDF-HMAC-SHA2(key, label, context, bits) of RFC 8009 §3; one HMAC block suffices for every use. */
 export function kdfHmacSha2(hash: 'sha256' | 'sha384', key: Buffer, label: Buffer, context: Buffer, bits: number): Buffer {
   const k = Buffer.alloc(4);
   k.writeUInt32BE(bits);
-  return createHmac(hash, keyObject(key))
-    .update(Buffer.from([0, 0, 0, 1]))
-    .update(label)
-    .update(Buffer.from([0]))
-    .update(context)
-    .update(k)
-    .digest()
-    .subarray(0, bits / 8);
+  return hmac(hash, key, [COUNTER_ONE, label, ZERO_BYTE, context, k]).subarray(0, bits / 8);
 }
 
 function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384', macBytes: 16 | 24, checksumType: 19 | 20, name: string): EnctypeProfile {
@@ -43,7 +38,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   const derive = (base: Buffer, usage: number, purpose: number): Buffer =>
     kdfHmacSha2(hash, base, usageConstant(usage, purpose as KeyPurpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, derive);
-  const mac = (ki: Buffer, c: Buffer): Buffer => createHmac(hash, keyObject(ki)).update(ZERO_IV).update(c).digest().subarray(0, macBytes);
+  const mac = (ki: Buffer, c: Buffer): Buffer => hmac(hash, ki, [ZERO_IV, c]).subarray(0, macBytes);
 
   const profile: EnctypeProfile = {
     etype,
@@ -83,7 +78,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
 
     checksum(key, usage, data) {
       checkKey(key);
-      return createHmac(hash, keyObject(derived(key, usage, KeyPurpose.CHECKSUM))).update(data).digest().subarray(0, macBytes);
+      return hmac(hash, derived(key, usage, KeyPurpose.CHECKSUM), [data]).subarray(0, macBytes);
     },
 
     verifyChecksum: (key, usage, data, cksum) => macMatches(profile.checksum(key, usage, data), cksum),

@@ -11,11 +11,17 @@
  * update() and never finalised. ECB keeps no state between calls. CBC keeps
  * the last ciphertext block as its chaining value: XORing that into the
  * first plaintext block (with the wanted IV) starts a fresh message, because
- * E(P1 xor last xor last xor IV) = E(P1 xor IV).
+ * E(P1 xor last xor last xor IV) = E(P1 xor IV). The objects are made from
+ * the key's KeyObject (secret-key.ts), much quicker than from its Buffer.
+ *
+ * A key used for one message only (`once`: a TGS request's subkey, the
+ * session key of a TGT seen once, and the keys derived from them) gets
+ * objects that are not kept: entering short-lived keys into the WeakMaps
+ * cost more, in lookups and garbage collection, than the objects spared.
  */
-import { createCipheriv, createDecipheriv, type Cipheriv, type Decipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type Cipheriv, type Decipheriv, type KeyObject } from 'node:crypto';
+import { secretKey } from './secret-key.js';
 import { KrbCryptoError } from './types.js';
-import { keyObject } from './key-object.js';
 
 const BLOCK = 16;
 const ZERO_IV = Buffer.alloc(BLOCK);
@@ -29,6 +35,8 @@ function checkLength(n: number): void {
 }
 
 interface AesState {
+  /** the key as OpenSSL objects want it */
+  secret: KeyObject;
   cbc: Cipheriv | undefined;
   /** the CBC object's chaining value: the last ciphertext block it produced */
   chain: Buffer;
@@ -45,11 +53,15 @@ interface AesState {
  */
 const states = new WeakMap<Buffer, AesState>();
 
-function stateOf(key: Buffer): AesState {
+function stateOf(key: Buffer, once = false): AesState {
+  if (once) {
+    checkKey(key);
+    return { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+  }
   let st = states.get(key);
   if (!st) {
     checkKey(key);
-    st = { cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+    st = { secret: secretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
     states.set(key, st);
   }
   return st;
@@ -57,17 +69,17 @@ function stateOf(key: Buffer): AesState {
 
 function ecbDecryptor(st: AesState, key: Buffer): Decipheriv {
   if (!st.ecbDecrypt) {
-    st.ecbDecrypt = createDecipheriv(`aes-${key.length * 8}-ecb`, keyObject(key), null);
+    st.ecbDecrypt = createDecipheriv(`aes-${key.length * 8}-ecb`, st.secret, null);
     st.ecbDecrypt.setAutoPadding(false);
   }
   return st.ecbDecrypt;
 }
 
 /** CBC over whole blocks with the given IV; `blocks` is overwritten. */
-function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer): Buffer {
-  const st = stateOf(key);
+function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer, once = false): Buffer {
+  const st = stateOf(key, once);
   if (!st.cbc) {
-    st.cbc = createCipheriv(`aes-${key.length * 8}-cbc`, keyObject(key), ZERO_IV);
+    st.cbc = createCipheriv(`aes-${key.length * 8}-cbc`, st.secret, ZERO_IV);
     st.cbc.setAutoPadding(false);
   }
   const chain = st.chain;
@@ -97,11 +109,11 @@ export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = Z
  * overwritten), written to `out` at `off`. Lets a caller build confounder,
  * plaintext and MAC in buffers of its own.
  */
-export function ctsEncryptPaddedInto(key: Buffer, padded: Buffer, n: number, out: Buffer, off: number, iv: Buffer = ZERO_IV): void {
+export function ctsEncryptPaddedInto(key: Buffer, padded: Buffer, n: number, out: Buffer, off: number, iv: Buffer = ZERO_IV, once = false): void {
   checkKey(key);
   checkLength(n);
   const blocks = padded.length / BLOCK;
-  const cbc = cbcEncrypt(key, padded, iv);
+  const cbc = cbcEncrypt(key, padded, iv, once);
   if (blocks === 1) {
     cbc.copy(out, off);
     return;
@@ -118,11 +130,11 @@ export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV)
 }
 
 /** Decrypts with the key's ECB decipher object and chains CBC here. */
-export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV): Buffer {
+export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV, once = false): Buffer {
   checkKey(key);
   const n = ciphertext.length;
   checkLength(n);
-  const d = ecbDecryptor(stateOf(key), key);
+  const d = ecbDecryptor(stateOf(key, once), key);
   if (n === BLOCK) {
     const p = d.update(ciphertext);
     for (let i = 0; i < BLOCK; i++) p[i]! ^= iv[i]!;
@@ -163,8 +175,22 @@ export function aesChain(key: Buffer, first: Buffer, blocks: number): Buffer {
 export function aesBlock(key: Buffer, block: Buffer): Buffer {
   const st = stateOf(key);
   if (!st.ecbEncrypt) {
-    st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, keyObject(key), null);
+    st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, st.secret, null);
     st.ecbEncrypt.setAutoPadding(false);
   }
   return st.ecbEncrypt.update(block);
+}
+
+/**
+ * E(x), E(E(x)), ... (`rounds` of them) of every block of `input` at once,
+ * with an ECB object made for a key used once: the DR chains of several
+ * derived keys of one base key side by side (dk.ts).
+ */
+export function aesRoundsOnce(key: Buffer, input: Buffer, rounds: number): Buffer[] {
+  checkKey(key);
+  const ecb = createCipheriv(`aes-${key.length * 8}-ecb`, createSecretKey(key), null);
+  ecb.setAutoPadding(false);
+  const out: Buffer[] = [];
+  for (let r = 0, x = input; r < rounds; r++) out.push((x = ecb.update(x)));
+  return out;
 }

@@ -2,10 +2,11 @@
  * Key derivation of the simplified profile, RFC 3961 §5.1 and §5.3, for AES
  * (RFC 3962): DR(Key, Constant) chains AES over n-fold(Constant, 128), and
  * DK = random-to-key(DR) with random-to-key the identity for AES. Also the
- * usage constants (usage as 4 bytes big-endian || 0x99/0xAA/0x55) and the
- * bounded cache of derived keys that both AES families use per request.
+ * usage constants (usage as 4 bytes big-endian || 0x99/0xAA/0x55), the
+ * bounded cache of derived keys that both AES families use per request, and
+ * the derivation of a one-message key's Ke and Ki together.
  */
-import { aesChain } from './cts.js';
+import { aesChain, aesRoundsOnce } from './cts.js';
 import { ExpiringCache } from '../expiring-cache.js';
 import { nfold } from './nfold.js';
 import type { EncryptionKey } from './types.js';
@@ -44,6 +45,22 @@ export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = 
 /** DK(base, constant) for AES keys. */
 export function deriveKey(base: Buffer, constant: Buffer): Buffer {
   return deriveRandom(base, constant, base.length);
+}
+
+/**
+ * DK(base, c) for each of `constants`, of a base key used for one message
+ * (its Ke and Ki, or its Kc): the chains side by side through one AES object
+ * made for the purpose and not kept, the same bytes as deriveKey's.
+ */
+export function deriveKeysOnce(base: Buffer, constants: readonly Buffer[]): Buffer[] {
+  const input = Buffer.allocUnsafe(constants.length * BLOCK);
+  constants.forEach((c, i) => foldedConstant(c).copy(input, i * BLOCK));
+  const rounds = aesRoundsOnce(base, input, Math.ceil(base.length / BLOCK));
+  return constants.map((_, i) => {
+    const k = Buffer.allocUnsafe(base.length);
+    for (let r = 0; r < rounds.length; r++) rounds[r]!.copy(k, r * BLOCK, i * BLOCK, i * BLOCK + BLOCK);
+    return k;
+  });
 }
 
 /**
