@@ -25,7 +25,8 @@ import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-const BODY_TIMEOUT_MS = 30_000;
+/** How long a request body may take to arrive, by default (docs/load.md). */
+export const BODY_TIMEOUT_MS = 30_000;
 
 /** Result of a Negotiate (SPNEGO) exchange on one request. */
 export interface NegotiateOutcome {
@@ -47,6 +48,8 @@ export interface RpcServerOptions {
   negotiate?(token: string): Promise<NegotiateOutcome>;
   /** whether the principal named by a session cookie may still act: null, or why not */
   checkSession?(p: Principal): Promise<AuthRefusal | null>;
+  /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
+  bodyTimeoutMs?: number;
   log(line: string): void;
 }
 
@@ -75,7 +78,7 @@ class HttpError extends Error {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+function readBody(req: IncomingMessage, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? '0');
     if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
@@ -88,7 +91,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     const timer = setTimeout(() => {
       reject(new HttpError(408, 'request body timeout'));
       req.destroy();
-    }, BODY_TIMEOUT_MS);
+    }, timeoutMs);
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY_BYTES) {
@@ -134,6 +137,7 @@ function resultToWire(r: CommandResult): WireValue {
 }
 
 export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const bodyTimeout = opts.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   const encode = (enc: Encoding, r: RpcResponse) => (enc === 'json' ? encodeJsonResponse(r) : encodeXmlResponse(r));
   const contentType = (enc: Encoding) => (enc === 'json' ? 'application/json; charset=utf-8' : 'text/xml; charset=utf-8');
 
@@ -198,7 +202,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     const routes: Record<string, () => Promise<void>> = {
       '/dirid/session/login_password': async () => {
         checkReferer(req);
-        const body = await readBody(req);
+        const body = await readBody(req, bodyTimeout);
         const form = new URLSearchParams(body.toString('utf8'));
         const user = form.get('user') ?? '';
         const password = form.get('password') ?? '';
@@ -217,7 +221,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);
-        await readBody(req);
+        await readBody(req, bodyTimeout);
         const outcome = await negotiateFrom(req);
         if (!outcome || outcome instanceof AuthRefusal) {
           const err = toRpcError(outcome ? outcome.publicError : publicError('NotAuthenticated'), opts.log);
@@ -231,7 +235,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     for (const enc of ['json', 'xml'] as const) {
       routes[`/dirid/session/${enc}`] = async () => {
         checkReferer(req);
-        const body = await readBody(req);
+        const body = await readBody(req, bodyTimeout);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
         const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
         if (!principal) return unauthenticated(enc, res, false);
@@ -245,7 +249,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       };
       routes[`/dirid/${enc}`] = async () => {
         checkReferer(req);
-        const body = await readBody(req);
+        const body = await readBody(req, bodyTimeout);
         const outcome = await negotiateFrom(req);
         if (!outcome) return unauthenticated(enc, res, true);
         if (outcome instanceof AuthRefusal) return refused(enc, res, outcome.publicError, true);
