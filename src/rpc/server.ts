@@ -193,13 +193,8 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let path: string;
-    try {
-      path = new URL(req.url ?? '/', 'https://localhost').pathname;
-    } catch {
-      // a target that is not a path of ours ('//', '//x:y'): the client's mistake, not an internal error
-      return send(res, 400, 'text/plain; charset=utf-8', 'bad request target\n');
-    }
+    const url = new URL(req.url ?? '/', 'https://localhost');
+    const path = url.pathname;
     if (req.method !== 'POST') {
       if (path === '/' || path === '/dirid' || path === '/dirid/') return send(res, 200, 'text/plain; charset=utf-8', 'dirid: POST JSON-RPC to /dirid/session/json or /dirid/json\n');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'POST' });
