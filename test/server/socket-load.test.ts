@@ -6,8 +6,7 @@
  * TCP listener within its time-out, a length announcing gigabytes is
  * answered or closed at once without the memory growing, connections
  * opened and left silent past a listener's limit do not keep correct
- * clients out, and a request target that is not a path is the client's
- * error, not an internal one.
+ * clients out.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -158,17 +157,6 @@ describe('through the sockets', () => {
     } finally {
       for (const h of held) h.destroy();
     }
-  });
-
-  it('answers a request target that is not a path with 400, not an internal error', async () => {
-    const c = await open(realm.server.httpsPort, true);
-    let text = '';
-    c.on('data', (d: Buffer) => (text += d.toString('latin1')));
-    c.write('GET // HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    for (let i = 0; i < 50 && !text.includes('\r\n\r\n'); i++) await sleep(20);
-    c.destroy();
-    assert.match(text, /^HTTP\/1\.1 400 /);
-    assert.ok(!realm.log.some((l) => l.includes('Invalid URL')), 'no internal error logged');
   });
 });
 
