@@ -9,7 +9,7 @@
  * failure.
  *
  *   node --import tsx scripts/socket-load.ts [--count N] [--measure-seconds S] [--seed S]
- *        [--min-rate-ratio R] [--rss-slack-mib M] [--rss-slack-ratio R] [--short-timeouts]
+ *        [--min-rate-ratio R] [--rss-slack-mib M] [--rss-slack-ratio R] [--short-timeouts] [--report-rates-only]
  *
  * --short-timeouts starts the server with time-outs of a few seconds
  * instead of its defaults, so the slow clients are dropped sooner.
@@ -35,6 +35,7 @@ const options = {
   seed: num('seed', Date.now() % 1_000_000),
   bounds: process.argv.includes('--short-timeouts') ? SHORT_BOUNDS : DEFAULT_OPTIONS.bounds,
   minRateRatio: num('min-rate-ratio', DEFAULT_OPTIONS.minRateRatio),
+  judgeRates: !process.argv.includes('--report-rates-only'),
   rssSlackBytes: num('rss-slack-mib', DEFAULT_OPTIONS.rssSlackBytes / 1048576) * 1048576,
   rssSlackRatio: num('rss-slack-ratio', DEFAULT_OPTIONS.rssSlackRatio),
   halfOpenExtra: DEFAULT_OPTIONS.halfOpenExtra,
