@@ -353,6 +353,13 @@ async function measureRates(r: Realm, seconds: number, pid: number): Promise<Rat
   return out;
 }
 
+/** The share of one core the server uses over 2 s while nobody talks to it: work it does on its own. */
+async function idleCpuShare(pid: number): Promise<number> {
+  const c0 = cpuSeconds(pid);
+  await sleep(2000);
+  return (cpuSeconds(pid) - c0) / 2;
+}
+
 async function kdcRate(r: Realm, seconds: number): Promise<{ ok: number; errors: number }> {
   const k = await udpLoad({ seconds, concurrency: 4, prepared: 2000 })([r.ports.kdc], asPasswordMaker('probe', r.realm, PROBE_PASSWORD, 18));
   return { ok: k.count, errors: k.errors };
@@ -890,12 +897,14 @@ export async function socketLoad(o: SocketLoadOptions): Promise<SocketLoadReport
     await attack(server, r, m, Math.max(2000, Math.floor(o.count / 10)), rnd, bounds, o.halfOpenExtra, scratch, () => {}, failures);
     const before = await measureRates(r, o.measureSeconds, pid);
     await server.quiet();
+    const idleCpu = await idleCpuShare(pid);
     const idle = await server.ask('memory');
     show('before.kdc_as_req_per_s', Math.round(before.kdc));
     show('before.api_user_show_per_s', Math.round(before.api));
     show('before.ldap_search_per_s', Math.round(before.ldap));
     show('before.cpu_us_per_request', `kdc ${before.kdcCpu.toFixed(0)} api ${before.apiCpu.toFixed(0)} ldap ${before.ldapCpu.toFixed(0)}`);
     show('idle.rss_mib', mib(idle.rss));
+    show('idle.server_cpu_percent', (idleCpu * 100).toFixed(1));
     show('idle.heap_used_mib', mib(idle.heapUsed));
     if (before.kdcErrors || before.apiErrors || before.ldapErrors) failures.push(`correct requests failed before the load: kdc ${before.kdcErrors}, api ${before.apiErrors}, ldap ${before.ldapErrors}`);
 
@@ -952,6 +961,7 @@ export async function socketLoad(o: SocketLoadOptions): Promise<SocketLoadReport
     clearInterval(watch);
     show('load.peak_rss_mib', mib(peak));
     show('after.settle_ms', Math.round(await server.quiet()));
+    show('after.idle_server_cpu_percent', ((await idleCpuShare(pid)) * 100).toFixed(1));
     const after = await server.ask('memory');
     show('after.rss_mib', mib(after.rss));
     show('after.heap_used_mib', mib(after.heapUsed));
