@@ -22,7 +22,7 @@ import { krbErrorReply } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { CookieJar } from './cookie-jar.js';
 import { kdcCaches, type KdcCaches } from './state.js';
-import { UdpTcpListener, type Transport } from './listener.js';
+import { UdpTcpListener, type TcpLimits, type Transport } from './listener.js';
 import { KpasswdService, type PasswordChanger } from './kpasswd.js';
 import type { PkinitIdentity } from './pkinit-identity.js';
 
@@ -42,6 +42,8 @@ export interface KdcOptions {
   idpHoldMs?: number;
   /** the KDC's certificate and key for anonymous PKINIT (kdc/pkinit.ts); without them anonymous requests are refused */
   pkinit?: PkinitIdentity;
+  /** the TCP bounds of this KDC's listener and its password service's (listener.ts defaults) */
+  tcp?: Partial<TcpLimits>;
 }
 
 export class Kdc {
@@ -64,7 +66,7 @@ export class Kdc {
       handle: (raw, transport) => this.handle(raw, transport),
       oversize: () => krbErrorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), { realm: this.o.realm, now: this.now(), cookies: this.cookies, log: this.o.log }).reply,
       log: o.log,
-    });
+    }, o.tcp);
   }
 
   /** The realm policy, read again every 10 s; at once while it is fresh. */
@@ -133,6 +135,6 @@ export class Kdc {
 
   /** The password service of this KDC's realm, changing passwords by `change`; the caller makes it listen. */
   passwordService(change: PasswordChanger): KpasswdService {
-    return new KpasswdService({ db: this.db, realm: this.o.realm, replays: this.caches.replays, change, now: this.now, log: this.o.log });
+    return new KpasswdService({ db: this.db, realm: this.o.realm, replays: this.caches.replays, change, now: this.now, log: this.o.log, ...(this.o.tcp ? { tcp: this.o.tcp } : {}) });
   }
 }

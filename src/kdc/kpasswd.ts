@@ -33,7 +33,7 @@ import { decodeKpasswdRequest, encodeKpasswdReply, encodeKpasswdResult, KpasswdF
 import { changepwPrincipal } from '../kerberos/principal.js';
 import type { ReplayCache } from '../kerberos/replay-cache.js';
 import { microseconds, wholeSeconds } from '../kerberos/time.js';
-import { UdpTcpListener, type Transport } from './listener.js';
+import { UdpTcpListener, type TcpLimits, type Transport } from './listener.js';
 import { AnswerOnce } from './lookaside.js';
 import { keyFor, type PrincipalDb } from './principals.js';
 
@@ -55,6 +55,8 @@ export interface KpasswdOptions {
   change: PasswordChanger;
   now: () => number;
   log: (line: string) => void;
+  /** the TCP bounds of its listener (listener.ts defaults) */
+  tcp?: Partial<TcpLimits>;
 }
 
 /** A request answered with this result code and text (and, before an AP-REP, this KRB-ERROR code). */
@@ -98,7 +100,7 @@ export class KpasswdService {
       handle: (raw, transport) => this.handle(raw, transport),
       oversize: () => this.errorReply(new Refusal(KpasswdResult.MALFORMED, 'request too long', ErrorCode.KRB_ERR_FIELD_TOOLONG)),
       log: o.log,
-    });
+    }, o.tcp);
   }
 
   /** Answers one request; null means "send nothing". */

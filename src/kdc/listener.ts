@@ -6,8 +6,14 @@
  * completion. Port 0 picks a port free for both. The service answers each
  * message (null: nothing to send); a TCP length it will not read (over its
  * limit, or the reserved bit set) gets the service's refusal, if it has
- * one, and the connection is closed. An idle connection closes after 30 s.
- * The TCP stream is cut into messages by `splitTcpMessages`, a pure function.
+ * one, and the connection is closed, before any of the message is kept.
+ * TCP connections are bounded in time and number (TcpLimits, docs/load.md):
+ * one closes when idle, when a message it began does not arrive whole in
+ * time (a client sending a byte a second), and the oldest closes when a new
+ * one would pass the limit, so connections opened and left silent cannot
+ * lock correct clients out. A client that does not read its answers is not
+ * read either until it does (or its idle time runs out). The TCP stream is
+ * cut into messages by `splitTcpMessages`, a pure function.
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -25,14 +31,34 @@ export interface DatagramService {
   log(line: string): void;
 }
 
-const TCP_IDLE_MS = 30_000;
+/** The bounds of the TCP side of a listener. */
+export interface TcpLimits {
+  /** milliseconds a connection may stay with nothing read or written */
+  idleMs: number;
+  /** milliseconds from the first octet of a message (its length included) to its last */
+  messageMs: number;
+  /** connections open at once; a new one over it closes the oldest */
+  maxConnections: number;
+}
+
+export const DEFAULT_TCP_LIMITS: Readonly<TcpLimits> = { idleMs: 30_000, messageMs: 10_000, maxConnections: 256 };
+
+/** Octets of answers a client leaves unread past which its connection is not read. */
+const HIGH_WATER = 64 * 1024;
 
 export class UdpTcpListener {
   private udp: UdpSocket | undefined;
   private tcp: TcpServer | undefined;
+  /** open TCP connections, oldest first */
   private readonly sockets = new Set<Socket>();
+  readonly limits: TcpLimits;
 
-  constructor(private readonly service: DatagramService) {}
+  constructor(
+    private readonly service: DatagramService,
+    limits: Partial<TcpLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_TCP_LIMITS, ...limits };
+  }
 
   /** Listens on `port` (0: one free for UDP and TCP together) and returns the port. */
   async listen(port: number, host: string): Promise<number> {
@@ -74,28 +100,65 @@ export class UdpTcpListener {
   }
 
   private serveTcp(s: Socket): void {
+    const name = this.service.name;
+    if (this.sockets.size >= this.limits.maxConnections) {
+      const oldest = this.sockets.values().next().value!;
+      this.service.log(`${new Date().toISOString()} ${name} tcp closing the oldest connection from=${oldest.remoteAddress ?? '?'}:${oldest.remotePort ?? '?'} reason="more than ${this.limits.maxConnections} connections"`);
+      oldest.destroy();
+      this.sockets.delete(oldest);
+    }
     this.sockets.add(s);
-    s.setTimeout(TCP_IDLE_MS, () => s.destroy());
+    s.setTimeout(this.limits.idleMs, () => s.destroy());
     let buf: Buffer = Buffer.alloc(0);
+    let done = false;
+    /** runs while a message is incomplete: from its first octet, or from the end of the message before it in the same read */
+    let deadline: NodeJS.Timeout | undefined;
+    const unhurried = () => {
+      clearTimeout(deadline);
+      deadline = undefined;
+    };
+    const hurry = () => {
+      deadline ??= setTimeout(() => {
+        this.service.log(`${new Date().toISOString()} ${name} tcp from=${s.remoteAddress ?? '?'}:${s.remotePort ?? '?'} a message did not arrive whole within ${this.limits.messageMs} ms; closing`);
+        s.destroy();
+      }, this.limits.messageMs);
+    };
+    const write = (r: Buffer) => {
+      if (s.destroyed || done) return;
+      // a client behind on reading is not read until it catches up
+      if (!s.write(frame(r)) && s.writableLength > HIGH_WATER && !s.isPaused()) {
+        s.pause();
+        s.once('drain', () => s.resume());
+      }
+    };
     s.on('data', (d: Buffer) => {
-      const { messages, rest, refused } = splitTcpMessages(Buffer.concat([buf, d]), this.service.maxTcpMessage);
-      buf = rest;
+      if (done) return;
+      const { messages, rest, refused } = splitTcpMessages(buf.length ? Buffer.concat([buf, d]) : d, this.service.maxTcpMessage);
+      // the rest is copied: a view would keep the whole chunk it came in
+      buf = rest.length ? Buffer.from(rest) : rest;
+      if (messages.length) unhurried();
+      if (buf.length) hurry();
       for (const msg of messages) {
         this.service.handle(msg, 'tcp').then(
           (r) => {
-            if (r && !s.destroyed) s.write(frame(r));
+            if (r) write(r);
           },
           () => s.destroy(),
         );
       }
       if (refused) {
+        done = true;
+        unhurried();
         const refusal = this.service.oversize();
         if (refusal) s.end(frame(refusal));
         else s.destroy();
       }
     });
     s.on('error', () => s.destroy());
-    s.on('close', () => this.sockets.delete(s));
+    s.on('close', () => {
+      unhurried();
+      this.sockets.delete(s);
+    });
   }
 
   async close(): Promise<void> {

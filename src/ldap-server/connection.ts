@@ -7,7 +7,11 @@
  * principal, the SASL exchange and layer, the operations under way (abandon
  * marks one, and its search stops at the next entry), the paged searches,
  * and the limits: the largest PDU, operations at once (more are answered
- * `busy`), the idle time and how long a client may leave our answers unread.
+ * `busy`), the idle time, how long a client may leave our answers unread,
+ * and how long a PDU may take to arrive whole (the first one counted from
+ * the connection's start): a client sending a byte a second, or nothing at
+ * all, is closed then. A connection we close is destroyed shortly after
+ * when the client does not close its side.
  *
  * Binds and StartTLS run alone: reading stops until the operations before
  * them are finished and their own answer is out (the TLS handshake or the
@@ -43,7 +47,12 @@ export interface ConnectionLimits {
   maxOperations: number;
   /** milliseconds */
   idleTimeout: number;
+  /** milliseconds a PDU may take from its first octet to its last (the first PDU: from the connection's start) */
+  pduTimeout: number;
 }
+
+/** Milliseconds a connection we closed waits for the client to close its side before it is destroyed. */
+const LINGER_MS = 2000;
 
 /** What a connection needs from the service that accepted it. */
 export interface ConnectionHost {
@@ -112,6 +121,10 @@ export class LdapConnection {
   private gone = false;
   /** messages are being held for one write (see gather) */
   private gathering = false;
+  /** PDUs taken from the stream so far */
+  private pdus = 0;
+  /** runs while a PDU is incomplete (or none has come yet) */
+  private pduTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly host: ConnectionHost,
@@ -123,7 +136,35 @@ export class LdapConnection {
     this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     this.framer = new LdapFramer({ maxMessageSize: host.limits.maxMessageSize });
     this.attach(socket);
+    this.awaitPdu();
     host.log(`${new Date().toISOString()} ldap conn=${this.id} open from=${this.peer} tls=${tls}`);
+  }
+
+  /** Whether the client has not yet sent one whole PDU (such connections go first when the service is full). */
+  get silent(): boolean {
+    return this.pdus === 0;
+  }
+
+  /** Starts the PDU clock unless it runs; when it runs out while reading is not held up by us, the connection closes. */
+  private awaitPdu(): void {
+    if (this.pduTimer || this.closed) return;
+    const taken = this.pdus;
+    this.pduTimer = setTimeout(() => {
+      this.pduTimer = undefined;
+      if (this.closed) return;
+      // a PDU came meanwhile, or we are the ones not reading (a bind running alone, a client behind on reading)
+      if (this.pdus !== taken || this.exclusive || this.waiting) {
+        if (this.framer.buffered > 0 || this.pdus === 0) this.awaitPdu();
+        return;
+      }
+      this.host.log(`${new Date().toISOString()} ldap conn=${this.id} no whole PDU within ${this.host.limits.pduTimeout / 1000} s; closing`);
+      this.destroy();
+    }, this.host.limits.pduTimeout);
+  }
+
+  private stopPduClock(): void {
+    clearTimeout(this.pduTimer);
+    this.pduTimer = undefined;
   }
 
   /** Whether a security layer other than none is in force (SASL integrity or confidentiality). */
@@ -162,6 +203,7 @@ export class LdapConnection {
   private readonly onClose = () => {
     if (this.gone) return;
     this.gone = true;
+    this.stopPduClock();
     for (const op of this.ops.values()) op.abandoned = true;
     this.paged.clear();
     this.host.log(`${new Date().toISOString()} ldap conn=${this.id} closed`);
@@ -187,7 +229,10 @@ export class LdapConnection {
         return;
       }
     } else this.framer.push(chunk);
+    const before = this.pdus;
     this.safely(() => this.pump());
+    if (this.pdus !== before) this.stopPduClock();
+    if (this.framer.buffered > 0) this.awaitPdu();
   };
 
   /** Runs `f`; a fault of ours ends this connection only, never the server. */
@@ -251,6 +296,7 @@ export class LdapConnection {
       return null;
     }
     if (!pdu) return undefined;
+    this.pdus++;
     try {
       return decodeRequest(pdu, this.host.decodeOptions);
     } catch (e) {
@@ -457,6 +503,8 @@ export class LdapConnection {
     this.tls = true;
     this.attach(secure);
     raw.on('close', this.onClose);
+    // the handshake and the next PDU are on the PDU clock too
+    this.awaitPdu();
   }
 
   /** Puts a negotiated SASL layer in force (called once the final bind response is out). */
@@ -483,6 +531,7 @@ export class LdapConnection {
     } catch {
       this.socket.destroy();
     }
+    this.linger();
   }
 
   /** Closes after what is already written (unbind, idle). */
@@ -491,10 +540,19 @@ export class LdapConnection {
     this.closing = true;
     for (const op of this.ops.values()) op.abandoned = true;
     this.socket.end();
+    this.linger();
+  }
+
+  /** A client that does not close its side after ours is not waited for long. */
+  private linger(): void {
+    this.stopPduClock();
+    const socket = this.socket;
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
   }
 
   destroy(): void {
     this.closing = true;
+    this.stopPduClock();
     for (const op of this.ops.values()) op.abandoned = true;
     this.socket.destroy();
   }

@@ -1,8 +1,11 @@
 /**
  * The LDAP service (docs/ldap.md, "The service"): two TCP listeners, plain
  * LDAP (StartTLS available) and LDAPS (TLS from the first octet, with the
- * server's certificate), sharing one limit on open connections (a client
- * over it gets a Notice of Disconnection `busy` and is closed), and the
+ * server's certificate), sharing one limit on open connections (a new
+ * connection over it first closes the oldest one that has not sent a whole
+ * PDU yet, so connections opened and left silent cannot lock clients out;
+ * when there is none, the new client gets a Notice of Disconnection `busy`
+ * and is closed), and the
  * context every operation runs with. Each accepted socket becomes an
  * LdapConnection; operations.ts runs its requests. Stopping sends every
  * client a Notice of Disconnection `unavailable`.
@@ -34,6 +37,8 @@ export interface LdapLimits {
   maxOperations: number;
   /** seconds a connection may stay idle, or a client leave our answers unread */
   idleTimeout: number;
+  /** seconds a PDU may take to arrive whole; the first one (and the TLS handshake) counted from the connection's start */
+  pduTimeout: number;
   /** most entries a search returns (the client may ask for fewer); 0: no limit */
   sizeLimit: number;
   /** most seconds a search runs (the client may ask for less); 0: no limit */
@@ -64,7 +69,7 @@ export class LdapService implements ConnectionHost {
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly o: LdapServiceOptions) {
-    this.limits = { maxMessageSize: o.limits.maxMessageSize, maxOperations: o.limits.maxOperations, idleTimeout: o.limits.idleTimeout * 1000 };
+    this.limits = { maxMessageSize: o.limits.maxMessageSize, maxOperations: o.limits.maxOperations, idleTimeout: o.limits.idleTimeout * 1000, pduTimeout: o.limits.pduTimeout * 1000 };
     this.maxConnections = o.limits.maxConnections;
     this.secureContext = createSecureContext({ key: o.tls.key, cert: o.tls.cert, minVersion: 'TLSv1.2' });
     const schema = o.dir.schema;
@@ -131,6 +136,14 @@ export class LdapService implements ConnectionHost {
     raw.once('close', () => this.sockets.delete(raw));
     const socket: Socket = tls ? new TLSSocket(raw, { isServer: true, secureContext: this.secureContext }) : raw;
     if (tls) socket.on('error', () => {});
+    if (this.connections.size >= this.maxConnections) {
+      const silent = [...this.connections].find((c) => c.silent && !c.closed);
+      if (silent) {
+        this.o.log(`${new Date().toISOString()} ldap conn=${silent.id} closed for a new connection reason="more than ${this.maxConnections} connections, and this one has sent no whole PDU"`);
+        silent.destroy();
+        this.connections.delete(silent);
+      }
+    }
     if (this.connections.size >= this.maxConnections) {
       this.o.log(`${new Date().toISOString()} ldap refused from=${raw.remoteAddress ?? '?'}:${raw.remotePort ?? '?'} reason="more than ${this.maxConnections} connections"`);
       socket.end(noticeOfDisconnection(ResultCode.busy, `the server has ${this.maxConnections} connections open; try again later`));

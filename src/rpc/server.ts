@@ -30,7 +30,8 @@ import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
 import { createUiHandler } from './ui-static.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-const BODY_TIMEOUT_MS = 30_000;
+/** How long a request body may take to arrive, by default (docs/load.md). */
+export const BODY_TIMEOUT_MS = 30_000;
 
 /** Result of a Negotiate (SPNEGO) exchange on one request. */
 export interface NegotiateOutcome {
@@ -52,6 +53,8 @@ export interface RpcServerOptions {
   negotiate?(token: string): Promise<NegotiateOutcome>;
   /** whether the principal named by a session cookie may still act: null, or why not */
   checkSession?(p: Principal): Promise<AuthRefusal | null>;
+  /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
+  bodyTimeoutMs?: number;
   log(line: string): void;
   /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
   uiDir?: string;
@@ -82,7 +85,7 @@ class HttpError extends Error {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+function readBody(req: IncomingMessage, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? '0');
     if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
@@ -95,7 +98,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     const timer = setTimeout(() => {
       reject(new HttpError(408, 'request body timeout'));
       req.destroy();
-    }, BODY_TIMEOUT_MS);
+    }, timeoutMs);
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY_BYTES) {
@@ -142,6 +145,7 @@ function resultToWire(r: CommandResult): WireValue {
 
 export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const serveUi = createUiHandler(opts.uiDir);
+  const bodyTimeout = opts.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   const encode = (enc: Encoding, r: RpcResponse) => (enc === 'json' ? encodeJsonResponse(r) : encodeXmlResponse(r));
   const contentType = (enc: Encoding) => (enc === 'json' ? 'application/json; charset=utf-8' : 'text/xml; charset=utf-8');
 
@@ -220,7 +224,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     const routes: Record<string, () => Promise<void>> = {
       '/dirid/session/login_password': async () => {
         checkReferer(req);
-        const body = await readBody(req);
+        const body = await readBody(req, bodyTimeout);
         const form = new URLSearchParams(body.toString('utf8'));
         const user = form.get('user') ?? '';
         const password = form.get('password') ?? '';
@@ -239,7 +243,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);
-        await readBody(req);
+        await readBody(req, bodyTimeout);
         const outcome = await negotiateFrom(req);
         if (!outcome || outcome instanceof AuthRefusal) {
           const err = toRpcError(outcome ? outcome.publicError : publicError('NotAuthenticated'), opts.log);
@@ -253,7 +257,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     for (const enc of ['json', 'xml'] as const) {
       routes[`/dirid/session/${enc}`] = async () => {
         checkReferer(req);
-        const body = await readBody(req);
+        const body = await readBody(req, bodyTimeout);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
         const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
         if (!principal) return unauthenticated(enc, res, false);
@@ -267,7 +271,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       };
       routes[`/dirid/${enc}`] = async () => {
         checkReferer(req);
-        const body = await readBody(req);
+        const body = await readBody(req, bodyTimeout);
         const outcome = await negotiateFrom(req);
         if (!outcome) return unauthenticated(enc, res, true);
         if (outcome instanceof AuthRefusal) return refused(enc, res, outcome.publicError, true);

@@ -100,6 +100,7 @@ export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimits> = {
   maxConnections: 1024,
   maxOperations: 32,
   idleTimeout: 900,
+  pduTimeout: 30,
   sizeLimit: 5000,
   timeLimit: 30,
 };
@@ -138,6 +139,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
       maxConnections: positive(s.ldap_max_connections, 'ldap_max_connections', DEFAULT_LDAP_LIMITS.maxConnections),
       maxOperations: positive(s.ldap_max_operations, 'ldap_max_operations', DEFAULT_LDAP_LIMITS.maxOperations),
       idleTimeout: positive(s.ldap_idle_timeout, 'ldap_idle_timeout', DEFAULT_LDAP_LIMITS.idleTimeout),
+      pduTimeout: positive(s.ldap_pdu_timeout, 'ldap_pdu_timeout', DEFAULT_LDAP_LIMITS.pduTimeout),
       sizeLimit: int(s.ldap_size_limit, 'ldap_size_limit', DEFAULT_LDAP_LIMITS.sizeLimit),
       timeLimit: int(s.ldap_time_limit, 'ldap_time_limit', DEFAULT_LDAP_LIMITS.timeLimit),
     },
@@ -201,6 +203,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     ldap_max_connections: String(c.ldap.maxConnections),
     ldap_max_operations: String(c.ldap.maxOperations),
     ldap_idle_timeout: String(c.ldap.idleTimeout),
+    ldap_pdu_timeout: String(c.ldap.pduTimeout),
     ldap_size_limit: String(c.ldap.sizeLimit),
     ldap_time_limit: String(c.ldap.timeLimit),
     search_size_limit: String(c.searchSizeLimit),

@@ -7,7 +7,9 @@
  * read: the answer goes at once and the connection is closed shortly after.
  * A request whose target is not a path (absolute form, `*`, CONNECT's
  * authority form) or that the HTTP parser refuses gets 400. Headers are
- * limited to 8 KiB and must arrive within 10 s.
+ * limited to 8 KiB and must arrive within 10 s (`timeoutMs`), checked
+ * every second, so a client sending a byte a second, or nothing, is closed
+ * then (docs/load.md).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -17,9 +19,9 @@ const LINGER_MS = 1000;
 
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
-/** A server redirecting every request to `origin` (`https://host[:port]`, no path). */
-export function createHttpRedirect(origin: string): Server {
-  const server = createServer({ requestTimeout: 10_000, headersTimeout: 10_000, maxHeaderSize: 8 * 1024, keepAlive: false }, (req: IncomingMessage, res: ServerResponse) => {
+/** A server redirecting every request to `origin` (`https://host[:port]`, no path); a request's headers must arrive within `timeoutMs`. */
+export function createHttpRedirect(origin: string, timeoutMs = 10_000): Server {
+  const server = createServer({ requestTimeout: timeoutMs, headersTimeout: timeoutMs, connectionsCheckingInterval: Math.min(1000, timeoutMs), maxHeaderSize: 8 * 1024, keepAlive: false }, (req: IncomingMessage, res: ServerResponse) => {
     const target = req.url ?? '';
     res.on('finish', () => closeSoon(req.socket));
     if (!target.startsWith('/')) {

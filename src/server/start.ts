@@ -5,20 +5,25 @@
  * chosen ports are written back into the client files (the API's, the
  * KDC's and the password service's) and logged. A realm made before the
  * password service gets its kadmin/changepw principal here, and one
- * without a current KDC certificate (anonymous PKINIT) a new one. SIGTERM/SIGINT
- * stop it cleanly: listeners close, the store closes, exit code 0.
+ * without a current KDC certificate (anonymous PKINIT) a new one. Every
+ * listener bounds how long a client may take (ListenerBounds, docs/load.md):
+ * the HTTPS API's TLS handshake, headers, body and whole request, plain
+ * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
+ * time. SIGTERM/SIGINT stop it cleanly: listeners close, the store closes,
+ * exit code 0.
  */
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { Accounts } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
-import { createRpcHandler } from '../rpc/server.js';
+import { BODY_TIMEOUT_MS, createRpcHandler } from '../rpc/server.js';
 import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
 import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
@@ -28,6 +33,7 @@ import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import type { KpasswdService } from '../kdc/kpasswd.js';
+import type { TcpLimits } from '../kdc/listener.js';
 import { ensurePasswordServicePrincipal } from './kerberos-init.js';
 import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
@@ -39,7 +45,32 @@ import { checkIdp } from '../oauth/check.js';
 import { idpConfigOf } from '../oauth/types.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { realmServers, registerServer, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
-import { LdapService } from '../ldap-server/server.js';
+import { LdapService, type LdapLimits } from '../ldap-server/server.js';
+
+/** How long the HTTPS API lets a client take, in milliseconds. */
+export interface HttpsTimeouts {
+  /** from the TCP connection to the end of the TLS handshake */
+  handshakeMs: number;
+  /** from a request's first octet to the end of its headers */
+  headersMs: number;
+  /** from a request's first octet to its end */
+  requestMs: number;
+  /** from the end of the headers to the end of the body */
+  bodyMs: number;
+}
+
+export const DEFAULT_HTTPS_TIMEOUTS: Readonly<HttpsTimeouts> = { handshakeMs: 10_000, headersMs: 30_000, requestMs: 60_000, bodyMs: BODY_TIMEOUT_MS };
+
+/** The listeners' time-outs and connection bounds where they differ from the defaults (docs/load.md); tests shorten them. */
+export interface ListenerBounds {
+  /** the KDC's and the password service's TCP side (kdc/listener.ts DEFAULT_TCP_LIMITS) */
+  kdcTcp?: Partial<TcpLimits>;
+  /** the LDAP service's limits, over server.conf's */
+  ldap?: Partial<LdapLimits>;
+  https?: Partial<HttpsTimeouts>;
+  /** plain HTTP: milliseconds a request's headers may take (http-redirect.ts) */
+  httpMs?: number;
+}
 
 export interface StartOptions {
   dataDir: string;
@@ -52,6 +83,7 @@ export interface StartOptions {
   kpasswdPort?: number;
   ldapPort?: number;
   ldapsPort?: number;
+  bounds?: ListenerBounds;
   log?: (line: string) => void;
 }
 
@@ -119,6 +151,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (o.ldapPort !== undefined) config.ldapPort = o.ldapPort;
   if (o.ldapsPort !== undefined) config.ldapsPort = o.ldapsPort;
   if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
+  if (o.bounds?.ldap) config.ldap = { ...config.ldap, ...o.bounds.ldap };
+  const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
   const dir = await openRealmStore(paths, config, false, log);
   const server: ServerInfo = {
     version: SERVER_VERSION,
@@ -142,27 +176,36 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
     negotiate: createNegotiator(accounts, config.realm),
     checkSession: sessionCheckFor(accounts),
+    bodyTimeoutMs: httpsTimeouts.bodyMs,
     log,
   });
   const https = createServer(
     {
       ...tls,
       minVersion: 'TLSv1.2',
-      requestTimeout: 60_000,
-      headersTimeout: 30_000,
+      requestTimeout: httpsTimeouts.requestMs,
+      headersTimeout: httpsTimeouts.headersMs,
+      // how often the two are checked: by default every 30 s, which would add up to that much to both
+      connectionsCheckingInterval: Math.min(1000, httpsTimeouts.headersMs),
       maxHeaderSize: 32 * 1024,
     },
     handler,
   );
-  https.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+  handshakeDeadline(https, httpsTimeouts.handshakeMs);
+  https.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
+    // only a request the HTTP parser refused or that ran out of time gets an answer; a TLS failure (a handshake
+    // that failed or timed out) has no channel to carry one, and ending such a socket would wait on it forever
+    const http = typeof err.code === 'string' && (err.code.startsWith('HPE_') || err.code === 'ERR_HTTP_REQUEST_TIMEOUT');
+    if (http && socket.writable) {
+      socket.end(`HTTP/1.1 ${err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else socket.destroy();
   });
   const httpsPort = await listenOn(https, config.httpsPort, config.listen);
   writeDefaultConf(paths, config, httpsPort);
   const httpsOrigin = `https://${hostPort(config.hostname, httpsPort, 443)}`;
   server.origin = httpsOrigin;
-  const http = createHttpRedirect(httpsOrigin);
+  const http = createHttpRedirect(httpsOrigin, o.bounds?.httpMs);
   const httpPort = await listenOn(http, config.httpPort, config.listen);
   if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {
     log(`dirid-server: realm ${config.realm}: could not add kadmin/changepw; password changes over kpasswd fail until it exists`);
@@ -170,7 +213,16 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const kdcCertProblem = await ensureKdcCertificate(paths, config.realm);
   if (kdcCertProblem) log(`dirid-server: realm ${config.realm}: no KDC certificate (${kdcCertProblem}); anonymous PKINIT is unavailable`);
   const pkinit = loadKdcIdentity(paths);
-  const kdc = new Kdc({ dir, realm: config.realm, log, idp, idpHoldMs: config.idpHoldSeconds * 1000, cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1'), ...(pkinit ? { pkinit } : {}) });
+  const kdc = new Kdc({
+    dir,
+    realm: config.realm,
+    log,
+    idp,
+    idpHoldMs: config.idpHoldSeconds * 1000,
+    cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1'),
+    ...(pkinit ? { pkinit } : {}),
+    ...(o.bounds?.kdcTcp ? { tcp: o.bounds.kdcTcp } : {}),
+  });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
@@ -220,6 +272,36 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
 }
 
 export { readServerConfig };
+
+/**
+ * Closes a connection whose TLS handshake has not finished `ms` after it
+ * was accepted. Node's own handshake time-out restarts with every octet, so
+ * a client sending a byte a second, or one that sends nothing once its
+ * handshake has failed, would hold the connection for good.
+ */
+function handshakeDeadline(server: Server, ms: number): void {
+  const pending = new Map<string, NodeJS.Timeout>();
+  const key = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
+  server.on('connection', (raw: Socket) => {
+    const k = key(raw);
+    pending.set(
+      k,
+      setTimeout(() => {
+        pending.delete(k);
+        raw.destroy();
+      }, ms),
+    );
+    raw.once('close', () => {
+      clearTimeout(pending.get(k));
+      pending.delete(k);
+    });
+  });
+  server.on('secureConnection', (s: TLSSocket) => {
+    const k = key(s);
+    clearTimeout(pending.get(k));
+    pending.delete(k);
+  });
+}
 
 /** Starts `server` listening; resolves with the port it got (a free one for 0), rejects when it cannot listen. */
 function listenOn(server: NetServer, port: number, host: string): Promise<number> {

@@ -73,7 +73,7 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
       registry: buildRegistry(),
       server: { version: '0', apiVersion: '0', realm: 'EXAMPLE.TEST', domain: 'example.test', searchSizeLimit: 100, searchTimeLimit: 2 },
       tls: { key: readFileSync(join(data, 'server.key')), cert: readFileSync(join(data, 'server.crt')) },
-      limits: { maxMessageSize: 4096, maxConnections: 3, maxOperations: 2, idleTimeout: 2, sizeLimit: 250, timeLimit: 10 },
+      limits: { maxMessageSize: 4096, maxConnections: 3, maxOperations: 2, idleTimeout: 2, pduTimeout: 30, sizeLimit: 250, timeLimit: 10 },
       log: (l) => log.push(l),
     });
     ({ ldapPort: port, ldapsPort: tlsPort } = await small.listen(0, 0, '127.0.0.1'));

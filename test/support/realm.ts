@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initRealm } from '../../src/server/init.js';
-import { startServer, type RunningServer } from '../../src/server/start.js';
+import { startServer, type ListenerBounds, type RunningServer } from '../../src/server/start.js';
 import { RpcSession } from './rpc-client.js';
 
 export interface TestRealm {
@@ -26,7 +26,7 @@ export interface TestRealm {
 
 export const ADMIN_PASSWORD = 'Secret123-admin';
 
-export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string; idStart?: number } = {}): Promise<TestRealm> {
+export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds } = {}): Promise<TestRealm> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dirid-test-'));
   const pwFile = join(dataDir, 'admin.pw');
   writeFileSync(pwFile, ADMIN_PASSWORD + '\n', { mode: 0o600 });
@@ -39,7 +39,7 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
   const log: string[] = [];
-  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}) });
+  const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}), ...(opts.bounds ? { bounds: opts.bounds } : {}) });
   return {
     dataDir,
     server,
