@@ -22,7 +22,7 @@ import { dispatch } from '../framework/dispatch.js';
 import { publicError, type PublicError } from '../framework/errors.js';
 import { publishedClientJwks } from '../objects/idp.js';
 import { AuthRefusal } from '../objects/login.js';
-import type { RpcRequest, RpcResponse, WireValue } from './codec/types.js';
+import { CodecError, type RpcRequest, type RpcResponse, type WireValue } from './codec/types.js';
 import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
 import { rejectionReason, toRpcError } from './errors.js';
@@ -201,8 +201,14 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
-    const path = url.pathname;
+    let path: string;
+    try {
+      path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    } catch {
+      // a request target that is not a path (`//a:b`): the client's fault, answered as such
+      const e = toRpcError(new CodecError('parse', 'the request target is not a path'), opts.log);
+      return send(res, 400, 'text/plain; charset=utf-8', `${e.message}\n`);
+    }
     if (serveUi(req, res)) return;
     const jwks = /^\/dirid\/idp\/([^/]+)\/jwks\.json$/.exec(path);
     if (jwks && (req.method === 'GET' || req.method === 'HEAD')) {
