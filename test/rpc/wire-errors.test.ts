@@ -186,12 +186,12 @@ describe('errors on the RPC wire', () => {
     }
   });
 
-  it('a request target that does not parse gets the text form, and the server keeps serving', async () => {
+  it("a request target that does not parse is the client's error, in the text form, not logged as internal, and the server keeps serving", async () => {
     const since = log.length;
     const r = await post('//a:b', '', {});
-    assert.equal(r.status, 500);
-    assert.equal(r.body, `${INTERNAL.message}\n`);
-    assert.equal(log.slice(since).filter((l) => l.includes(' error internal ')).length, 1);
+    assert.equal(r.status, 400);
+    assert.equal(r.body, 'invalid request: the request target is not a path\n');
+    assert.equal(log.slice(since).filter((l) => l.includes(' error internal ')).length, 0);
     assert.deepEqual(decodeJsonResponse(Buffer.from((await callJson('/dirid/session/json', 'refuse')).body)).error?.code, 3009);
   });
 
