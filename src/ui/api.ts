@@ -95,14 +95,23 @@ export async function loginPassword(user: string, password: string): Promise<voi
   if (!res.ok) throw new RpcError('LoginError', res.status, (await textOf(res)) || `HTTP ${res.status}`);
 }
 
-/** Kerberos login: the browser answers the Negotiate challenge if it holds a ticket (and trusts this host). */
+/**
+ * Kerberos login: the browser answers the Negotiate challenge if it holds a
+ * ticket (and trusts this host). Asked twice: Chromium lets the first
+ * challenge of a browser session go unanswered (it sets up its GSS-API
+ * library then) and answers the next one.
+ */
 export async function loginKerberos(): Promise<boolean> {
-  try {
-    const res = await fetch('/dirid/session/login_kerberos', { method: 'POST', credentials: 'include' });
-    return res.ok;
-  } catch {
-    return false;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const res = await fetch('/dirid/session/login_kerberos', { method: 'POST', credentials: 'include' });
+      if (res.ok) return true;
+      if (res.status !== 401 || !/^Negotiate\b/i.test(res.headers.get('WWW-Authenticate') ?? '')) return false;
+    } catch {
+      return false;
+    }
   }
+  return false;
 }
 
 /** The first value of an attribute in an entry as the API returns it. */

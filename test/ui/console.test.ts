@@ -14,7 +14,11 @@ import { request } from 'node:https';
 import type { Page } from 'playwright-core';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
-import { launchChromium, type TestBrowser } from '../support/browser.js';
+import { launchChromium, launchChromiumWithKerberos, type TestBrowser } from '../support/browser.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runTool } from '../support/mit-tools.js';
 
 const SECRET = 'console-secret-Xy7-do-not-leak';
 
@@ -80,6 +84,31 @@ describe('the web console', () => {
     assert.match(await page.locator('footer').innerText(), /dirid server version .* API version/);
     assert.deepEqual(w.problems, []);
     await ctx.close();
+  });
+
+  it('logs a browser that holds a Kerberos ticket in through Negotiate, with no password asked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dirid-console-krb-'));
+    const env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(dir, 'cc')}` };
+    try {
+      const k = await runTool('kinit', ['admin'], { ...process.env, ...env }, `${realm.adminPassword}\n`);
+      assert.equal(k.code, 0, k.stderr);
+      const since = realm.log.length;
+      const krb = await launchChromiumWithKerberos('localhost', env);
+      try {
+        const page = await krb.context.newPage();
+        const w = watch(page);
+        await page.goto(`${realm.url}/dirid/ui/`);
+        await page.getByText('Logged in as').waitFor();
+        assert.match(await page.locator('header').innerText(), /admin@EXAMPLE\.TEST/);
+        assert.equal(await page.getByLabel('Password').count(), 0, 'no password form');
+        assert.ok(realm.log.slice(since).some((l) => /login method=negotiate principal=admin@EXAMPLE\.TEST outcome=ok/.test(l)), 'the server saw a Negotiate login');
+        assert.deepEqual(w.problems, []);
+      } finally {
+        await krb.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('shows the server\'s own words for a wrong password', async () => {
