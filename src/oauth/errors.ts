@@ -27,7 +27,10 @@ export function codedError(e: unknown, what: string, secrets: ReadonlyArray<stri
   if (e instanceof oauth.ResponseBodyError) {
     const error = typeof e.error === 'string' ? e.error : 'an unnamed error';
     const code = (IDP_ERROR_CODES.has(error) ? error : 'idp_bad_response') as OAuthErrorCode;
-    const description = typeof e.error_description === 'string' && e.error_description ? ` (${foreign(e.error_description, secrets)})` : '';
+    const said = typeof e.error_description === 'string' && e.error_description ? foreign(e.error_description, secrets) : '';
+    const description = said ? ` (${said})` : '';
+    // the user said no (or closed the page) at the IdP: say so first, in words a user knows
+    if (error === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (access_denied${said ? `: ${said}` : ''})`);
     return new OAuthError(code, `${what}: the IdP answered ${IDP_ERROR_CODES.has(error) ? error : foreign(error, secrets)}${description}`);
   }
   if (e instanceof oauth.WWWAuthenticateChallengeError) {

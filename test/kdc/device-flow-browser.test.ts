@@ -219,10 +219,10 @@ describe('device flow: the other device is a browser', () => {
     assert.match(b.refusals[0]!, /The code you entered is incorrect/);
     assert.match(b.last, /The Sign-in request was interrupted/);
     assert.equal(r.code, 1, r.stdout);
-    assert.equal(r.stderr, 'dirid: ERROR: token request: the IdP answered access_denied (End-User aborted interaction) while getting initial credentials\n');
+    assert.equal(r.stderr, 'dirid: ERROR: token request: the sign-in was refused or cancelled at the IdP (access_denied: End-User aborted interaction) while getting initial credentials\n');
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
     assert.equal(issued('dora'), before, 'no ticket issued to dora');
-    assert.ok(realm.log.some((x) => /client=dora@EXAMPLE.TEST .*preauth="idp: token request: the IdP answered access_denied/.test(x)));
+    assert.ok(realm.log.some((x) => /client=dora@EXAMPLE.TEST .*preauth="idp: token request: the sign-in was refused or cancelled at the IdP \(access_denied/.test(x)));
   });
 
   it('MIT kinit: the user cancels consent in the browser: kinit fails, nothing issued', async () => {
@@ -235,6 +235,6 @@ describe('device flow: the other device is a browser', () => {
     assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
     assert.equal(issued('alice'), before, 'no ticket issued to alice');
-    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*preauth="idp: token request: the IdP answered access_denied/.test(x)));
+    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*preauth="idp: token request: the sign-in was refused or cancelled at the IdP \(access_denied/.test(x)));
   });
 });
