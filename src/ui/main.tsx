@@ -250,7 +250,7 @@ function IdpForm({ schema, entry, onSaved, onClose }: { schema: Schema; entry: E
         {templated ? <p class="note">The {provider} template builds the endpoints{TEMPLATE_FIELDS[provider]!.length > 0 ? ' from the fields below' : ''}.</p> : null}
         {shown.map((o) =>
           o.type === 'password' ? (
-            <Field p={{ ...o, label: entry ? `${o.label} (leave empty to keep)` : `${o.label} (required)` }} value={secret} onInput={setSecret} />
+            <Field p={{ ...o, label: entry ? `${o.label} (leave empty to keep)` : values.client_auth === 'private_key_jwt' ? `${o.label} (not used with private_key_jwt)` : `${o.label} (required)` }} value={secret} onInput={setSecret} />
           ) : (
             <Field p={o} value={values[o.name] ?? ''} onInput={(v) => setValues({ ...values, [o.name]: v })} />
           ),
