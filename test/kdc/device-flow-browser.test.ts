@@ -15,7 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { pty } from '../support/pty.js';
 import { launchChromium, type TestBrowser } from '../support/browser.js';
@@ -46,15 +46,7 @@ describe('device flow: the other device is a browser', () => {
     env = { KRB5_CONFIG: join(data, 'krb5.conf'), DIRID_KINIT_POLL_MS: '1000' };
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('idp_add', ['testidp'], {
-      client_id: idp.clientId,
-      secret: idp.clientSecret,
-      issuer_url: idp.issuer,
-      dev_auth_uri: idp.endpoints.devAuth,
-      token_uri: idp.endpoints.token,
-      keys_uri: idp.endpoints.keys,
-      scope: 'openid email',
-    });
+    await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     for (const [user, sub] of [['alice', 'alice-sub'], ['dora', 'dora-sub']] as const) {
       await admin.call('user_add', [user], { first: user, last: 'T' });
       await admin.call('user_mod', [user], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: sub });

@@ -14,7 +14,6 @@ import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp, kinitViaIdp } from '../support/pty.js';
-import { spawn } from 'node:child_process';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
 
@@ -159,7 +158,6 @@ describe('IdP errors reach kinit and the server log', () => {
   let shortIdp: TestIdp;
   let env: NodeJS.ProcessEnv;
   let admin: RpcSession;
-  const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
   before(async () => {
     const ca = await createCa('IdP test CA');
     idp = await startTestIdp({ accounts: ['frank-sub'], ca });
@@ -184,23 +182,7 @@ describe('IdP errors reach kinit and the server log', () => {
     if (user.result.diridpconfiglink) await admin.call('user_mod', ['frank'], { delattr: [`dirIdpConfigLink=${user.result.diridpconfiglink[0]}`, 'dirIdpSub=frank-sub'] });
     await admin.call('user_mod', ['frank'], { user_auth_type: ['idp'], idp: name, idp_user_id: 'frank-sub' });
   }
-  const kinit = (approveAs?: string) =>
-    new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [DIRID, 'kinit', '-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', `FILE:${join(realm.dataDir, 'f.cc')}`, 'frank'], { env: { ...process.env, ...env } });
-      let out = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /enter the code (\S+)\)/.exec(out);
-        if (m && approveAs) {
-          void idp.approveDevice(m[1]!, approveAs);
-          approveAs = undefined;
-        }
-      });
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.stdin.end();
-      child.on('exit', (code) => resolve({ code, stderr }));
-    });
+  const kinit = (approveAs?: string) => diridKinitViaIdp(idp, env, ['-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', `FILE:${join(realm.dataDir, 'f.cc')}`, 'frank'], approveAs);
 
   it('a stale client secret: invalid_client', async () => {
     await admin.call('idp_add', ['stale'], { client_id: idp.clientId, secret: 'stale-secret-0000', issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys });

@@ -12,15 +12,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { DEVICE_GRANT, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { diridKinitViaIdp } from '../support/pty.js';
 
-const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
 const CLIENT = 'dirid-pkjwt';
 
 interface Line {
@@ -60,23 +59,7 @@ describe('private_key_jwt client authentication', () => {
         .end();
     });
   const kinit = (approveAs?: string, user = 'pat') =>
-    new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const env = { ...process.env, KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf') };
-      const child = spawn(process.execPath, [DIRID, 'kinit', '-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', `FILE:${join(realm.dataDir, 'p.cc')}`, user], { env });
-      let out = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /enter the code (\S+)\)/.exec(out);
-        if (m && approveAs) {
-          void idp.approveDevice(m[1]!, approveAs);
-          approveAs = undefined;
-        }
-      });
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.stdin.end();
-      child.on('exit', (code) => resolve({ code, stderr }));
-    });
+    diridKinitViaIdp(idp, { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf') }, ['-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', `FILE:${join(realm.dataDir, 'p.cc')}`, user], approveAs);
   const deviceLine = async (name: string): Promise<Line> => ((await admin.call('idp_check', [name])).result as Line[]).find((l) => l.check === 'Device authorization')!;
 
   before(async () => {

@@ -65,8 +65,8 @@ export function kinitViaIdp(k: IdpKinit, principal: string, account: string, cc:
   });
 }
 
-/** `dirid kinit ARGS` (no ENTER needed: it polls); approves at the IdP as `account` as soon as it prints the code. */
-export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, args: string[], account: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** `dirid kinit ARGS` (no ENTER needed: it polls); approves at the IdP as `account` (when given) as soon as it prints the code. */
+export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, args: string[], account: string | undefined): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [DIRID, 'kinit', ...args], { env: { ...process.env, ...env } });
     let stdout = '';
@@ -75,7 +75,7 @@ export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, a
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
       const m = /enter the code (\S+)\)/.exec(stdout);
-      if (m && !approving) {
+      if (m && account !== undefined && !approving) {
         approving = true;
         void idp.approveDevice(m[1]!, account);
       }

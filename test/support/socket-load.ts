@@ -743,9 +743,9 @@ function greedy(port: number, tls: boolean, payload: Buffer, times: number): Soc
   return s;
 }
 
-/** A correct AS exchange over TCP: an AS-REP (application tag 11) comes back. */
-async function kdcTcpWorks(r: Realm): Promise<boolean> {
-  const s = tcpConnect(r.ports.kdc, '127.0.0.1');
+/** A correct AS exchange over TCP to `port` (password pre-authentication as `user`): an AS-REP (application tag 11) comes back within 5 s. */
+export async function asOverTcp(port: number, realm: string, user: string, password: string): Promise<boolean> {
+  const s = tcpConnect(port, '127.0.0.1');
   s.on('error', () => {});
   let got = Buffer.alloc(0);
   const answered = new Promise<boolean>((resolve) => {
@@ -756,7 +756,7 @@ async function kdcTcpWorks(r: Realm): Promise<boolean> {
     s.on('close', () => resolve(false));
     setTimeout(() => resolve(false), 5000);
   });
-  s.write(frame4(asPasswordMaker('probe', r.realm, PROBE_PASSWORD, 18)()));
+  s.write(frame4(asPasswordMaker(user, realm, password, 18)()));
   const ok = await answered;
   s.destroy();
   return ok;
@@ -839,7 +839,7 @@ async function attack(server: ServerChild, r: Realm, m: Mutants, count: number, 
     held.push(greedy(r.ports.https, true, getRoot, 20_000));
   }
   await sleep(1000);
-  const works = { kdcTcp: await kdcTcpWorks(r), ldap: await ldapWorks(r), api: await apiWorks(r) };
+  const works = { kdcTcp: await asOverTcp(r.ports.kdc, r.realm, 'probe', PROBE_PASSWORD), ldap: await ldapWorks(r), api: await apiWorks(r) };
   show('held.connections', held.length);
   show('held.rss_mib', mib(server.rss()));
   show('held.kdc_tcp_correct_client', works.kdcTcp ? 'served' : 'NOT served');
