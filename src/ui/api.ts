@@ -7,6 +7,9 @@
  * The browser sends the Referer the server's CSRF check wants (the page is
  * under /dirid/ and its Referrer-Policy is same-origin).
  */
+import type { ApiContract, CommandSpec, ParamSpec } from '../contract/api-contract.js';
+
+export type { CommandSpec, ParamSpec };
 
 export type Wire = null | string | number | boolean | Wire[] | { [k: string]: Wire };
 
@@ -28,33 +31,8 @@ export class RpcError extends Error {
   }
 }
 
-export interface ParamSpec {
-  name: string;
-  cli_name: string;
-  type: string;
-  label: string;
-  doc: string;
-  required: boolean;
-  multivalue: boolean;
-  flag?: boolean;
-  values?: string[];
-}
-
-export interface CommandSpec {
-  name: string;
-  doc: string;
-  object: string | null;
-  access: string;
-  args: ParamSpec[];
-  options: ParamSpec[];
-}
-
-export interface Schema {
-  api_version: string;
-  version: string;
-  commands: CommandSpec[];
-  objects: Array<{ name: string; label: string; label_singular: string; pkey: string; fields: Array<{ key: string; label: string; param: string | null }> }>;
-}
+/** The `schema` command's answer: the API contract the CLI reads too, and the server's version. */
+export type Schema = ApiContract & { version: string };
 
 let nextId = 1;
 
