@@ -9,7 +9,7 @@
  */
 import type { LdapLimits } from '../ldap-server/server.js';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
@@ -35,7 +35,13 @@ export interface DataPaths {
   dnsZone: string;
 }
 
-export function dataPaths(dir: string): DataPaths {
+/**
+ * The files of a data directory, as absolute paths: client files written
+ * from them (default.conf's ca_file, krb5.conf's pkinit_anchors) are read
+ * from elsewhere, so a relative `--data-dir` must not leak into them.
+ */
+export function dataPaths(given: string): DataPaths {
+  const dir = resolve(given);
   return {
     dir,
     serverConf: join(dir, 'server.conf'),

@@ -49,6 +49,15 @@ describe('dirid-server init and start', () => {
     assert.ok(!readFileSync(join(data, 'default.conf'), 'utf8').includes('Admin-pass-42'));
   });
 
+  it('writes client files that name the data directory absolutely when init is given a relative --data-dir', () => {
+    const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', 'rel-realm', '--realm', 'REL.TEST', '--domain', 'rel.test', '--hostname', 'localhost', '--admin-password-file', join(tmp, 'pw')], { encoding: 'utf8', cwd: tmp });
+    assert.equal(r.status, 0, r.stderr);
+    const conf = parseIni(readFileSync(join(tmp, 'rel-realm', 'default.conf'), 'utf8'));
+    // the client reads ca_file from wherever default.conf is: a relative path would point nowhere
+    assert.equal(conf.global?.ca_file, join(tmp, 'rel-realm', 'ca.crt'));
+    assert.match(readFileSync(join(tmp, 'rel-realm', 'krb5.conf'), 'utf8'), new RegExp(`FILE:${join(tmp, 'rel-realm', 'ca.crt').replace(/[.]/g, '\\.')}`));
+  });
+
   it('refuses to overwrite an existing realm', () => {
     const before = readFileSync(join(data, 'master.key'));
     const r = init();
