@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, devicePolling, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
 import { serializeClientKeys } from '../oauth/client-auth.js';
-import { idpConfigOf as referenceConfig, OAuthError, parseClientKeys, type IdpConfig } from '../oauth/types.js';
+import { clientCredentialAttribute, idpConfigOf as referenceConfig, OAuthError, parseClientKeys, type IdpConfig } from '../oauth/types.js';
 import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
@@ -107,9 +107,10 @@ export function offersIdp(client: KdcPrincipal): boolean {
 export async function idpConfigOf(dir: Directory, dn: string): Promise<IdpConfig> {
   const e = await dir.get(dn);
   if (!e) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the linked IdP reference does not exist');
-  const [secret] = await dir.readSecret(dn, 'dirIdpClientSecret');
-  const [keys] = await dir.readSecret(dn, 'dirIdpClientKey');
-  return referenceConfig(dn, e.attrs, secret, keys);
+  // one secret read per login: the credential this reference sends
+  const attr = clientCredentialAttribute(e.attrs);
+  const [credential] = await dir.readSecret(dn, attr);
+  return attr === 'dirIdpClientKey' ? referenceConfig(dn, e.attrs, undefined, credential) : referenceConfig(dn, e.attrs, credential);
 }
 
 /**

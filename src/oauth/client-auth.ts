@@ -15,8 +15,6 @@ import { importJWK, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { OAuthError, type ClientKey, type IdpConfig } from './types.js';
 
-export { CLIENT_KEY_ALGORITHMS, parseClientKeys, type ClientKey } from './types.js';
-
 /** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** How long an assertion is good for, in seconds: one request's round trip, with room for clock skew. */
@@ -75,11 +73,7 @@ export function clientAuthOf(cfg: IdpConfig): oauth.ClientAuth {
  */
 export async function withClientKeys<T>(cfg: IdpConfig, request: (cfg: IdpConfig) => Promise<T>, accepted?: (kid: string) => void): Promise<T> {
   const keys = cfg.clientAuth === 'private_key_jwt' ? (cfg.clientKeys ?? []) : [];
-  if (keys.length <= 1) {
-    const r = await request(cfg);
-    if (keys[0]) accepted?.(keys[0].kid);
-    return r;
-  }
+  if (keys.length === 0) return request(cfg);
   for (let i = 0; ; i++) {
     try {
       const r = await request({ ...cfg, clientKeys: keys.slice(i) });

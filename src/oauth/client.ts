@@ -21,11 +21,8 @@ export const SPENT_DEVICE_CODES_MAX = 100_000;
 /** How long an exchanged device code is remembered when its expiry is not known (the KDC's flows last at most an hour). */
 const SPENT_DEFAULT_MS = 3600_000;
 
-/** A digest of a device code at one token endpoint: what is remembered of it instead of the code (one-shot where Node has crypto.hash: no Hash object per poll). */
-const deviceCodeKey: (deviceCode: string, tokenUri: string) => string =
-  typeof crypto.hash === 'function'
-    ? (deviceCode, tokenUri) => crypto.hash('sha256', `${tokenUri}\0${deviceCode}`, 'base64url')
-    : (deviceCode, tokenUri) => crypto.createHash('sha256').update(tokenUri).update('\0').update(deviceCode).digest('base64url');
+/** A digest of a device code at one token endpoint: what is remembered of it instead of the code (one-shot: no Hash object per poll). */
+const deviceCodeKey = (deviceCode: string, tokenUri: string): string => crypto.hash('sha256', `${tokenUri}\0${deviceCode}`, 'base64url');
 
 /**
  * Device codes that were exchanged for tokens, each until it expires: a

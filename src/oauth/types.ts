@@ -30,9 +30,6 @@ export interface IdpConfig {
 /** A client key as stored (sealed): a private JWK with its `kid` and `alg`. */
 export type ClientKey = JWK & { kid: string; alg: string };
 
-/** The signing algorithms of client keys. */
-export const CLIENT_KEY_ALGORITHMS = ['ES256', 'RS256'] as const;
-
 /**
  * The stored client keys (the sealed value of an IdP reference's client key
  * attribute: `{"keys":[...]}`, the signing key first); [] for nothing usable.
@@ -59,6 +56,15 @@ const REFERENCE_ATTRIBUTES: ReadonlyArray<[Exclude<keyof IdpConfig, 'name' | 'cl
   ['scope', 'dirIdpScope'],
   ['idpUserIdAttr', 'dirIdpUserIdAttribute'],
 ];
+
+/**
+ * The one sealed attribute a reference authenticates to its IdP with: its
+ * client keys under private_key_jwt, else its client secret. A caller that
+ * opens only this one reads one secret per login instead of both.
+ */
+export function clientCredentialAttribute(attrs: Readonly<Record<string, readonly string[] | undefined>>): 'dirIdpClientKey' | 'dirIdpClientSecret' {
+  return attrs.dirIdpClientAuth?.[0] === 'private_key_jwt' ? 'dirIdpClientKey' : 'dirIdpClientSecret';
+}
 
 /**
  * An IdP reference as stored (its entry's attributes, its client secret and

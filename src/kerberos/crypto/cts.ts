@@ -12,7 +12,8 @@
  * the last ciphertext block as its chaining value: XORing that into the
  * first plaintext block (with the wanted IV) starts a fresh message, because
  * E(P1 xor last xor last xor IV) = E(P1 xor IV). The objects are made from
- * the key's KeyObject (secret-key.ts), much quicker than from its Buffer.
+ * the key's KeyObject, kept in the key's state: Node 24 makes a cipher from a
+ * KeyObject much quicker than from key bytes (docs/kerberos.md).
  *
  * A key used for one message only (`once`: a TGS request's subkey, the
  * session key of a TGT seen once, and the keys derived from them) gets
@@ -20,7 +21,6 @@
  * cost more, in lookups and garbage collection, than the objects spared.
  */
 import { createCipheriv, createDecipheriv, createSecretKey, type Cipheriv, type Decipheriv, type KeyObject } from 'node:crypto';
-import { secretKey } from './secret-key.js';
 import { KrbCryptoError } from './types.js';
 
 const BLOCK = 16;
@@ -61,7 +61,7 @@ function stateOf(key: Buffer, once = false): AesState {
   let st = states.get(key);
   if (!st) {
     checkKey(key);
-    st = { secret: secretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+    st = { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
     states.set(key, st);
   }
   return st;
