@@ -440,15 +440,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       const got = st.all(...params, after, want) as number[];
       // an entry with several keys in the range comes once per key
       const ids = got.filter((id, i) => i === 0 || id !== got[i - 1]);
-      for (let i = 0; i < ids.length; i += CHUNK) {
-        const chunk = ids.slice(i, i + CHUNK);
-        const missing = chunk.filter((id) => !this.known.has(id));
-        const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
-        for (const id of chunk) {
-          const r = this.known.get(id)?.row ?? read?.get(id);
-          if (r && !run.sink(r)) return;
-        }
-      }
+      for (let i = 0; i < ids.length; i += CHUNK) if (!this.offerChunk(ids.slice(i, i + CHUNK), run)) return;
       if (got.length < want || run.expired()) return;
       after = got[got.length - 1]!;
       want *= 2;
@@ -462,14 +454,19 @@ class SqliteStorage implements DirectoryStorage<Row> {
    */
   private visitIds(ids: ReadonlySet<number>, run: SearchRun<Row>): void {
     for (const chunk of idChunks(ids, CHUNK, run.plan.sizeLimit)) {
-      if (run.expired()) return;
-      const missing = chunk.filter((id) => !this.known.has(id));
-      const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
-      for (const id of chunk) {
-        const r = this.known.get(id)?.row ?? read?.get(id);
-        if (r && !run.sink(r)) return;
-      }
+      if (run.expired() || !this.offerChunk(chunk, run)) return;
     }
+  }
+
+  /** The rows of `chunk`'s ids, in its order, to the run (known entries not read again); false once the run refuses one. */
+  private offerChunk(chunk: readonly number[], run: SearchRun<Row>): boolean {
+    const missing = chunk.filter((id) => !this.known.has(id));
+    const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
+    for (const id of chunk) {
+      const r = this.known.get(id)?.row ?? read?.get(id);
+      if (r && !run.sink(r)) return false;
+    }
+    return true;
   }
 
   /**

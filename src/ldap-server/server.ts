@@ -137,7 +137,13 @@ export class LdapService implements ConnectionHost {
     const socket: Socket = tls ? new TLSSocket(raw, { isServer: true, secureContext: this.secureContext }) : raw;
     if (tls) socket.on('error', () => {});
     if (this.connections.size >= this.maxConnections) {
-      const silent = [...this.connections].find((c) => c.silent && !c.closed);
+      let silent: LdapConnection | undefined; // the first silent one, without copying the set
+      for (const c of this.connections) {
+        if (c.silent && !c.closed) {
+          silent = c;
+          break;
+        }
+      }
       if (silent) {
         this.o.log(`${new Date().toISOString()} ldap conn=${silent.id} closed for a new connection reason="more than ${this.maxConnections} connections, and this one has sent no whole PDU"`);
         silent.destroy();
