@@ -9,7 +9,7 @@
  * Content-Security-Policy: only our own scripts, styles and API.
  * The console itself talks to the same JSON-RPC endpoints as the CLI.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -52,6 +52,13 @@ function headersFor(type: string, length: number, immutable: boolean): Record<st
   };
 }
 
+/** A built file of the console, as it is served. */
+interface UiFile {
+  body: Buffer;
+  type: string;
+  immutable: boolean;
+}
+
 function plain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
   res.writeHead(status, { ...headersFor('text/plain; charset=utf-8', Buffer.byteLength(text), false), ...extra });
   res.end(text);
@@ -63,6 +70,20 @@ function plain(res: ServerResponse, status: number, text: string, extra: Record<
  */
 export function createUiHandler(uiDir: string = defaultUiDir()): (req: IncomingMessage, res: ServerResponse) => boolean {
   const root = resolve(uiDir);
+  // the built files do not change while the server runs: each is read from disk once, off no request's path after that
+  const files = new Map<string, UiFile>();
+  const fileAt = (file: string): UiFile | null => {
+    let f = files.get(file);
+    if (f) return f;
+    try {
+      if (!statSync(file).isFile()) return null;
+    } catch {
+      return null;
+    }
+    f = { body: readFileSync(file), type: TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream', immutable: file.startsWith(join(root, 'assets') + sep) };
+    files.set(file, f);
+    return f;
+  };
   return (req, res) => {
     const raw = (req.url ?? '/').split('?')[0]!.split('#')[0]!;
     if (raw === '/dirid/ui') {
@@ -93,34 +114,27 @@ export function createUiHandler(uiDir: string = defaultUiDir()): (req: IncomingM
       plain(res, 400, 'bad path\n');
       return true;
     }
-    if (!existsSync(join(root, 'index.html'))) {
+    const index = fileAt(join(root, 'index.html'));
+    if (!index) {
       plain(res, 503, 'the web console is not built (npm run build)\n');
       return true;
     }
-    let file = resolve(root, rel);
+    const file = resolve(root, rel);
     if (file !== root && !file.startsWith(root + sep)) {
       plain(res, 404, 'not found\n');
       return true;
     }
-    let isFile = false;
-    try {
-      isFile = statSync(file).isFile();
-    } catch {
-      isFile = false;
-    }
-    if (!isFile) {
+    let f = fileAt(file);
+    if (!f) {
       // a missing asset is a 404; any other path is a page of the console, answered by its one document
       if (rel.startsWith('assets/') || extname(rel) !== '') {
         plain(res, 404, 'not found\n');
         return true;
       }
-      file = join(root, 'index.html');
+      f = index;
     }
-    const body = readFileSync(file);
-    const type = TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
-    const immutable = file.startsWith(join(root, 'assets') + sep);
-    res.writeHead(200, headersFor(type, body.length, immutable));
-    res.end(req.method === 'HEAD' ? undefined : body);
+    res.writeHead(200, headersFor(f.type, f.body.length, f.immutable));
+    res.end(req.method === 'HEAD' ? undefined : f.body);
     return true;
   };
 }
