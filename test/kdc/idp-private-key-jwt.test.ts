@@ -43,9 +43,11 @@ describe('private_key_jwt client authentication', () => {
   };
   const jwksOf = async (name: string): Promise<{ keys: Array<Record<string, unknown>> }> => JSON.parse(String((((await show(name)).client_jwks) as string[])[0]));
   /** What an admin does at the IdP: registers the key set for the client (the provider is rebuilt to take it). */
-  const register = async (jwks: unknown) => {
+  const register = async (jwks: unknown) => registerClient({ jwks });
+  /** the same with the client's key metadata as the admin gives it: the set itself, or its URL (`jwks_uri`) for the IdP to fetch */
+  const registerClient = async (keys: { jwks: unknown } | { jwks_uri: string }) => {
     clients.length = 0;
-    clients.push({ client_id: CLIENT, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'private_key_jwt', jwks });
+    clients.push({ client_id: CLIENT, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'private_key_jwt', ...keys });
     await idp.rotateKey();
   };
   const get = (url: string) =>
@@ -67,6 +69,7 @@ describe('private_key_jwt client authentication', () => {
     const caFile = join(process.env.TMPDIR ?? '/tmp', `pkjwt-idp-ca-${process.pid}.pem`);
     writeFileSync(caFile, idp.caPem);
     realm = await startTestRealm({ idpCaFile: caFile });
+    idp.trustForFetches(realm.ca);
     admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
     const endpoints = { issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid' };
@@ -146,6 +149,20 @@ describe('private_key_jwt client authentication', () => {
     assert.deepEqual(after.keys.map((k) => k.kid), [newKid]);
     const url = String(((await show('pkjwt')).client_jwks_url as string[])[0]);
     assert.deepEqual(JSON.parse((await get(url)).body), after);
+  });
+
+  it('registered by its URL (jwks_uri), the key set is fetched by the IdP from dirid and the login gets a TGT', async () => {
+    const url = (name: string) => `${new URL(realm.url).origin}/dirid/idp/${name}/jwks.json`;
+    // another reference's key set at that URL: the IdP fetches it and refuses the assertion
+    await registerClient({ jwks_uri: url('otherkey') });
+    const refused = await deviceLine('pkjwt');
+    assert.equal(refused.status, 'FAIL');
+    assert.match(refused.message, /^invalid_client/);
+    await registerClient({ jwks_uri: url('pkjwt') });
+    const check = await deviceLine('pkjwt');
+    assert.equal(check.status, 'PASS', check.message);
+    const r = await kinit('pat-sub');
+    assert.equal(r.code, 0, r.stderr);
   });
 
   it('--rotate-client-key and --client-key-alg need private_key_jwt; a secret reference needs its secret', async () => {

@@ -19,6 +19,12 @@
  * client ID tokens the test signed itself with keys it chose (`signingJwk`
  * is the provider's own). It counts what it serves (`stats`): TLS
  * connections, those that resumed a session, and requests by path.
+ *
+ * The provider fetches documents clients name (a client's `jwks_uri`).
+ * Its own fetch refuses loopback and other special-use addresses, where
+ * every dirid of the tests listens; `trustForFetches(caPem)` makes it
+ * fetch through node:https instead, trusting that CA only (the realm's),
+ * as an IdP on another host would reach dirid's public name.
  */
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -53,6 +59,8 @@ export interface TestIdp {
   rotateKey(): Promise<string>;
   /** While true, the JWKS endpoint answers HTTP 503 (an outage of the key endpoint). */
   failJwks(down: boolean): void;
+  /** the provider's outgoing fetches (a client's jwks_uri) go through node:https trusting this CA, loopback included */
+  trustForFetches(caPem: string): void;
   /** The private key the provider signs ID tokens with now (a JWK with kid and alg), for tests that sign tokens themselves. */
   signingJwk(): JWK;
   /** Keys the JWKS endpoint publishes besides the provider's own, until called again (an empty list: none). */
@@ -138,6 +146,26 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   let jwksDown = false;
   let extraKeys: JWK[] = [];
   let tokenHook: TokenAnswerHook | undefined;
+  let fetchCa: string | undefined;
+  /** the provider's outgoing GETs: the platform fetch, or node:https trusting fetchCa once a test named one */
+  const providerFetch = async (url: string | URL, init: { method?: string; headers?: ConstructorParameters<typeof Headers>[0]; signal?: AbortSignal }): Promise<Response> => {
+    if (fetchCa === undefined) return globalThis.fetch(url, init);
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    return new Promise<Response>((resolve, reject) => {
+      const req = request(url, { method: init.method ?? 'GET', headers, ca: fetchCa, ...(init.signal ? { signal: init.signal } : {}) }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+          resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers: h }));
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  };
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as AddressInfo).port;
@@ -162,6 +190,7 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['preferred_username', 'name'] },
     ttl: { DeviceCode: o.deviceCodeTtl ?? 600 },
     cookies: { keys: ['test-cookie-key-0123456789'] },
+    fetch: providerFetch,
     async findAccount(_ctx: unknown, id: string) {
       if (!accounts.has(id)) return undefined;
       return { accountId: id, async claims() { return { sub: id, email: `${id}@example.test`, email_verified: true, preferred_username: id, name: id }; } };
@@ -287,6 +316,9 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     },
     failJwks(down) {
       jwksDown = down;
+    },
+    trustForFetches(caPem) {
+      fetchCa = caPem;
     },
     signingJwk: () => ({ ...jwk }),
     publishKeys(keys) {
