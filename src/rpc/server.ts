@@ -1,8 +1,8 @@
 /**
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
- * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`
- * and `/dirid/session/login_kerberos`; and, unauthenticated, the public key
+ * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`,
+ * `/dirid/session/login_kerberos` and `/dirid/session/logout`; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
  * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md) and the web console's
  * files under `/dirid/ui/` (rpc/ui-static.ts). It authenticates, decodes, dispatches
@@ -258,6 +258,14 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
+      },
+      '/dirid/session/logout': async () => {
+        checkReferer(req);
+        await readBody(req, bodyTimeout);
+        const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
+        const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
+        opts.log(`${new Date().toISOString()} logout principal=${principal?.name ?? '-'}`);
+        send(res, 200, 'text/plain; charset=utf-8', 'Logged out\n', { 'Set-Cookie': opts.sessions.clearingCookie() });
       },
     };
     for (const enc of ['json', 'xml'] as const) {

@@ -4,7 +4,9 @@
  * and an expiry, under a key derived from the realm's master key. Any dirid
  * server of the realm can read them and a restart keeps sessions; tampering
  * or expiry makes the cookie worthless. Cookie flags: Secure, HttpOnly,
- * SameSite=Strict, Path=/dirid.
+ * SameSite=Strict, Path=/dirid. Logging out replaces the cookie with an
+ * expired empty one in that browser; being stateless, a copy taken before
+ * stays valid until its expiry (docs/console.md).
  */
 import { deriveKey, open, seal } from '../crypto/sealed-box.js';
 import type { Principal } from '../framework/command.js';
@@ -29,6 +31,11 @@ export class SessionCodec {
 
   cookieFor(principal: Principal): string {
     return `${SESSION_COOKIE}=${this.seal(principal)}; Path=/dirid; Max-Age=${this.lifetimeSeconds}; Secure; HttpOnly; SameSite=Strict`;
+  }
+
+  /** The Set-Cookie value that removes the session cookie from the client (log out). */
+  clearingCookie(): string {
+    return `${SESSION_COOKIE}=; Path=/dirid; Max-Age=0; Secure; HttpOnly; SameSite=Strict`;
   }
 
   /** The principal of a valid, unexpired token; null otherwise. */

@@ -100,6 +100,12 @@ export function first(entry: Record<string, Wire> | undefined, key: string): str
 }
 
 /** Whether the server lets this session run a command: asks with no arguments, so only its authorization answers (nothing runs). */
+/** Log out: the server replaces the session cookie (HttpOnly, so only it can) with an expired one. */
+export async function logout(): Promise<void> {
+  const res = await fetch('/dirid/session/logout', { method: 'POST', credentials: 'same-origin' });
+  if (!res.ok) throw new RpcError('HttpError', res.status, (await textOf(res)) || `HTTP ${res.status}`);
+}
+
 export async function allowed(method: string): Promise<boolean> {
   try {
     await call(method, [], {});

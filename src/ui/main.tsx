@@ -9,7 +9,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { allowed, call, first, SESSION_ENDED, loginKerberos, loginPassword, RpcError, type CommandSpec, type ParamSpec, type Schema, type Wire } from './api.js';
+import { allowed, call, first, SESSION_ENDED, loginKerberos, loginPassword, logout, RpcError, type CommandSpec, type ParamSpec, type Schema, type Wire } from './api.js';
 
 type Entry = Record<string, Wire>;
 
@@ -444,7 +444,7 @@ interface Session {
   canLink: boolean;
 }
 
-function Console({ session }: { session: Session }) {
+function Console({ session, onLogout }: { session: Session; onLogout: () => void }) {
   const [criteria, setCriteria] = useState('');
   const [entries, setEntries] = useState<Entry[]>([]);
   const [summary, setSummary] = useState('');
@@ -474,7 +474,10 @@ function Console({ session }: { session: Session }) {
         <h1>dirid console</h1>
         <p class="who">
           Logged in as <strong>{session.principal}</strong>
-          {session.canManage ? '' : ' (read only)'}
+          {session.canManage ? '' : ' (read only)'}{' '}
+          <button type="button" class="logout" onClick={onLogout}>
+            Log out
+          </button>
         </p>
       </header>
       <main>
@@ -654,7 +657,23 @@ function App() {
         />
       </>
     );
-  return <Console session={session} />;
+  const leave = async () => {
+    try {
+      await logout();
+    } catch (e) {
+      setError(message(e));
+      return;
+    }
+    setSession(null);
+    setError(null);
+    setState('login');
+  };
+  return (
+    <>
+      <ErrorNote error={error} />
+      <Console session={session} onLogout={() => void leave()} />
+    </>
+  );
 }
 
 render(<App />, document.getElementById('app')!);

@@ -84,6 +84,10 @@ describe('bad input over RPC', () => {
     assert.equal(r.status, 400);
     const evil = await post('/dirid/session/json', '{"method":"ping","params":[[],{}],"id":0}', 'application/json', { Referer: 'https://evil.example/dirid/' });
     assert.equal(evil.status, 400);
+    // another site may not log a browser out either
+    const out = await post('/dirid/session/logout', '', 'application/x-www-form-urlencoded', { Referer: 'https://evil.example/dirid/' });
+    assert.equal(out.status, 400);
+    assert.equal(out.headers['set-cookie'], undefined);
     await stillServing();
   });
 

@@ -271,6 +271,23 @@ describe('the web console', () => {
     await ctx.close();
   });
 
+  it('logs out: the cookie is gone, a reload shows the login form and the server logged it', async () => {
+    const ctx = await chromium.context();
+    const page = await ctx.newPage();
+    await login(page, realm.url, 'admin', realm.adminPassword);
+    await page.getByText('Logged in as').waitFor();
+    assert.equal((await ctx.cookies()).filter((c) => c.name === 'dirid_session').length, 1);
+    const since = realm.log.length;
+    await page.getByRole('button', { name: 'Log out', exact: true }).click();
+    await page.getByLabel('User name').waitFor();
+    assert.deepEqual((await ctx.cookies()).filter((c) => c.name === 'dirid_session'), []);
+    assert.ok(realm.log.slice(since).some((l) => /logout principal=admin@EXAMPLE\.TEST/.test(l)), 'the server logged the logout');
+    await page.reload();
+    await page.getByLabel('User name').waitFor();
+    assert.equal(await page.getByText('Logged in as').count(), 0);
+    await ctx.close();
+  });
+
   it('refuses path traversal on the static files', async () => {
     const index = await httpsGet(realm.url, realm.ca, '/dirid/ui/');
     assert.equal(index.status, 200);
