@@ -79,6 +79,8 @@ export interface ServerConfig {
   ldapsPort: number;
   /** the LDAP service's limits (docs/ldap.md, "Limits") */
   ldap: LdapLimits;
+  /** the HTTPS API's connections at once (docs/load.md; server/https-connections.ts) */
+  apiMaxConnections: number;
   searchSizeLimit: number;
   searchTimeLimit: number;
   /** PEM bundle of extra CAs trusted for IdP endpoints */
@@ -110,6 +112,9 @@ export const DEFAULT_LDAP_LIMITS: Readonly<LdapLimits> = {
   sizeLimit: 5000,
   timeLimit: 30,
 };
+
+/** the HTTPS API's connections at once when server.conf does not say */
+export const DEFAULT_API_MAX_CONNECTIONS = 1024;
 
 function int(v: string | undefined, name: string, dflt: number): number {
   if (v === undefined || v === '') return dflt;
@@ -149,6 +154,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
       sizeLimit: int(s.ldap_size_limit, 'ldap_size_limit', DEFAULT_LDAP_LIMITS.sizeLimit),
       timeLimit: int(s.ldap_time_limit, 'ldap_time_limit', DEFAULT_LDAP_LIMITS.timeLimit),
     },
+    apiMaxConnections: positive(s.api_max_connections, 'api_max_connections', DEFAULT_API_MAX_CONNECTIONS),
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
@@ -212,6 +218,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     ldap_pdu_timeout: String(c.ldap.pduTimeout),
     ldap_size_limit: String(c.ldap.sizeLimit),
     ldap_time_limit: String(c.ldap.timeLimit),
+    api_max_connections: String(c.apiMaxConnections),
     search_size_limit: String(c.searchSizeLimit),
     search_time_limit: String(c.searchTimeLimit),
     idp_hold_seconds: String(c.idpHoldSeconds),

@@ -15,7 +15,7 @@ import { FQDN, HOST_NAME } from '../framework/params.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
-import { DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep, localMachineName } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
@@ -136,6 +136,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     ldapPort: o.ldapPort ?? 389,
     ldapsPort: o.ldapsPort ?? 636,
     ldap: { ...DEFAULT_LDAP_LIMITS },
+    apiMaxConnections: DEFAULT_API_MAX_CONNECTIONS,
     searchSizeLimit: 100,
     searchTimeLimit: 2,
     idpHoldSeconds: 10,

@@ -16,7 +16,6 @@ import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
@@ -28,6 +27,7 @@ import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
 import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
+import { boundHttpsConnections } from './https-connections.js';
 import { dataPaths, hostPort, readServerConfig, writeDefaultConf, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, readMasterKey } from './store.js';
 import { SERVER_VERSION } from './version.js';
@@ -68,6 +68,8 @@ export interface ListenerBounds {
   /** the LDAP service's limits, over server.conf's */
   ldap?: Partial<LdapLimits>;
   https?: Partial<HttpsTimeouts>;
+  /** the HTTPS API's connections at once, over server.conf's api_max_connections (https-connections.ts) */
+  httpsMaxConnections?: number;
   /** plain HTTP: milliseconds a request's headers may take (http-redirect.ts) */
   httpMs?: number;
 }
@@ -191,7 +193,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     },
     handler,
   );
-  handshakeDeadline(https, httpsTimeouts.handshakeMs);
+  boundHttpsConnections(https, { handshakeMs: httpsTimeouts.handshakeMs, maxConnections: o.bounds?.httpsMaxConnections ?? config.apiMaxConnections }, log);
   https.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
     // only a request the HTTP parser refused or that ran out of time gets an answer; a TLS failure (a handshake
     // that failed or timed out) has no channel to carry one, and ending such a socket would wait on it forever
@@ -272,36 +274,6 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
 }
 
 export { readServerConfig };
-
-/**
- * Closes a connection whose TLS handshake has not finished `ms` after it
- * was accepted. Node's own handshake time-out restarts with every octet, so
- * a client sending a byte a second, or one that sends nothing once its
- * handshake has failed, would hold the connection for good.
- */
-function handshakeDeadline(server: Server, ms: number): void {
-  const pending = new Map<string, NodeJS.Timeout>();
-  const key = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
-  server.on('connection', (raw: Socket) => {
-    const k = key(raw);
-    pending.set(
-      k,
-      setTimeout(() => {
-        pending.delete(k);
-        raw.destroy();
-      }, ms),
-    );
-    raw.once('close', () => {
-      clearTimeout(pending.get(k));
-      pending.delete(k);
-    });
-  });
-  server.on('secureConnection', (s: TLSSocket) => {
-    const k = key(s);
-    clearTimeout(pending.get(k));
-    pending.delete(k);
-  });
-}
 
 /** Starts `server` listening; resolves with the port it got (a free one for 0), rejects when it cannot listen. */
 function listenOn(server: NetServer, port: number, host: string): Promise<number> {

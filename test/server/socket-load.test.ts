@@ -56,6 +56,7 @@ describe('through the sockets', () => {
         kdcTcp: { messageMs: 1000, idleMs: 4000, maxConnections: 8 },
         ldap: { pduTimeout: 1, idleTimeout: 4, maxConnections: 8 },
         https: { handshakeMs: 1000, headersMs: 1000, requestMs: 2000, bodyMs: 1500 },
+        httpsMaxConnections: 16,
         httpMs: 1000,
       },
     });
@@ -133,6 +134,7 @@ describe('through the sockets', () => {
       assert.equal((await api.login('admin', realm.adminPassword)).status, 200, 'an API login');
       assert.ok(realm.log.some((l) => /KDC tcp closing the oldest connection/.test(l)));
       assert.ok(realm.log.some((l) => /closed for a new connection reason="more than 8 connections, and this one has sent no whole PDU"/.test(l)));
+      assert.ok(realm.log.some((l) => /https closing a connection serving no request .* reason="more than 16 connections"/.test(l)));
     } finally {
       for (const h of held) h.destroy();
     }

@@ -30,7 +30,7 @@ import { LdapClient } from '../../bench/support/ldap-client.js';
 import { DEFAULT_TCP_LIMITS } from '../../src/kdc/listener.js';
 import { ResultCode } from '../../src/ldap/codes.js';
 import { encodeMessage } from '../../src/ldap/protocol.js';
-import { DEFAULT_LDAP_LIMITS } from '../../src/server/config.js';
+import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS } from '../../src/server/config.js';
 import { DEFAULT_HTTPS_TIMEOUTS, type ListenerBounds } from '../../src/server/start.js';
 import { parseDer } from '../../src/kerberos/asn1/der.js';
 import { inputs } from '../fuzz/harness.js';
@@ -811,6 +811,7 @@ interface Bounds {
   kdcMax: number;
   ldapPduMs: number;
   ldapMax: number;
+  httpsMax: number;
   handshakeMs: number;
   headersMs: number;
   httpMs: number;
@@ -828,7 +829,7 @@ async function attack(server: ServerChild, r: Realm, m: Mutants, count: number, 
   held.push(...(await silent(r.ports.kpasswd, bounds.kdcMax + halfOpenExtra)));
   held.push(...(await silent(r.ports.ldap, bounds.ldapMax + halfOpenExtra)));
   held.push(...(await silent(r.ports.ldaps, halfOpenExtra)));
-  held.push(...(await silent(r.ports.https, 4 * halfOpenExtra)));
+  held.push(...(await silent(r.ports.https, bounds.httpsMax + 4 * halfOpenExtra)));
   held.push(...(await silent(r.ports.http, halfOpenExtra)));
   const kdcGarbage = frame4(Buffer.from('6a0330010a', 'hex'));
   const rootDse = encodeMessage({ messageId: 7, protocolOp: { op: 'searchRequest', baseObject: '', scope: 'baseObject', derefAliases: 'neverDerefAliases', sizeLimit: 0, timeLimit: 0, typesOnly: false, filter: { kind: 'present', attr: 'objectClass' }, attributes: ['*', '+'] } });
@@ -863,6 +864,7 @@ export async function socketLoad(o: SocketLoadOptions): Promise<SocketLoadReport
     kdcMax: o.bounds.kdcTcp?.maxConnections ?? DEFAULT_TCP_LIMITS.maxConnections,
     ldapPduMs: (o.bounds.ldap?.pduTimeout ?? DEFAULT_LDAP_LIMITS.pduTimeout) * 1000,
     ldapMax: o.bounds.ldap?.maxConnections ?? DEFAULT_LDAP_LIMITS.maxConnections,
+    httpsMax: o.bounds.httpsMaxConnections ?? DEFAULT_API_MAX_CONNECTIONS,
     handshakeMs: o.bounds.https?.handshakeMs ?? DEFAULT_HTTPS_TIMEOUTS.handshakeMs,
     headersMs: o.bounds.https?.headersMs ?? DEFAULT_HTTPS_TIMEOUTS.headersMs,
     httpMs: o.bounds.httpMs ?? 10_000,
