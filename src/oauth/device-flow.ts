@@ -75,7 +75,7 @@ export async function processDeviceAuthorization(cfg: IdpConfig, as: oauth.Autho
   const [client] = clientOf(cfg);
   let r: oauth.DeviceAuthorizationResponse;
   try {
-    r = await oauth.processDeviceAuthorizationResponse(as, client, response);
+    r = await oauth.processDeviceAuthorizationResponse(as, client, await withVerificationUri(response));
   } catch (e) {
     throw codedError(e, 'device authorization', [cfg.clientSecret]);
   }
@@ -89,6 +89,27 @@ export async function processDeviceAuthorization(cfg: IdpConfig, as: oauth.Autho
     expiresAt: now + r.expires_in * 1000,
     interval: typeof r.interval === 'number' && r.interval > 0 ? r.interval : DEFAULT_INTERVAL_S,
   };
+}
+
+/**
+ * A device authorization answer that names the page `verification_url`
+ * (Google's, from the draft RFC 8628 came from) with no `verification_uri`,
+ * given that member under RFC 8628's name; any other answer unchanged.
+ */
+async function withVerificationUri(response: Response): Promise<Response> {
+  if (response.status !== 200) return response;
+  const text = await response.text();
+  const again = (body: string) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return again(text);
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return again(text);
+  const o = body as Record<string, unknown>;
+  if (o.verification_uri !== undefined || typeof o.verification_url !== 'string') return again(text);
+  return again(JSON.stringify({ ...o, verification_uri: o.verification_url }));
 }
 
 function assertHttpsVerification(uri: string): void {

@@ -15,6 +15,7 @@
  *
  * Tests may also change what the provider says: the device authorization's
  * polling interval (`pollInterval`), extra keys in its JWKS (`publishKeys`),
+ * every answer of its device authorization endpoint (`rewriteDeviceAnswers`),
  * and every answer of its token endpoint (`rewriteTokenAnswers`), to hand a
  * client ID tokens the test signed itself with keys it chose (`signingJwk`
  * is the provider's own). It counts what it serves (`stats`): TLS
@@ -73,6 +74,8 @@ export interface TestIdp {
    * go out as the provider made them again.
    */
   rewriteTokenAnswers(hook?: TokenAnswerHook): void;
+  /** Rewrites every answer of the device authorization endpoint (e.g. to a provider's own member names); none to stop. */
+  rewriteDeviceAnswers(hook?: TokenAnswerHook): void;
   /**
    * What the provider has served so far: TLS connections accepted, how many
    * of them resumed an earlier TLS session (an abbreviated handshake) and
@@ -146,6 +149,7 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   let jwksDown = false;
   let extraKeys: JWK[] = [];
   let tokenHook: TokenAnswerHook | undefined;
+  let deviceHook: TokenAnswerHook | undefined;
   let fetchCa: string | undefined;
   /** the provider's outgoing GETs: the platform fetch, or node:https trusting fetchCa once a test named one */
   const providerFetch = async (url: string | URL, init: { method?: string; headers?: ConstructorParameters<typeof Headers>[0]; signal?: AbortSignal }): Promise<Response> => {
@@ -206,6 +210,11 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
       if (!body || typeof body !== 'object') return;
       if (ctx.path === '/device/auth' && o.pollInterval !== undefined && ctx.status === 200) ctx.body = { ...body, interval: o.pollInterval };
       if (ctx.path === '/jwks' && extraKeys.length > 0) ctx.body = { keys: [...(body.keys as JWK[]), ...extraKeys] };
+      if (ctx.path === '/device/auth' && deviceHook) {
+        const r = await deviceHook({ status: ctx.status, body: ctx.body as Record<string, unknown> });
+        ctx.status = r.status;
+        ctx.body = r.body;
+      }
       if (ctx.path === '/token' && tokenHook) {
         const r = await tokenHook({ status: ctx.status, body });
         ctx.status = r.status;
@@ -323,6 +332,9 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
     signingJwk: () => ({ ...jwk }),
     publishKeys(keys) {
       extraKeys = [...keys];
+    },
+    rewriteDeviceAnswers(hook) {
+      deviceHook = hook;
     },
     rewriteTokenAnswers(hook) {
       tokenHook = hook;
