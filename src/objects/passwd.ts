@@ -92,14 +92,14 @@ export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { c
   if (!target || !login || !hasObjectClass(target.attrs.objectClass, 'dirUser')) {
     return { outcome: 'failed', message: `${change.target} is not a user of realm ${realm}: only users' passwords are changed here` };
   }
-  // the passwd rule refuses this too; answered here in the words kpasswd prints after "Access denied: "
-  if (target.dn === principal.dn && passwordAtIdp(target.attrs)) return { outcome: 'denied', message: passwordAtIdpMessage(login) };
   try {
     await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry }, 'passwd', [login, change.password], {});
     return { outcome: 'changed' };
   } catch (e) {
     if (!(e instanceof PublicError)) throw e;
     const outcome = REJECTING.has(e.errorName) ? 'rejected' : DENYING.has(e.errorName) ? 'denied' : 'failed';
-    return { outcome, message: e.message };
+    // kpasswd prints "Access denied: " before an ACIError's reason, which then needs no "Insufficient access: " of its own
+    const reason = e.errorName === 'ACIError' && typeof e.params.info === 'string' ? e.params.info : e.message;
+    return { outcome, message: reason };
   }
 }

@@ -213,7 +213,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
     const other = kpasswdRequest(carlTicket, 'Bob-by-carl-1', { version: KpasswdVersion.SET_PASSWORD, target: { name: 'bob', realm: 'EXAMPLE.TEST' } });
     assert.deepEqual(readKpasswdReply(await sendTcp({ host: '127.0.0.1', port }, other.msg), other), {
       code: KpasswdResult.ACCESSDENIED,
-      text: "Insufficient access: not allowed to change another user's password",
+      text: "not allowed to change another user's password",
     });
     const own = kpasswdRequest(carlTicket, 'Carl-own-4567', { version: KpasswdVersion.SET_PASSWORD });
     assert.deepEqual(readKpasswdReply(await sendTcp({ host: '127.0.0.1', port }, own.msg), own), { code: KpasswdResult.SUCCESS, text: 'Password changed' });
