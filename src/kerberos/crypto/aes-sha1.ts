@@ -11,7 +11,7 @@ import { createHash, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
 import { DerivedKeyCache, deriveKey, deriveKeysOnce, KeyPurpose, usageConstant } from './dk.js';
 import { randomInto } from './random.js';
-import { hmac } from './hmac.js';
+import { hmacInto } from './hmac.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
@@ -29,7 +29,11 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
   const cache = new DerivedKeyCache();
   const checkKey = keyLengthGuard(name, keyBytes);
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, deriveForUsage);
-  const mac = (ki: Buffer, data: Buffer): Buffer => hmac('sha1', ki, [data]).subarray(0, MAC_BYTES);
+  const mac = (ki: Buffer, data: Buffer): Buffer => {
+    const m = Buffer.allocUnsafe(MAC_BYTES);
+    hmacInto('sha1', ki, [data], m, 0, MAC_BYTES);
+    return m;
+  };
   /**
    * Ke and Ki for `usage`: from the cache, or for a transient key (used for
    * one message) both at once and kept nowhere, nor their OpenSSL objects.
@@ -69,7 +73,7 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       const out = Buffer.allocUnsafe(n + MAC_BYTES);
       const once = key.transient === true;
       const [ke, ki] = encKeys(key, usage);
-      mac(ki, work.subarray(0, n)).copy(out, n);
+      hmacInto('sha1', ki, [work.subarray(0, n)], out, n, MAC_BYTES);
       ctsEncryptPaddedInto(ke, work, n, out, 0, undefined, once);
       return out;
     },
