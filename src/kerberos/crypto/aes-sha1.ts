@@ -7,7 +7,7 @@
  * the keyed checksums 15 and 16 are HMAC-SHA1-96 under Kc; the PRF is
  * AES(DK(key, "prf"), SHA1(data)[0..16]) (RFC 3962 §4).
  */
-import { createHash, pbkdf2Sync } from 'node:crypto';
+import { hash, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
 import { DerivedKeyCache, deriveKey, deriveUsageKey, KeyPurpose, RecentDerivedKeys } from './dk.js';
 import { randomInto } from './random.js';
@@ -102,7 +102,10 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       checkKey(key);
       const once = key.transient === true;
       const prfKey = once ? recent.get(key.value, PRF_SLOT, 0, derivePrfKeyOnce) : cache.get(key, PRF_SLOT, 0, derivePrfKey);
-      return aesBlock(prfKey, createHash('sha1').update(data).digest().subarray(0, BLOCK), once);
+      // the digest as a latin1 string into a Buffer of ours (hmac.ts says why)
+      const block = Buffer.allocUnsafe(BLOCK);
+      block.write(hash('sha1', data, 'binary'), 0, BLOCK, 'latin1');
+      return aesBlock(prfKey, block, once);
     },
   };
   return profile;
