@@ -325,7 +325,8 @@ function issueInitial(ctx: ExchangeContext, req: KdcReq, spec: TicketSpec, prove
  * the armor.
  */
 function armoredFinish(ctx: ExchangeContext, fast: FastState, req: KdcReq, spec: TicketSpec, ticket: Ticket, proven: Proven): { replyKey: EncryptionKey; padata: PaData[] } {
-  const strengthen = profile(proven.key.etype).randomKey();
+  // used for this reply only, and so is the reply key made with it: keys derived from them are kept in no cache
+  const strengthen = { ...profile(proven.key.etype).randomKey(), transient: true };
   const replyKey = cf2(strengthen, 'strengthenkey', proven.key, 'replykey');
   const a = fast.armorKey;
   const now = ctx.now();

@@ -30,7 +30,11 @@ export class KdcError extends Error {
   /** e-data other than METHOD-DATA, as the error defines it (PKINIT's TYPED-DATA); it wins over hints */
   readonly eData: Buffer | undefined;
   constructor(name: ErrorName, eText: string, hints?: Hints, eData?: Buffer) {
+    // an answer to the client, not a fault: no stack trace (capturing one cost more than the rest of a PREAUTH_REQUIRED answer's error)
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(eText);
+    Error.stackTraceLimit = limit;
     this.name = 'KdcError';
     this.code = ErrorCode[name];
     this.hintSource = hints;
@@ -56,8 +60,11 @@ export class AccountRefused extends Error {
   }
 }
 
+/** IANA names by code, made once: every refused request's log line names its error. */
+const errorNames = new Map<number, string>();
+for (const [k, v] of Object.entries(ErrorCode)) if (!errorNames.has(v)) errorNames.set(v, k);
+
 /** The IANA name of an error code, for the log. */
 export function errorName(code: number): string {
-  for (const [k, v] of Object.entries(ErrorCode)) if (v === code) return k;
-  return `ERROR_${code}`;
+  return errorNames.get(code) ?? `ERROR_${code}`;
 }

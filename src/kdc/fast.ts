@@ -16,7 +16,7 @@
  * authenticator; a request that echoes such a cookie continues that
  * conversation and may repeat that armor. Any other repeat is a replay.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
@@ -52,7 +52,7 @@ function verifyAndDecrypt(fastPa: PaData, checksummed: Buffer, armorKey: Encrypt
   } catch {
     throw new KdcError('KDC_ERR_SUMTYPE_NOSUPP', 'unsupported FAST request checksum');
   }
-  if (cp.keyBytes !== armorKey.value.length || !cp.verifyChecksum({ etype: cp.etype, value: armorKey.value }, KeyUsage.FAST_REQ_CHKSUM, checksummed, armored.reqChecksum.value)) {
+  if (cp.keyBytes !== armorKey.value.length || !cp.verifyChecksum({ etype: cp.etype, value: armorKey.value, ...(armorKey.transient ? { transient: true } : {}) }, KeyUsage.FAST_REQ_CHKSUM, checksummed, armored.reqChecksum.value)) {
     throw new KdcError('KRB_AP_ERR_MODIFIED', 'FAST request checksum mismatch');
   }
   let inner;
@@ -71,7 +71,7 @@ export function isArmored(req: KdcReq): boolean {
 
 /** The digest of an armor authenticator that cookies carry (they are sealed: it is never seen outside the KDC). */
 function armorDigest(authenticatorCipher: Buffer): string {
-  return createHash('sha256').update(authenticatorCipher).digest('base64url').slice(0, 22);
+  return hash('sha256', authenticatorCipher, 'base64url').slice(0, 22);
 }
 
 /**
@@ -98,7 +98,8 @@ export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: st
     replay: caches.replays,
     check(auth) {
       if (!auth.subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'armor authenticator has no subkey');
-      const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value }, session);
+      // the subkey, and so the armor key, serve this request only: keys derived from them are kept in no cache
+      const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value, transient: true }, session);
       const { inner } = verifyAndDecrypt(pa, req.bodyRaw, armorKey);
       unwrapped = { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce, armor } };
       return cookies.open<{ armor?: string }>(inner.padata, CONVERSATION_MS)?.armor === armor ? 'continued' : undefined;

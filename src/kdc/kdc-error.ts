@@ -52,7 +52,7 @@ export function krbErrorReply(thrown: unknown, at: ErrorScene): { code: number; 
     e.cname = req.body.cname;
     e.crealm = req.body.realm;
   }
-  if (at.fast) e.eData = armoredErrorData(at.fast, eData ? { ...e, eData } : e, hints ?? [], at.cookies.seal({ kind: 'fast' }));
+  if (at.fast) e.eData = armoredErrorData(at.fast, eData ? { ...e, eData } : e, hints ?? [], at.cookies);
   else if (eData) e.eData = eData;
   else if (hints) e.eData = der(encodePaDataList(hints));
   return { code, reply: encodeKrbError(e) };
@@ -90,13 +90,13 @@ function refusalCode(v: Refusal, role: 'client' | 'server'): number {
 }
 
 /** RFC 6113 §5.4.3: the e-data of an armored error, the error itself and its hints sealed in the FAST reply. */
-function armoredErrorData(fast: FastState, outer: KrbError, hints: PaData[], cookie: PaData): Buffer {
-  // a mechanism's own cookie (the idp flow state) wins over the generic one
+function armoredErrorData(fast: FastState, outer: KrbError, hints: PaData[], cookies: CookieJar): Buffer {
+  // a mechanism's own cookie (the idp flow state) wins over the generic one, which is then not sealed at all
   const ownCookie = hints.find((h) => h.type === PaType.FX_COOKIE);
   const padata: PaData[] = [
     { type: PaType.FX_FAST, value: Buffer.alloc(0) },
     ...hints.filter((h) => h.type !== PaType.FX_FAST && h.type !== PaType.FX_COOKIE),
-    ownCookie ?? cookie,
+    ownCookie ?? cookies.seal({ kind: 'fast' }),
     { type: PaType.FX_ERROR, value: encodeKrbError(outer) },
   ];
   return der(encodePaDataList([armoredReply(fast, { padata, nonce: fast.nonce })]));

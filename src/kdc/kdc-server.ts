@@ -90,7 +90,7 @@ export class Kdc {
   }
 
   private async process(raw: Buffer, transport: Transport): Promise<Buffer | null> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     let req: KdcReq | undefined;
     const note: ExchangeContext['note'] = {};
     let ctx: ExchangeContext | undefined;
@@ -115,7 +115,7 @@ export class Kdc {
       outcome = errorName(answer.code);
       reply = !req && transport === 'udp' ? null : answer.reply;
     }
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const ms = performance.now() - started;
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
     this.o.log(
       `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +

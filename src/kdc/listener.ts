@@ -15,10 +15,22 @@
  * read either until it does (or its idle time runs out). The TCP stream is
  * cut into messages by `splitTcpMessages`, a pure function.
  */
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { createServer, type Server as TcpServer, type Socket } from 'node:net';
+import { createSocket, type Socket as UdpSocket, type SocketOptions } from 'node:dgram';
+import { lookup as dnsLookup } from 'node:dns';
+import { createServer, isIP, type Server as TcpServer, type Socket } from 'node:net';
 
 export type Transport = 'udp' | 'tcp';
+
+/**
+ * The UDP socket's name look-up: a reply goes to the address its request
+ * came from, always an IP literal, which needs no resolver (Node's
+ * dns.lookup answers one a tick later, a cost on every reply).
+ */
+const literalLookup: NonNullable<SocketOptions['lookup']> = (hostname, options, callback) => {
+  const family = isIP(hostname);
+  if (family !== 0) callback(null, hostname, family);
+  else dnsLookup(hostname, options, callback);
+};
 
 export interface DatagramService {
   /** what the log lines name the listener */
@@ -64,7 +76,7 @@ export class UdpTcpListener {
   async listen(port: number, host: string): Promise<number> {
     const name = this.service.name;
     for (let attempt = 0; attempt < 20; attempt++) {
-      const udp = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
+      const udp = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4', lookup: literalLookup });
       await new Promise<void>((resolve, reject) => {
         udp.once('error', reject);
         udp.bind(port, host, () => {

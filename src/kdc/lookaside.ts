@@ -23,9 +23,14 @@ const MAX_ENTRIES = 65_536;
 /** A reply larger than this is not kept (only TCP replies can be; TCP clients do not retransmit). */
 const MAX_KEPT_REPLY = 64 * 1024;
 
-/** SHA-256 of a request, one-shot where Node has crypto.hash (20.12 and later; no Hash object per request). */
+/**
+ * SHA-256 of a request, one-shot where Node has crypto.hash (20.12 and
+ * later; no Hash object per request), taken as a latin1 string and copied
+ * into a pooled Buffer: a digest returned as a Buffer is a native
+ * allocation of its own, which costs more than the hashing.
+ */
 export const requestDigest: (raw: Buffer) => Buffer =
-  typeof crypto.hash === 'function' ? (raw) => crypto.hash('sha256', raw, 'buffer') as unknown as Buffer : (raw) => crypto.createHash('sha256').update(raw).digest();
+  typeof crypto.hash === 'function' ? (raw) => Buffer.from(crypto.hash('sha256', raw, 'binary'), 'latin1') : (raw) => crypto.createHash('sha256').update(raw).digest();
 
 export class Lookaside {
   private readonly index: DigestIndex;

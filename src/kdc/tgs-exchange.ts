@@ -82,7 +82,8 @@ function verifyTgsRequest(ctx: ExchangeContext, outer: KdcReq): Maybe<VerifiedTg
     const clientName = principalToString(etp.cname, etp.crealm);
     ctx.note.client = clientName;
     const auth = verifyAuthenticator(ctx, outer, ap, session, etp, now);
-    const subkey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value } : undefined;
+    // the subkey seals one reply (and is the armor of this request only): keys derived from it are kept in no cache
+    const subkey = auth.subkey ? { etype: auth.subkey.etype, value: auth.subkey.value, transient: true } : undefined;
     // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
     const unwrapped = unwrapTgsFast(outer, subkey, session);
     if (unwrapped) ctx.fast = unwrapped.fast;
@@ -201,7 +202,7 @@ function issueTgsReply(ctx: ExchangeContext, v: VerifiedTgsReq, spec: TicketSpec
     spec,
     ticket: makeTicket(spec),
     nonce: v.req.body.nonce,
-    replyKey: v.subkey ? { ...v.subkey, transient: true } : v.session,
+    replyKey: v.subkey ?? v.session,
     usage: v.subkey ? KeyUsage.TGS_REP_ENC_PART_SUBKEY : KeyUsage.TGS_REP_ENC_PART_SESSKEY,
   });
 }

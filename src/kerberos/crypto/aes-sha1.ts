@@ -7,11 +7,11 @@
  * the keyed checksums 15 and 16 are HMAC-SHA1-96 under Kc; the PRF is
  * AES(DK(key, "prf"), SHA1(data)[0..16]) (RFC 3962 §4).
  */
-import { createHash, pbkdf2Sync } from 'node:crypto';
+import { hash, pbkdf2Sync } from 'node:crypto';
 import { aesBlock, ctsDecrypt, ctsEncryptPaddedInto } from './cts.js';
-import { DerivedKeyCache, deriveKey, deriveKeysOnce, KeyPurpose, usageConstant } from './dk.js';
+import { DerivedKeyCache, deriveKey, deriveUsageKey, KeyPurpose, RecentDerivedKeys } from './dk.js';
 import { randomInto } from './random.js';
-import { hmac } from './hmac.js';
+import { hmacInto } from './hmac.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
@@ -22,21 +22,23 @@ const PRF_CONSTANT = Buffer.from('prf');
 /** Cache slot of the PRF key (usage numbers are 32-bit unsigned, so -1 is free). */
 const PRF_SLOT = -1;
 
-const deriveForUsage = (base: Buffer, usage: number, purpose: number): Buffer => deriveKey(base, usageConstant(usage, purpose as KeyPurpose));
+const deriveForUsage = (base: Buffer, usage: number, purpose: number): Buffer => deriveUsageKey(base, usage, purpose as KeyPurpose);
 const derivePrfKey = (base: Buffer): Buffer => deriveKey(base, PRF_CONSTANT);
+// a one-request key's AES object lives in cts.ts's ring of such keys, not in its WeakMap
+const deriveForUsageOnce = (base: Buffer, usage: number, purpose: number): Buffer => deriveUsageKey(base, usage, purpose as KeyPurpose, true);
+const derivePrfKeyOnce = (base: Buffer): Buffer => deriveKey(base, PRF_CONSTANT, true);
 
 function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, name: string): EnctypeProfile {
   const cache = new DerivedKeyCache();
+  const recent = new RecentDerivedKeys();
   const checkKey = keyLengthGuard(name, keyBytes);
-  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, deriveForUsage);
-  const mac = (ki: Buffer, data: Buffer): Buffer => hmac('sha1', ki, [data]).subarray(0, MAC_BYTES);
-  /**
-   * Ke and Ki for `usage`: from the cache, or for a transient key (used for
-   * one message) both at once and kept nowhere, nor their OpenSSL objects.
-   */
-  const encKeys = (key: EncryptionKey, usage: number): [ke: Buffer, ki: Buffer] => {
-    if (key.transient) return deriveKeysOnce(key.value, [usageConstant(usage, KeyPurpose.ENCRYPTION), usageConstant(usage, KeyPurpose.INTEGRITY)]) as [Buffer, Buffer];
-    return [derived(key, usage, KeyPurpose.ENCRYPTION), derived(key, usage, KeyPurpose.INTEGRITY)];
+  /** Ke, Ki or Kc for `usage`: from the cache, or for a transient key (used in one request) from the ring of recent ones. */
+  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer =>
+    key.transient ? recent.get(key.value, usage, purpose, deriveForUsageOnce) : cache.get(key, usage, purpose, deriveForUsage);
+  const mac = (ki: Buffer, data: Buffer): Buffer => {
+    const m = Buffer.allocUnsafe(MAC_BYTES);
+    hmacInto('sha1', ki, [data], m, 0, MAC_BYTES);
+    return m;
   };
 
   const profile: EnctypeProfile = {
@@ -68,8 +70,9 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       work.fill(0, n);
       const out = Buffer.allocUnsafe(n + MAC_BYTES);
       const once = key.transient === true;
-      const [ke, ki] = encKeys(key, usage);
-      mac(ki, work.subarray(0, n)).copy(out, n);
+      const ke = derived(key, usage, KeyPurpose.ENCRYPTION);
+      const ki = derived(key, usage, KeyPurpose.INTEGRITY);
+      hmacInto('sha1', ki, [work.subarray(0, n)], out, n, MAC_BYTES);
       ctsEncryptPaddedInto(ke, work, n, out, 0, undefined, once);
       return out;
     },
@@ -79,7 +82,8 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
       if (ciphertext.length < BLOCK + MAC_BYTES) throw new KrbCryptoError(`${name} ciphertext too short`, 'BAD_LENGTH');
       const split = ciphertext.length - MAC_BYTES;
       const once = key.transient === true;
-      const [ke, ki] = encKeys(key, usage);
+      const ke = derived(key, usage, KeyPurpose.ENCRYPTION);
+      const ki = derived(key, usage, KeyPurpose.INTEGRITY);
       const data = ctsDecrypt(ke, ciphertext.subarray(0, split), undefined, once);
       if (!macMatches(mac(ki, data), ciphertext.subarray(split))) {
         throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
@@ -89,7 +93,6 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
 
     checksum(key, usage, data) {
       checkKey(key);
-      if (key.transient) return mac(deriveKeysOnce(key.value, [usageConstant(usage, KeyPurpose.CHECKSUM)])[0]!, data);
       return mac(derived(key, usage, KeyPurpose.CHECKSUM), data);
     },
 
@@ -97,8 +100,12 @@ function makeProfile(etype: 17 | 18, keyBytes: 16 | 32, checksumType: 15 | 16, n
 
     prf(key, data) {
       checkKey(key);
-      const prfKey = cache.get(key, PRF_SLOT, 0, derivePrfKey);
-      return aesBlock(prfKey, createHash('sha1').update(data).digest().subarray(0, BLOCK));
+      const once = key.transient === true;
+      const prfKey = once ? recent.get(key.value, PRF_SLOT, 0, derivePrfKeyOnce) : cache.get(key, PRF_SLOT, 0, derivePrfKey);
+      // the digest as a latin1 string into a Buffer of ours (hmac.ts says why)
+      const block = Buffer.allocUnsafe(BLOCK);
+      block.write(hash('sha1', data, 'binary'), 0, BLOCK, 'latin1');
+      return aesBlock(prfKey, block, once);
     },
   };
   return profile;

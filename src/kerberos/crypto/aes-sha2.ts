@@ -9,7 +9,7 @@
  */
 import { pbkdf2Sync } from 'node:crypto';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
-import { DerivedKeyCache, KeyPurpose, usageConstant } from './dk.js';
+import { DerivedKeyCache, KeyPurpose, RecentDerivedKeys, usageConstant } from './dk.js';
 import { randomBytesPooled } from './random.js';
 import { hmac } from './hmac.js';
 import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
@@ -37,7 +37,9 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   // Ke has the key's length; Kc and Ki the MAC's (RFC 8009 §5).
   const derive = (base: Buffer, usage: number, purpose: number): Buffer =>
     kdfHmacSha2(hash, base, usageConstant(usage, purpose as KeyPurpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8);
-  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => cache.get(key, usage, purpose, derive);
+  const recent = new RecentDerivedKeys();
+  // a transient key (used in one request): its derived keys from the ring of recent ones, their AES objects in cts.ts's ring
+  const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => (key.transient ? recent.get(key.value, usage, purpose, derive) : cache.get(key, usage, purpose, derive));
   const mac = (ki: Buffer, c: Buffer): Buffer => hmac(hash, ki, [ZERO_IV, c]).subarray(0, macBytes);
 
   const profile: EnctypeProfile = {
@@ -61,7 +63,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
     encrypt(key, usage, plaintext, confounder) {
       checkKey(key);
       if (confounder !== undefined && confounder.length !== BLOCK) throw new KrbCryptoError('a confounder has 16 bytes');
-      const c = ctsEncrypt(derived(key, usage, KeyPurpose.ENCRYPTION), Buffer.concat([confounder ?? randomBytesPooled(BLOCK), plaintext]));
+      const c = ctsEncrypt(derived(key, usage, KeyPurpose.ENCRYPTION), Buffer.concat([confounder ?? randomBytesPooled(BLOCK), plaintext]), ZERO_IV, key.transient === true);
       return Buffer.concat([c, mac(derived(key, usage, KeyPurpose.INTEGRITY), c)]);
     },
 
@@ -73,7 +75,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
       if (!macMatches(mac(derived(key, usage, KeyPurpose.INTEGRITY), c), ciphertext.subarray(split))) {
         throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
       }
-      return ctsDecrypt(derived(key, usage, KeyPurpose.ENCRYPTION), c).subarray(BLOCK);
+      return ctsDecrypt(derived(key, usage, KeyPurpose.ENCRYPTION), c, ZERO_IV, key.transient === true).subarray(BLOCK);
     },
 
     checksum(key, usage, data) {

@@ -4,7 +4,8 @@
  * (one-byte counter); CF2(K1, K2, pepper1, pepper2) = random-to-key of
  * PRF+(K1, pepper1) xor PRF+(K2, pepper2), cut to the output enctype's
  * key-generation seed length. Profiles are passed in to keep this module
- * free of the enctype table.
+ * free of the enctype table. The result of combining a transient key (one
+ * used in a single request) is transient too.
  */
 import { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types.js';
 
@@ -32,5 +33,7 @@ export function combineKeys(
   const a = prfPlus(p1, key1, Buffer.from(pepper1), out.keyBytes);
   const b = prfPlus(p2, key2, Buffer.from(pepper2), out.keyBytes);
   for (let i = 0; i < a.length; i++) a[i]! ^= b[i]!;
-  return out.randomToKey(a);
+  const key = out.randomToKey(a);
+  // a combination with a key used in one request is used in that request only
+  return key1.transient || key2.transient ? { ...key, transient: true } : key;
 }

@@ -15,10 +15,14 @@
  * the key's KeyObject, kept in the key's state: Node 24 makes a cipher from a
  * KeyObject much quicker than from key bytes (docs/kerberos.md).
  *
- * A key used for one message only (`once`: a TGS request's subkey, the
- * session key of a TGT seen once, and the keys derived from them) gets
- * objects that are not kept: entering short-lived keys into the WeakMaps
- * cost more, in lookups and garbage collection, than the objects spared.
+ * A key used for one request only (`once`: a TGS request's subkey, the
+ * session key of a TGT seen once, FAST's armor subkey and armor key, and
+ * the keys derived from them) is not entered into the WeakMap: entering
+ * short-lived keys cost more, in lookups and garbage collection, than the
+ * objects spared. Its state goes into a small ring of the last few such
+ * keys instead, found by the Buffer object, so the one request that uses
+ * the key for several messages or derivations makes its objects once; the
+ * ring's slots are overwritten in turn, and nothing else keeps them.
  */
 import { createCipheriv, createDecipheriv, createSecretKey, type Cipheriv, type Decipheriv, type KeyObject } from 'node:crypto';
 import { KrbCryptoError } from './types.js';
@@ -53,15 +57,29 @@ interface AesState {
  */
 const states = new WeakMap<Buffer, AesState>();
 
+function newState(key: Buffer): AesState {
+  checkKey(key);
+  return { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+}
+
+/** The ring of one-request keys' states: enough slots for every one-off key (and key derived from one) of one request. */
+const ONCE_SLOTS = 16;
+const onceKeys: (Buffer | undefined)[] = new Array<Buffer | undefined>(ONCE_SLOTS).fill(undefined);
+const onceStates: (AesState | undefined)[] = new Array<AesState | undefined>(ONCE_SLOTS).fill(undefined);
+let onceNext = 0;
+
 function stateOf(key: Buffer, once = false): AesState {
   if (once) {
-    checkKey(key);
-    return { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+    for (let i = 0; i < ONCE_SLOTS; i++) if (onceKeys[i] === key) return onceStates[i]!;
+    const st = newState(key);
+    onceKeys[onceNext] = key;
+    onceStates[onceNext] = st;
+    onceNext = (onceNext + 1) % ONCE_SLOTS;
+    return st;
   }
   let st = states.get(key);
   if (!st) {
-    checkKey(key);
-    st = { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
+    st = newState(key);
     states.set(key, st);
   }
   return st;
@@ -91,14 +109,14 @@ function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer, once = false): Buff
 }
 
 /** Encrypts and returns the cipher state for a following message (the last full CBC block). */
-export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): { ciphertext: Buffer; nextIv: Buffer } {
+export function ctsEncryptChained(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV, once = false): { ciphertext: Buffer; nextIv: Buffer } {
   const n = plaintext.length;
   const blocks = Math.ceil(n / BLOCK);
   const padded = Buffer.allocUnsafe(blocks * BLOCK);
   plaintext.copy(padded);
   padded.fill(0, n);
   const out = Buffer.allocUnsafe(n);
-  ctsEncryptPaddedInto(key, padded, n, out, 0, iv);
+  ctsEncryptPaddedInto(key, padded, n, out, 0, iv, once);
   // the last full CBC block went to position m-1 (or is the only block)
   const last = Math.max(0, blocks - 2) * BLOCK;
   return { ciphertext: out, nextIv: Buffer.from(out.subarray(last, last + BLOCK)) };
@@ -125,8 +143,8 @@ export function ctsEncryptPaddedInto(key: Buffer, padded: Buffer, n: number, out
   cbc.copy(out, off + head + BLOCK, head, head + lastLen);
 }
 
-export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV): Buffer {
-  return ctsEncryptChained(key, plaintext, iv).ciphertext;
+export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV, once = false): Buffer {
+  return ctsEncryptChained(key, plaintext, iv, once).ciphertext;
 }
 
 /** Decrypts with the key's ECB decipher object and chains CBC here. */
@@ -164,33 +182,19 @@ export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV
  * in one CBC pass over c | 0 | 0 ... with a zero IV: each ciphertext block
  * is the encryption of the one before, XORed with zero.
  */
-export function aesChain(key: Buffer, first: Buffer, blocks: number): Buffer {
+export function aesChain(key: Buffer, first: Buffer, blocks: number, once = false): Buffer {
   checkKey(key);
   const input = Buffer.alloc(blocks * BLOCK);
   first.copy(input, 0, 0, BLOCK);
-  return cbcEncrypt(key, input, ZERO_IV);
+  return cbcEncrypt(key, input, ZERO_IV, once);
 }
 
 /** AES-ECB over whole blocks: the E of the PRF in RFC 3962 §4. */
-export function aesBlock(key: Buffer, block: Buffer): Buffer {
-  const st = stateOf(key);
+export function aesBlock(key: Buffer, block: Buffer, once = false): Buffer {
+  const st = stateOf(key, once);
   if (!st.ecbEncrypt) {
     st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, st.secret, null);
     st.ecbEncrypt.setAutoPadding(false);
   }
   return st.ecbEncrypt.update(block);
-}
-
-/**
- * E(x), E(E(x)), ... (`rounds` of them) of every block of `input` at once,
- * with an ECB object made for a key used once: the DR chains of several
- * derived keys of one base key side by side (dk.ts).
- */
-export function aesRoundsOnce(key: Buffer, input: Buffer, rounds: number): Buffer[] {
-  checkKey(key);
-  const ecb = createCipheriv(`aes-${key.length * 8}-ecb`, createSecretKey(key), null);
-  ecb.setAutoPadding(false);
-  const out: Buffer[] = [];
-  for (let r = 0, x = input; r < rounds; r++) out.push((x = ecb.update(x)));
-  return out;
 }

@@ -4,9 +4,9 @@
  * DK = random-to-key(DR) with random-to-key the identity for AES. Also the
  * usage constants (usage as 4 bytes big-endian || 0x99/0xAA/0x55), the
  * bounded cache of derived keys that both AES families use per request, and
- * the derivation of a one-message key's Ke and Ki together.
+ * the ring of keys derived from one-request keys.
  */
-import { aesChain, aesRoundsOnce } from './cts.js';
+import { aesChain } from './cts.js';
 import { ExpiringCache } from '../expiring-cache.js';
 import { nfold } from './nfold.js';
 import type { EncryptionKey } from './types.js';
@@ -37,30 +37,69 @@ function foldedConstant(constant: Buffer): Buffer {
   return folded;
 }
 
-/** DR(base, constant): `outBytes` of AES chained over n-fold(constant), in one call to OpenSSL. */
-export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length): Buffer {
-  return aesChain(base, foldedConstant(constant), Math.ceil(outBytes / BLOCK)).subarray(0, outBytes);
-}
-
-/** DK(base, constant) for AES keys. */
-export function deriveKey(base: Buffer, constant: Buffer): Buffer {
-  return deriveRandom(base, constant, base.length);
+/** n-fold of usage constants by usage and purpose: no constant Buffer, nor string, to make per derivation. */
+const foldedUsages = new Map<number, Buffer>();
+function foldedUsage(usage: number, purpose: KeyPurpose): Buffer {
+  // usage is a 32-bit number, purpose a byte: the slot is exact in a double
+  const slot = (usage >>> 0) * 256 + purpose;
+  let folded = foldedUsages.get(slot);
+  if (folded === undefined) {
+    folded = nfold(usageConstant(usage, purpose), BLOCK);
+    if (foldedUsages.size >= 1024) foldedUsages.clear();
+    foldedUsages.set(slot, folded);
+  }
+  return folded;
 }
 
 /**
- * DK(base, c) for each of `constants`, of a base key used for one message
- * (its Ke and Ki, or its Kc): the chains side by side through one AES object
- * made for the purpose and not kept, the same bytes as deriveKey's.
+ * DR(base, constant): `outBytes` of AES chained over n-fold(constant), in
+ * one call to OpenSSL; `once` for a base key used in one request only
+ * (cts.ts keeps its AES object in the ring of such keys).
  */
-export function deriveKeysOnce(base: Buffer, constants: readonly Buffer[]): Buffer[] {
-  const input = Buffer.allocUnsafe(constants.length * BLOCK);
-  constants.forEach((c, i) => foldedConstant(c).copy(input, i * BLOCK));
-  const rounds = aesRoundsOnce(base, input, Math.ceil(base.length / BLOCK));
-  return constants.map((_, i) => {
-    const k = Buffer.allocUnsafe(base.length);
-    for (let r = 0; r < rounds.length; r++) rounds[r]!.copy(k, r * BLOCK, i * BLOCK, i * BLOCK + BLOCK);
-    return k;
-  });
+export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length, once = false): Buffer {
+  return aesChain(base, foldedConstant(constant), Math.ceil(outBytes / BLOCK), once).subarray(0, outBytes);
+}
+
+/** DK(base, constant) for AES keys. */
+export function deriveKey(base: Buffer, constant: Buffer, once = false): Buffer {
+  return deriveRandom(base, constant, base.length, once);
+}
+
+/** DK(base, usage constant of `usage` and `purpose`) for AES keys: the same bytes as deriveKey(base, usageConstant(usage, purpose)). */
+export function deriveUsageKey(base: Buffer, usage: number, purpose: KeyPurpose, once = false): Buffer {
+  return aesChain(base, foldedUsage(usage, purpose), Math.ceil(base.length / BLOCK), once).subarray(0, base.length);
+}
+
+/**
+ * Keys derived from one-request keys (a TGS subkey, the session key of a
+ * TGT seen once, FAST's armor keys), by base key Buffer and slot, in a
+ * ring of the last few: one request that uses such a key for several
+ * messages derives each key once, and nothing is kept beyond the ring's
+ * turn. Not the DerivedKeyCache, which such keys would only fill.
+ */
+export class RecentDerivedKeys {
+  private readonly bases: (Buffer | undefined)[];
+  private readonly slots: Float64Array;
+  private readonly values: (Buffer | undefined)[];
+  private next = 0;
+
+  constructor(private readonly size = 16) {
+    this.bases = new Array<Buffer | undefined>(size).fill(undefined);
+    this.slots = new Float64Array(size);
+    this.values = new Array<Buffer | undefined>(size).fill(undefined);
+  }
+
+  /** The key derived from `base` for `usage` and `purpose`, made by `derive` when the ring does not have it. */
+  get(base: Buffer, usage: number, purpose: number, derive: (base: Buffer, usage: number, purpose: number) => Buffer): Buffer {
+    const slot = usage * 256 + purpose;
+    for (let i = 0; i < this.size; i++) if (this.bases[i] === base && this.slots[i] === slot) return this.values[i]!;
+    const v = derive(base, usage, purpose);
+    this.bases[this.next] = base;
+    this.slots[this.next] = slot;
+    this.values[this.next] = v;
+    this.next = (this.next + 1) % this.size;
+    return v;
+  }
 }
 
 /**

@@ -3,31 +3,42 @@
  * Node's createHmac makes an OpenSSL MAC context per call, which cost the
  * KDC several times the hashing of a short message (and a native object
  * per call for the garbage collector); crypto.hash makes none visible to
- * JavaScript. The pads are built per call: a few dozen bytes, cheaper than
- * looking up a cached pair.
+ * JavaScript. The digests are asked for as 'binary' (latin1) strings (one character
+ * per byte) and written into Buffers here: a digest returned as a Buffer
+ * costs Node a native allocation of its own, about three times the hashing
+ * of a short message (docs/kerberos.md). The pads are built per call: a few
+ * dozen bytes, cheaper than looking up a cached pair.
  */
 import { hash } from 'node:crypto';
 
 export type HmacHash = 'sha1' | 'sha256' | 'sha384';
 
 const BLOCK_BYTES: Record<HmacHash, number> = { sha1: 64, sha256: 64, sha384: 128 };
+const DIGEST_BYTES: Record<HmacHash, number> = { sha1: 20, sha256: 32, sha384: 48 };
 
-const digest = (alg: HmacHash, data: Buffer): Buffer => hash(alg, data, 'buffer') as unknown as Buffer;
+/** The digest of `data` as a latin1 string: one character per byte. */
+const digestLatin1 = (alg: HmacHash, data: Buffer): string => hash(alg, data, 'binary');
 
 /** HMAC-`alg` under `key` of the concatenation of `parts`. */
 export function hmac(alg: HmacHash, key: Buffer, parts: readonly Buffer[]): Buffer {
+  const out = Buffer.allocUnsafe(DIGEST_BYTES[alg]);
+  hmacInto(alg, key, parts, out, 0, out.length);
+  return out;
+}
+
+/** The first `n` bytes of HMAC-`alg` under `key` of the concatenation of `parts`, written into `out` at `off`. */
+export function hmacInto(alg: HmacHash, key: Buffer, parts: readonly Buffer[], out: Buffer, off: number, n: number): void {
   const block = BLOCK_BYTES[alg];
   // a key longer than the hash's block is hashed first (RFC 2104 §2)
-  const k = key.length > block ? digest(alg, key) : key;
+  const k = key.length > block ? Buffer.from(digestLatin1(alg, key), 'latin1') : key;
   let len = block;
   for (const p of parts) len += p.length;
   const inner = Buffer.allocUnsafe(len);
   for (let i = 0; i < block; i++) inner[i] = (i < k.length ? k[i]! : 0) ^ 0x36;
-  let off = block;
-  for (const p of parts) off += p.copy(inner, off);
-  const innerHash = digest(alg, inner);
-  const outer = Buffer.allocUnsafe(block + innerHash.length);
+  let at = block;
+  for (const p of parts) at += p.copy(inner, at);
+  const outer = Buffer.allocUnsafe(block + DIGEST_BYTES[alg]);
   for (let i = 0; i < block; i++) outer[i] = (i < k.length ? k[i]! : 0) ^ 0x5c;
-  innerHash.copy(outer, block);
-  return digest(alg, outer);
+  outer.write(digestLatin1(alg, inner), block, 'latin1');
+  out.write(digestLatin1(alg, outer), off, n, 'latin1');
 }
