@@ -98,12 +98,16 @@ const server = spawn(process.execPath, [...nodeArgs, join(root, 'bin/dirid-serve
 pin(server.pid!, 0);
 let out = '';
 const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
-  server.stdout!.on('data', (d: Buffer) => {
+  const started = (d: Buffer) => {
     out += d.toString();
     const k = /KDC listening on 127\.0\.0\.1:(\d+)/.exec(out);
     const h = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-    if (k && h) resolve({ kdc: Number(k[1]), https: Number(h[1]) });
-  });
+    if (!k || !h) return;
+    // the server logs every request from now on: kept, this listener would search an ever longer log on the load's core
+    server.stdout!.off('data', started);
+    resolve({ kdc: Number(k[1]), https: Number(h[1]) });
+  };
+  server.stdout!.on('data', started);
 });
 if (process.env.BENCH_SERVER_LOG) server.stdout!.pipe(createWriteStream(process.env.BENCH_SERVER_LOG));
 else server.stdout!.resume();
@@ -226,10 +230,12 @@ const tokenRequests = async () => (await idp.stats()).requests['/token'] ?? 0;
 
 await passwordLoad(1, passwordRequests(POOL_PER_SECOND));
 let pool = passwordRequests(POOL_PER_SECOND * SECONDS);
+/** the stand-in IdP's CPU time so far (0 for oidc-provider, which runs in this process) */
+const idpCpu = () => ('pid' in idp ? cpuOf(idp.pid) : 0);
 /** the CPU time so far of what runs on core 1: this process (the load, the answerers, oidc-provider) and the stand-in IdP's */
 const own = () => {
   const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6 + ('pid' in idp ? cpuOf(idp.pid) : 0);
+  return (u.user + u.system) / 1e6 + idpCpu();
 };
 let c0 = cpu();
 let o0 = own();
@@ -262,11 +268,13 @@ let tok0 = await tokenRequests();
 c0 = cpu();
 let a0 = performance.now();
 const aloneOwn0 = own();
+const aloneIdp0 = idpCpu();
 const aloneFrom = process.hrtime.bigint() / 1000n;
 let answering = answerFlows(cookies);
 await new Promise((r) => setTimeout(r, SECONDS * 1000));
 const pollCpu = cpu() - c0;
 const aloneOwn = own() - aloneOwn0;
+const aloneIdp = idpCpu() - aloneIdp0;
 const aloneTo = process.hrtime.bigint() / 1000n;
 const aloneSec = (performance.now() - a0) / 1000;
 const alonePolls = (await tokenRequests()) - tok0;
@@ -280,9 +288,11 @@ tok0 = await tokenRequests();
 c0 = cpu();
 o0 = own();
 a0 = performance.now();
+const busyFrom = process.hrtime.bigint() / 1000n;
 answering = answerFlows(cookies);
 const busyRps = await passwordLoad(SECONDS, pool);
 const busyCpu = cpu() - c0;
+const busyTo = process.hrtime.bigint() / 1000n;
 const busyOwn = own() - o0;
 const busySec = (performance.now() - a0) / 1000;
 const busyPolls = (await tokenRequests()) - tok0;
@@ -294,7 +304,7 @@ const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
 const idpSaid = IDP_KIND === 'stand-in' ? 'the stand-in IdP (bench/support/remote-idp.ts, its own process on core 1)' : 'a local oidc-provider (in the bench process, core 1)';
 console.log(`idp device flows: ${cookies.length} of ${FLOWS} flows started in ${startSec.toFixed(1)} s against ${idpSaid}; KDC on core 0, load on core 1`);
 console.log(`server RSS: idle ${rssIdle.toFixed(0)} MiB, with ${cookies.length} pending flows ${rssFlows.toFixed(0)} MiB, after polling ${rssAfter.toFixed(0)} MiB (flow state travels in the sealed PA-FX-COOKIE)`);
-console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core); core 1 (answerers, IdP) ${alonePolls ? ms(aloneOwn / alonePolls) : 'n/a'} per token request`);
+console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core); core 1 ${alonePolls ? `${ms(aloneOwn / alonePolls)} per token request (the IdP ${'pid' in idp ? ms(aloneIdp / alonePolls) : 'in it'})` : 'n/a'}`);
 console.log(`IdP TLS connections during them: ${after.connections - before.connections} new (${after.resumed - before.resumed} resumed); in the whole run ${final.connections} (${final.resumed} resumed) for ${Object.values(final.requests).reduce((a, b) => a + b, 0)} requests`);
 console.log(`server CPU: ${fast.requests ? ms(fast.cpu / fast.requests) : 'n/a'} per armored AS-REQ answered PREAUTH_REQUIRED (the FAST part of an answer, no IdP; ${fast.requests} in ${SECONDS} s)`);
 console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${aloneAnswered ? ms(pollCpu / aloneAnswered) : 'n/a'} per answer`);
@@ -307,7 +317,7 @@ console.log(
     `(the measured ratio also counts the load's own core, which the IdP and the answers share: ${((100 * busyOwn) / busySec).toFixed(0)}% busy during it)`,
 );
 // a CPU profile's timestamps are on the same monotonic clock: the window to sum an answer's cost over
-if (nodeArgs.includes('--cpu-prof')) console.log(`answers alone ran from ${aloneFrom} to ${aloneTo} µs (monotonic clock, as in the server's .cpuprofile)`);
+if (nodeArgs.includes('--cpu-prof')) console.log(`answers alone ran from ${aloneFrom} to ${aloneTo} µs, answers and password load from ${busyFrom} to ${busyTo} µs (monotonic clock, as in the server's .cpuprofile)`);
 server.kill('SIGTERM');
 await new Promise((r) => server.once('exit', r));
 await idp.stop();
