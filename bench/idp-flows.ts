@@ -59,7 +59,7 @@ const { values } = parseArgs({
   options: { flows: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '4' }, answerers: { type: 'string', default: '8' }, idp: { type: 'string', default: 'stand-in' }, hold: { type: 'string', default: '1' }, help: { type: 'boolean', short: 'h' } },
 });
 if (values.help) {
-  console.log(`usage: node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N]
+  console.log(`usage: node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N] [--idp stand-in|oidc-provider] [--hold S]
   --flows N      pending device flows to start (default 10000)
   --seconds N    length of each measured phase (default 4)
   --answerers N  clients answering the pending flows' challenges side by side (default 8)
