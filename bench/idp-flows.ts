@@ -158,6 +158,7 @@ async function passwordLoad(seconds: number, pool: Buffer[]): Promise<number> {
   const next = () => (used < pool.length ? pool[used++]! : passwordRequests(1)[0]!);
   const r = await udpLoad({ seconds, concurrency: PASSWORD_CLIENTS, prepared: 0 })([kdc.port], next, 0);
   if (used >= pool.length) console.log(`(the ${pool.length} requests made ahead ran out: the load made the rest itself)`);
+  if (r.errors) console.log(`(${r.errors} password AS-REQs answered with a KRB-ERROR or not within 2 s)`);
   return r.rps;
 }
 /** password clients side by side: enough that the KDC, not the round trips, bounds the load */
