@@ -120,10 +120,22 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
       const method = init.method ?? 'GET';
       let settled = false;
       let req: ClientRequest;
-      const fail = (err: Error): void => {
-        if (settled) return;
+      const signal = init.signal ?? undefined;
+      const onAbort = (): void => fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      /**
+       * The request's end, answered or not: its deadline goes, and so does
+       * its listener on the caller's signal (oauth4webapi's 15 s timeout),
+       * which would keep the whole request, its answer included, reachable
+       * until that signal fired.
+       */
+      const finish = (): void => {
         settled = true;
         clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const fail = (err: Error): void => {
+        if (settled) return;
+        finish();
         req.destroy();
         reject(err);
       };
@@ -150,8 +162,7 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
           });
           res.on('end', () => {
             if (settled) return;
-            settled = true;
-            clearTimeout(deadline);
+            finish();
             resolve({ status: res.statusCode ?? 500, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
           });
           res.on('error', (e) => fail(e));
@@ -164,15 +175,13 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
         sent.end(body);
       };
       const deadline = setTimeout(() => fail(new OAuthError('idp_unreachable', 'IdP request timed out')), timeoutMs);
-      if (init.signal) {
-        const signal = init.signal;
+      if (signal) {
         if (signal.aborted) {
-          settled = true;
-          clearTimeout(deadline);
+          finish();
           reject(new Error('aborted'));
           return;
         }
-        signal.addEventListener('abort', () => fail(signal.reason instanceof Error ? signal.reason : new Error('aborted')), { once: true });
+        signal.addEventListener('abort', onAbort, { once: true });
       }
       send(false);
     });
