@@ -28,7 +28,10 @@
  * each flow's code is due whenever its answer comes. The password load is
  * bench/support/kdc-load.ts's generator (no promise or timer per request),
  * which should keep the KDC's core near 100% in the idle phase: the line
- * of the throughputs prints both cores' use. On a machine shared with
+ * of the throughputs prints both cores' use, and what other processes
+ * took of core 0 (/proc/stat): where that is more than a few percent, or
+ * the server is far from 100% busy, the throughputs and their ratio say
+ * more about the other work than about the KDC. On a machine shared with
  * other work the throughputs move from run to run; the CPU times per
  * request move much less. The IdP counts the TLS connections it accepted
  * and how many resumed a session.
@@ -238,11 +241,24 @@ const own = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6 + idpCpu();
 };
+/** each core's busy time so far in seconds, all processes (/proc/stat: all but idle and iowait) */
+const coresBusy = (): number[] =>
+  readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .filter((l) => /^cpu[01] /.test(l))
+    .map((l) => {
+      const f = l.split(/\s+/).slice(1).map(Number);
+      return (f.reduce((a, b) => a + b, 0) - f[3]! - f[4]!) / ticks;
+    });
+/** what other work took of core 0 (the KDC's) over `sec`: its busy share less the server's */
+const otherOnCore0 = (busy0: number[], serverCpu: number, sec: number) => `${Math.max(0, (100 * (coresBusy()[0]! - busy0[0]! - serverCpu)) / sec).toFixed(0)}%`;
 let c0 = cpu();
 let o0 = own();
 let w0 = performance.now();
+let k0 = coresBusy();
 const idleRps = await passwordLoad(SECONDS, pool);
 const idleCpu = cpu() - c0;
+const idleOther = otherOnCore0(k0, idleCpu, (performance.now() - w0) / 1000);
 const idleOwn = own() - o0;
 const idleSec = (performance.now() - w0) / 1000;
 const cpuPerAsReq = idleCpu / (idleRps * SECONDS);
@@ -289,10 +305,12 @@ tok0 = await tokenRequests();
 c0 = cpu();
 o0 = own();
 a0 = performance.now();
+k0 = coresBusy();
 const busyFrom = process.hrtime.bigint() / 1000n;
 answering = answerFlows(cookies);
 const busyRps = await passwordLoad(SECONDS, pool);
 const busyCpu = cpu() - c0;
+const busyOther = otherOnCore0(k0, busyCpu, (performance.now() - a0) / 1000);
 const busyTo = process.hrtime.bigint() / 1000n;
 const busyOwn = own() - o0;
 const busySec = (performance.now() - a0) / 1000;
@@ -309,7 +327,7 @@ console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): $
 console.log(`IdP TLS connections during them: ${after.connections - before.connections} new (${after.resumed - before.resumed} resumed); in the whole run ${final.connections} (${final.resumed} resumed) for ${Object.values(final.requests).reduce((a, b) => a + b, 0)} requests`);
 console.log(`server CPU: ${fast.requests ? ms(fast.cpu / fast.requests) : 'n/a'} per armored AS-REQ answered PREAUTH_REQUIRED (the FAST part of an answer, no IdP; ${fast.requests} in ${SECONDS} s)`);
 console.log(`server CPU: ${ms(cpuPerAsReq)} per password AS-REQ; ${alonePolls ? ms(pollCpu / alonePolls) : 'n/a'} per token request (${alonePolls ? (pollCpu / alonePolls / cpuPerAsReq).toFixed(1) : 'n/a'} password AS-REQs), ${aloneAnswered ? ms(pollCpu / aloneAnswered) : 'n/a'} per answer`);
-console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s (server CPU ${((100 * idleCpu) / idleSec).toFixed(0)}% of a core, core 1 (load, answerers, IdP) ${((100 * idleOwn) / idleSec).toFixed(0)}%), while ${busy.answers} answers for pending flows were polled (${busy.pending} still pending, ${busyPolls} token requests, ${(busyPolls / busySec).toFixed(0)}/s; server CPU ${((100 * busyCpu) / busySec).toFixed(0)}% of a core, core 1 (load, answerers, IdP) ${((100 * busyOwn) / busySec).toFixed(0)}%) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
+console.log(`password AS-REQ throughput: idle ${idleRps.toFixed(0)}/s (server CPU ${((100 * idleCpu) / idleSec).toFixed(0)}% of a core, other work ${idleOther} of core 0, core 1 (load, answerers, IdP) ${((100 * idleOwn) / idleSec).toFixed(0)}%), while ${busy.answers} answers for pending flows were polled (${busy.pending} still pending, ${busyPolls} token requests, ${(busyPolls / busySec).toFixed(0)}/s; server CPU ${((100 * busyCpu) / busySec).toFixed(0)}% of a core, other work ${busyOther} of core 0, core 1 (load, answerers, IdP) ${((100 * busyOwn) / busySec).toFixed(0)}%) ${busyRps.toFixed(0)}/s, ratio ${(busyRps / idleRps).toFixed(2)}`);
 // the KDC's own share: the CPU its answers took at the rate they came in beside the password load, out of one core
 const busyAnswerRate = busyAnswered / busySec;
 const cpuPerAnswer = aloneAnswered ? pollCpu / aloneAnswered : 0;
