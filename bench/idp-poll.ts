@@ -1,8 +1,8 @@
 /**
  * What one device-flow token request costs the IdP client, alone: the CPU
- * time of pollToken (oauth4webapi, the HTTPS client of src/oauth/http.ts
- * with an extra CA bundle configured, as the server runs with
- * --idp-ca-file) against a local HTTPS IdP in a child process that answers
+ * time of pollToken (the token request and its answer's reading in
+ * src/oauth/device-flow.ts, the HTTPS client of src/oauth/http.ts with an
+ * extra CA bundle configured, as the server runs with --idp-ca-file) against a local HTTPS IdP in a child process that answers
  * every request `authorization_pending` (or the error `--answer` names,
  * e.g. invalid_grant, which the KDC also reports as pending). Steadier than
  * bench/idp-flows.ts on a busy machine: no Kerberos, no UDP, one process

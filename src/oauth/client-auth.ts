@@ -9,6 +9,8 @@
  * names the key's `alg` and `kid`. With several keys (a rollover, see
  * docs/client-auth.md) the first signs and the others are tried in turn
  * when the IdP answers invalid_client: `withClientKeys` runs a request so.
+ * The form parameters are made in one place (`clientAuthParams`), for the
+ * token poll that sends them itself and for oauth4webapi (`clientAuthOf`).
  */
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
@@ -41,27 +43,37 @@ export async function clientAssertion(clientId: string, audience: string, key: C
 }
 
 /**
- * The oauth4webapi client authentication for `cfg` signing with `key`:
- * client_id and a fresh assertion in the form body.
+ * The form parameters that authenticate the client of `cfg` in one request
+ * to `audience` (the token endpoint URL): client_id and a fresh assertion
+ * signed with its first client key, client_id and its secret, or client_id
+ * alone. The token poll (device-flow.ts) sends these itself; clientAuthOf
+ * hands the same to oauth4webapi.
  */
-function privateKeyJwt(cfg: IdpConfig, key: ClientKey): oauth.ClientAuth {
-  return async (as, client, body) => {
-    const audience = as.token_endpoint;
+export async function clientAuthParams(cfg: IdpConfig, audience: string | undefined): Promise<Array<[string, string]>> {
+  if (cfg.clientAuth === 'private_key_jwt') {
+    const key = signingKeyOf(cfg);
     if (!audience) throw new OAuthError('not_configured', 'private_key_jwt needs the token endpoint URL, the audience of client assertions');
-    body.set('client_id', client.client_id);
-    body.set('client_assertion_type', JWT_BEARER_ASSERTION_TYPE);
-    body.set('client_assertion', await clientAssertion(cfg.clientId, audience, key));
-  };
+    return [
+      ['client_id', cfg.clientId],
+      ['client_assertion_type', JWT_BEARER_ASSERTION_TYPE],
+      ['client_assertion', await clientAssertion(cfg.clientId, audience, key)],
+    ];
+  }
+  return cfg.clientSecret ? [['client_id', cfg.clientId], ['client_secret', cfg.clientSecret]] : [['client_id', cfg.clientId]];
 }
 
-/** The client authentication of `cfg`: its first client key's assertion, its secret, or none. */
+function signingKeyOf(cfg: IdpConfig): ClientKey {
+  const key = cfg.clientKeys?.[0];
+  if (!key) throw new OAuthError('not_configured', 'the IdP reference uses private_key_jwt and has no client key');
+  return key;
+}
+
+/** The client authentication of `cfg` for oauth4webapi: its first client key's assertion, its secret, or none (clientAuthParams). */
 export function clientAuthOf(cfg: IdpConfig): oauth.ClientAuth {
-  if (cfg.clientAuth === 'private_key_jwt') {
-    const key = cfg.clientKeys?.[0];
-    if (!key) throw new OAuthError('not_configured', 'the IdP reference uses private_key_jwt and has no client key');
-    return privateKeyJwt(cfg, key);
-  }
-  return cfg.clientSecret ? oauth.ClientSecretPost(cfg.clientSecret) : oauth.None();
+  if (cfg.clientAuth === 'private_key_jwt') signingKeyOf(cfg); // a reference without a key is refused before any request
+  return async (as, _client, body) => {
+    for (const [name, value] of await clientAuthParams(cfg, as.token_endpoint)) body.set(name, value);
+  };
 }
 
 /**

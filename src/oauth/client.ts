@@ -21,8 +21,11 @@ export const SPENT_DEVICE_CODES_MAX = 100_000;
 /** How long an exchanged device code is remembered when its expiry is not known (the KDC's flows last at most an hour). */
 const SPENT_DEFAULT_MS = 3600_000;
 
-/** A digest of a device code at one token endpoint: what is remembered of it instead of the code (one-shot: no Hash object per poll). */
-const deviceCodeKey = (deviceCode: string, tokenUri: string): string => crypto.hash('sha256', `${tokenUri}\0${deviceCode}`, 'base64url');
+/** What the records below know a device code at one token endpoint by: a digest of both, not the code. */
+export type CodeKey = string & { readonly codeKey: unique symbol };
+
+/** The CodeKey of `deviceCode` at `tokenUri` (one-shot digest: no Hash object); a poll makes it once and passes it to each record. */
+export const codeKey = (deviceCode: string, tokenUri: string): CodeKey => crypto.hash('sha256', `${tokenUri}\0${deviceCode}`, 'base64url') as CodeKey;
 
 /**
  * Device codes that were exchanged for tokens, each until it expires: a
@@ -36,16 +39,24 @@ export class SpentDeviceCodes {
   constructor(private readonly max = SPENT_DEVICE_CODES_MAX) {}
 
   has(deviceCode: string, tokenUri: string, now = Date.now()): boolean {
-    const until = this.codes.get(deviceCodeKey(deviceCode, tokenUri));
+    return this.hasKey(codeKey(deviceCode, tokenUri), now);
+  }
+
+  hasKey(key: CodeKey, now = Date.now()): boolean {
+    const until = this.codes.get(key);
     return until !== undefined && until > now;
   }
 
   add(deviceCode: string, tokenUri: string, expiresAt?: number, now = Date.now()): void {
+    this.addKey(codeKey(deviceCode, tokenUri), expiresAt, now);
+  }
+
+  addKey(key: CodeKey, expiresAt?: number, now = Date.now()): void {
     for (const [k, until] of this.codes) {
       if (until > now && this.codes.size < this.max) break;
       this.codes.delete(k); // expired, or the oldest when full
     }
-    this.codes.set(deviceCodeKey(deviceCode, tokenUri), Math.max(expiresAt ?? 0, now + SPENT_DEFAULT_MS));
+    this.codes.set(key, Math.max(expiresAt ?? 0, now + SPENT_DEFAULT_MS));
   }
 }
 
@@ -78,12 +89,19 @@ export class DeviceCodePolls {
   constructor(private readonly max = DEVICE_CODE_POLLS_MAX) {}
 
   get(deviceCode: string, tokenUri: string, now = Date.now()): PollRecord | undefined {
-    const r = this.records.get(deviceCodeKey(deviceCode, tokenUri));
+    return this.getKey(codeKey(deviceCode, tokenUri), now);
+  }
+
+  getKey(key: CodeKey, now = Date.now()): PollRecord | undefined {
+    const r = this.records.get(key);
     return r && r.until > now ? r : undefined;
   }
 
   set(deviceCode: string, tokenUri: string, record: PollRecord, now = Date.now()): void {
-    const key = deviceCodeKey(deviceCode, tokenUri);
+    this.setKey(codeKey(deviceCode, tokenUri), record, now);
+  }
+
+  setKey(key: CodeKey, record: PollRecord, now = Date.now()): void {
     this.records.delete(key);
     for (const [k, r] of this.records) {
       if (r.until > now && this.records.size < this.max) break;
@@ -93,7 +111,11 @@ export class DeviceCodePolls {
   }
 
   delete(deviceCode: string, tokenUri: string): void {
-    this.records.delete(deviceCodeKey(deviceCode, tokenUri));
+    this.deleteKey(codeKey(deviceCode, tokenUri));
+  }
+
+  deleteKey(key: CodeKey): void {
+    this.records.delete(key);
   }
 
   get size(): number {

@@ -2,7 +2,11 @@
  * The OAuth 2.0 Device Authorization Grant (RFC 8628) for the KDC, with
  * oauth4webapi. Each step is a request and a process function: the device
  * authorization (§3.1–3.2) and one token request for a pending device code
- * (§3.4–3.5). The KDC decides when to poll; nothing here waits or loops.
+ * (§3.4–3.5). The token request, made at every poll, is formed here and
+ * sent through the HTTPS client's request function without the fetch API,
+ * and its error answers (pending nearly always) are read here too, where
+ * oauth4webapi would read them; a success goes through oauth4webapi. The
+ * KDC decides when to poll; nothing here waits or loops.
  * The client authenticates with client_secret_post (RFC 6749 §2.3.1):
  * client_id and client_secret in the form body, which Keycloak, Okta,
  * Entra ID, Google, GitHub and oidc-provider all accept, and which keeps
@@ -20,11 +24,11 @@
  * the next poll is due).
  */
 import * as oauth from 'oauth4webapi';
-import type { IdpClient, PollRecord } from './client.js';
-import { clientAuthOf, withClientKeys } from './client-auth.js';
-import { authorizationServer, requestOptions } from './discovery.js';
-import { codedError } from './errors.js';
-import type { FetchLike } from './http.js';
+import { codeKey, type IdpClient, type PollRecord } from './client.js';
+import { clientAuthOf, clientAuthParams, withClientKeys } from './client-auth.js';
+import { authorizationServer, REQUEST_TIMEOUT_MS, requestOptions } from './discovery.js';
+import { answeredError, codedError } from './errors.js';
+import { readAnswer, requestOf, toResponse, type FetchLike, type HttpAnswer } from './http.js';
 import { checkIdTokenClaims, decodeIdToken } from './id-token.js';
 import { CLOCK_TOLERANCE_S, OAuthError, type IdpConfig } from './types.js';
 
@@ -123,26 +127,49 @@ export async function startDeviceAuthorization(cfg: IdpConfig, idp: IdpClient, o
   return withClientKeys(cfg, async (c) => processDeviceAuthorization(c, as, await deviceAuthorizationRequest(c, as, idp.fetch)), opts.accepted);
 }
 
-export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, fetch: FetchLike): Promise<Response> {
-  const [client, auth] = clientOf(cfg);
+/** RFC 8628 §3.4: the grant type of a device code's token request. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+/** The headers of a token request besides User-Agent and Content-Length (http.ts adds those), as oauth4webapi sends them. */
+const TOKEN_REQUEST_HEADERS: Readonly<Record<string, string>> = { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' };
+
+/**
+ * RFC 8628 §3.4: one token request for `deviceCode`, its form made here
+ * (device_code, grant_type and the client's authentication, in the order
+ * oauth4webapi puts them) and sent by the HTTPS client's request function,
+ * which hands back the answer as read off the wire; through any other
+ * fetch function (a test's), the answer it gives, read whole.
+ */
+export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, fetch: FetchLike): Promise<HttpAnswer> {
   try {
-    return await oauth.deviceCodeGrantRequest(as, client, auth, deviceCode, requestOptions(fetch));
+    const url = as.token_endpoint;
+    if (!url) throw new OAuthError('not_configured', `IdP reference ${cfg.name} has no token endpoint`);
+    const body = new URLSearchParams([['device_code', deviceCode], ['grant_type', DEVICE_CODE_GRANT], ...(await clientAuthParams(cfg, url))]).toString();
+    const request = requestOf(fetch);
+    if (request) return await request(url, { method: 'POST', headers: TOKEN_REQUEST_HEADERS, body });
+    return await readAnswer(await fetch(url, { method: 'POST', headers: { ...TOKEN_REQUEST_HEADERS }, body, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
   } catch (e) {
     throw codedError(e, 'token request', [cfg.clientSecret, deviceCode]);
   }
 }
 
 /**
- * RFC 8628 §3.5. With an issuer configured, oauth4webapi reads the answer
- * (the ID token set aside) and checkIdTokenClaims judges the ID token's
- * claims, not its signature (validateIdToken does).
+ * RFC 8628 §3.5. The answer to nearly every poll is an error answer,
+ * `authorization_pending` or `slow_down`; it and any other error answer
+ * are read here, where the reader below would read them (errorAnswer), and
+ * cost no error object but the one a refusal throws. Anything else goes to
+ * that reader: with an issuer configured oauth4webapi (the ID token set
+ * aside, checkIdTokenClaims judges its claims, not its signature:
+ * validateIdToken does), without one the plain OAuth reader.
  */
-export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, answer: Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
+export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, answer: HttpAnswer | Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
+  const raw = answer instanceof Response ? await readAnswer(answer) : answer;
+  const said = errorAnswer(raw, !!cfg.issuerUrl);
+  if (said?.error === 'authorization_pending') return { status: 'pending' };
+  if (said?.error === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
+  if (said) throw answeredError(said.error, said.description, 'token request', [cfg.clientSecret, deviceCode]);
   const [client] = clientOf(cfg);
-  const { pending, response } = await pendingAnswer(answer);
-  if (pending === 'authorization_pending') return { status: 'pending' };
-  if (pending === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
   try {
+    const response = toResponse(raw);
     let tokens: oauth.TokenEndpointResponse;
     if (cfg.issuerUrl) {
       const { rest, idToken } = await withoutIdToken(response);
@@ -162,26 +189,43 @@ export async function processDeviceToken(cfg: IdpConfig, as: oauth.Authorization
   }
 }
 
+/** A token answer's body as text, as a fetch Response's text() decodes it (UTF-8, a leading byte order mark dropped). */
+function textOf(body: Buffer): string {
+  return body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.toString('utf8', 3) : body.toString('utf8');
+}
+
 /**
- * The answer to nearly every poll, RFC 8628 §3.5's `authorization_pending`
- * or `slow_down`, recognized as oauth4webapi recognizes an error answer (a
- * 4xx status, no WWW-Authenticate challenge, an application/json object
- * with a string `error`) but without the two error objects, each with its
- * stack trace, that it and codedError would make of it. Any other answer
- * is passed on, read again from its text when it had to be read.
+ * The OAuth error answer (RFC 6749 §5.2) in a token answer, where the
+ * reader processDeviceToken would otherwise use takes it for one, read
+ * once and without the error objects (each with its stack trace) that
+ * reader and codedError would make of it. With an issuer, oauth4webapi's
+ * reading: a 4xx status, no WWW-Authenticate challenge, an
+ * application/json object (the media type compared exactly) whose `error`
+ * is a non-empty string; `authorization_pending` and `slow_down` are also
+ * taken under a media type differing in case or spacing, as they always
+ * were here. Without one, the plain reader's: a JSON object with a string
+ * `error`, whatever the status and media type (GitHub answers its pending
+ * polls with HTTP 200).
  */
-async function pendingAnswer(response: Response): Promise<{ pending?: 'authorization_pending' | 'slow_down'; response: Response }> {
-  if (response.status < 400 || response.status > 499 || response.headers.has('www-authenticate')) return { response };
-  if (response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() !== 'application/json') return { response };
-  const text = await response.text();
-  try {
-    const body = JSON.parse(text) as unknown;
-    const error = body && typeof body === 'object' && !Array.isArray(body) ? (body as { error?: unknown }).error : undefined;
-    if (error === 'authorization_pending' || error === 'slow_down') return { pending: error, response };
-  } catch {
-    // not JSON: oauth4webapi says what is wrong with it
+function errorAnswer(answer: HttpAnswer, oidc: boolean): { error: string; description: unknown } | undefined {
+  let media: string | undefined;
+  if (oidc) {
+    if (answer.status < 400 || answer.status > 499 || answer.headers['www-authenticate'] !== undefined) return undefined;
+    const type = answer.headers['content-type'];
+    media = typeof type === 'string' ? type.split(';')[0] : undefined;
+    if (media?.trim().toLowerCase() !== 'application/json') return undefined;
   }
-  return { response: new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers }) };
+  let body: unknown;
+  try {
+    body = JSON.parse(textOf(answer.body));
+  } catch {
+    return undefined; // not JSON: the reader says what is wrong with it
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { error, error_description: description } = body as { error?: unknown; error_description?: unknown };
+  if (typeof error !== 'string') return undefined;
+  if (!oidc || error === 'authorization_pending' || error === 'slow_down' || (error && media === 'application/json')) return { error, description };
+  return undefined;
 }
 
 /**
@@ -230,10 +274,11 @@ export async function devicePolling(cfg: IdpConfig, deviceCode: string, idp: Idp
  */
 export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClient, opts: { interval?: number; expiresAt?: number } & ClientKeyOptions = {}): Promise<PollResult> {
   const as = await authorizationServer(cfg, idp, ['token']);
-  const tokenUri = as.token_endpoint!;
+  // one digest of the code for every record this poll reads and writes
+  const key = codeKey(deviceCode, as.token_endpoint!);
   const reused = () => new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
-  if (idp.spentDeviceCodes.has(deviceCode, tokenUri)) throw reused();
-  const known = idp.polls.get(deviceCode, tokenUri);
+  if (idp.spentDeviceCodes.hasKey(key)) throw reused();
+  const known = idp.polls.getKey(key);
   if (known?.inFlight) {
     const r = await (known.inFlight as Promise<PollResult>);
     if (r.status === 'done') throw reused();
@@ -243,18 +288,18 @@ export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClie
   const sent = Date.now();
   const until = opts.expiresAt ?? sent + POLL_RECORD_DEFAULT_MS;
   const inFlight = withClientKeys(cfg, async (c) => processDeviceToken(c, as, deviceCode, await deviceTokenRequest(c, as, deviceCode, idp.fetch), interval), opts.accepted);
-  idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval, inFlight, until });
+  idp.polls.setKey(key, { lastPoll: sent, interval, inFlight, until });
   let r: PollResult;
   try {
     r = await inFlight;
   } catch (e) {
-    idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval, until });
+    idp.polls.setKey(key, { lastPoll: sent, interval, until });
     throw e;
   }
   if (r.status === 'done') {
-    idp.spentDeviceCodes.add(deviceCode, tokenUri, opts.expiresAt);
-    idp.polls.delete(deviceCode, tokenUri);
-  } else idp.polls.set(deviceCode, tokenUri, { lastPoll: sent, interval: r.status === 'slow_down' ? r.interval : interval, lastStatus: r.status, until });
+    idp.spentDeviceCodes.addKey(key, opts.expiresAt);
+    idp.polls.deleteKey(key);
+  } else idp.polls.setKey(key, { lastPoll: sent, interval: r.status === 'slow_down' ? r.interval : interval, lastStatus: r.status, until });
   return r;
 }
 

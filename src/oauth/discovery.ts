@@ -14,7 +14,8 @@ import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export const DISCOVERY_TTL_MS = 3600_000;
-const REQUEST_TIMEOUT_MS = 15_000;
+/** The deadline of each request oauth4webapi makes (the HTTPS client's own is shorter, http.ts). */
+export const REQUEST_TIMEOUT_MS = 15_000;
 
 /** Options oauth4webapi takes for every request: our fetch and a deadline. */
 export function requestOptions(fetch: FetchLike) {

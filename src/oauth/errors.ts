@@ -21,18 +21,21 @@ export function foreign(text: string, secrets: ReadonlyArray<string | undefined>
   return redact(text, secrets).replace(/[\r\n\0]+/g, ' ').slice(0, FOREIGN_TEXT_MAX);
 }
 
+/** The coded error for an OAuth error answer (RFC 6749 §5.2) whose `error` and `error_description` members are given. */
+export function answeredError(errorMember: unknown, descriptionMember: unknown, what: string, secrets: ReadonlyArray<string | undefined>): OAuthError {
+  const error = typeof errorMember === 'string' ? errorMember : 'an unnamed error';
+  const code = (IDP_ERROR_CODES.has(error) ? error : 'idp_bad_response') as OAuthErrorCode;
+  const said = typeof descriptionMember === 'string' && descriptionMember ? foreign(descriptionMember, secrets) : '';
+  const description = said ? ` (${said})` : '';
+  // the user said no (or closed the page) at the IdP: say so first, in words a user knows
+  if (error === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (access_denied${said ? `: ${said}` : ''})`);
+  return new OAuthError(code, `${what}: the IdP answered ${IDP_ERROR_CODES.has(error) ? error : foreign(error, secrets)}${description}`);
+}
+
 /** The coded error for anything thrown during the protocol step `what`. */
 export function codedError(e: unknown, what: string, secrets: ReadonlyArray<string | undefined>): OAuthError {
   if (e instanceof OAuthError) return new OAuthError(e.code, redact(e.message, secrets));
-  if (e instanceof oauth.ResponseBodyError) {
-    const error = typeof e.error === 'string' ? e.error : 'an unnamed error';
-    const code = (IDP_ERROR_CODES.has(error) ? error : 'idp_bad_response') as OAuthErrorCode;
-    const said = typeof e.error_description === 'string' && e.error_description ? foreign(e.error_description, secrets) : '';
-    const description = said ? ` (${said})` : '';
-    // the user said no (or closed the page) at the IdP: say so first, in words a user knows
-    if (error === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (access_denied${said ? `: ${said}` : ''})`);
-    return new OAuthError(code, `${what}: the IdP answered ${IDP_ERROR_CODES.has(error) ? error : foreign(error, secrets)}${description}`);
-  }
+  if (e instanceof oauth.ResponseBodyError) return answeredError(e.error, e.error_description, what, secrets);
   if (e instanceof oauth.WWWAuthenticateChallengeError) {
     // a 401 with a challenge: client authentication failed (RFC 6749 §5.2)
     const named = e.cause.map((c) => c.parameters.error).find((x): x is string => typeof x === 'string' && IDP_ERROR_CODES.has(x));

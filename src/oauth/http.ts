@@ -10,9 +10,12 @@
  * earlier one, and at most MAX_CONNECTIONS_PER_IDP requests are in flight
  * to one host, the next ones waiting for a connection. One TLS context,
  * built once, serves every connection. oauth4webapi and jose take the
- * function through their customFetch options. docs/device-flow.md.
+ * function through their customFetch options; under it is a plain request
+ * function (`request`) answering status, headers and body, which the token
+ * poll uses directly (no Headers, Response or body stream per poll).
+ * docs/device-flow.md.
  */
-import type { ClientRequest } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
 import { Agent, request } from 'node:https';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { OAuthError } from './types.js';
@@ -46,7 +49,44 @@ export function assertHttpsUrl(value: string, what: string): URL {
   return url;
 }
 
-export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxConnections = MAX_CONNECTIONS_PER_IDP): FetchLike {
+/** An IdP's answer as read off the wire: its status, its headers (names in lower case, as Node gives them) and its whole body. */
+export interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** One request of the HTTPS client without the fetch API around it: headers named in lower case, a text body. */
+export type HttpsRequest = (url: string | URL, init?: { method?: string; headers?: Readonly<Record<string, string>>; body?: string; signal?: AbortSignal | null }) => Promise<HttpAnswer>;
+
+/**
+ * httpsFetch's function, with the request under it: a caller that reads the
+ * answer itself (the token poll, device-flow.ts) skips the Headers, the
+ * Response and the stream that fetch's answer is read through.
+ */
+export type HttpsFetch = FetchLike & { readonly request: HttpsRequest };
+
+/** The request under `fetch` when it is httpsFetch's, else undefined (a test's fetch). */
+export function requestOf(fetch: FetchLike): HttpsRequest | undefined {
+  return (fetch as Partial<HttpsFetch>).request;
+}
+
+/** `answer` as a fetch Response (oauth4webapi reads those). */
+export function toResponse(answer: HttpAnswer): Response {
+  const h = new Headers();
+  for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+  const status = answer.status;
+  return new Response(status === 204 || status === 304 ? null : answer.body, { status, headers: h });
+}
+
+/** A fetch Response read whole into an HttpAnswer. */
+export async function readAnswer(response: Response): Promise<HttpAnswer> {
+  const headers: IncomingHttpHeaders = {};
+  response.headers.forEach((v, k) => (headers[k] = v));
+  return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()) };
+}
+
+export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxConnections = MAX_CONNECTIONS_PER_IDP): HttpsFetch {
   // The extra CAs go in a TLS context of their own, made once. Given as the
   // `ca` option instead, Node would parse the whole root bundle into a new
   // context for each connection, and the agent would paste the bundle (some
@@ -63,8 +103,8 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
     }
     return agent;
   };
-  return (input, init = {}) =>
-    new Promise<Response>((resolve, reject) => {
+  const httpsRequest: HttpsRequest = (input, init = {}) =>
+    new Promise<HttpAnswer>((resolve, reject) => {
       let url: URL;
       try {
         url = assertHttpsUrl(String(input), 'IdP endpoint');
@@ -73,17 +113,29 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
         return;
       }
       const agent = agentFor(url);
-      const headers: Record<string, string> = {};
-      new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((v, k) => (headers[k] = v));
+      const headers: Record<string, string> = { ...init.headers };
       headers['user-agent'] ??= USER_AGENT;
-      const body = init.body === undefined || init.body === null ? undefined : String(init.body);
+      const body = init.body;
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+      const method = init.method ?? 'GET';
       let settled = false;
       let req: ClientRequest;
-      const fail = (err: Error): void => {
-        if (settled) return;
+      const signal = init.signal ?? undefined;
+      const onAbort = (): void => fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      /**
+       * The request's end, answered or not: its deadline goes, and so does
+       * its listener on the caller's signal (oauth4webapi's 15 s timeout),
+       * which would keep the whole request, its answer included, reachable
+       * until that signal fired.
+       */
+      const finish = (): void => {
         settled = true;
         clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const fail = (err: Error): void => {
+        if (settled) return;
+        finish();
         req.destroy();
         reject(err);
       };
@@ -94,7 +146,7 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
        */
       const send = (retried: boolean): void => {
         let answered = false;
-        req = request(url, { method: init.method ?? 'GET', headers, agent, ...(secureContext ? { secureContext } : {}) }, (res) => {
+        req = request(url, { method, headers, agent, ...(secureContext ? { secureContext } : {}) }, (res) => {
           answered = true;
           const declared = Number(res.headers['content-length'] ?? 0);
           if (declared > maxResponseBytes) {
@@ -110,12 +162,8 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
           });
           res.on('end', () => {
             if (settled) return;
-            settled = true;
-            clearTimeout(deadline);
-            const h = new Headers();
-            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
-            const status = res.statusCode ?? 500;
-            resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, headers: h }));
+            finish();
+            resolve({ status: res.statusCode ?? 500, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
           });
           res.on('error', (e) => fail(e));
         });
@@ -127,16 +175,21 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
         sent.end(body);
       };
       const deadline = setTimeout(() => fail(new OAuthError('idp_unreachable', 'IdP request timed out')), timeoutMs);
-      if (init.signal) {
-        const signal = init.signal;
+      if (signal) {
         if (signal.aborted) {
-          settled = true;
-          clearTimeout(deadline);
+          finish();
           reject(new Error('aborted'));
           return;
         }
-        signal.addEventListener('abort', () => fail(signal.reason instanceof Error ? signal.reason : new Error('aborted')), { once: true });
+        signal.addEventListener('abort', onAbort, { once: true });
       }
       send(false);
     });
+  const fetch: FetchLike = async (input, init = {}) => {
+    const headers: Record<string, string> = {};
+    new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((v, k) => (headers[k] = v));
+    const body = init.body === undefined || init.body === null ? undefined : String(init.body);
+    return toResponse(await httpsRequest(input, { ...(init.method ? { method: init.method } : {}), headers, ...(body !== undefined ? { body } : {}), ...(init.signal ? { signal: init.signal } : {}) }));
+  };
+  return Object.assign(fetch, { request: httpsRequest });
 }

@@ -1,11 +1,13 @@
 /**
  * The IdP HTTP client and UserInfo handling against a misbehaving HTTPS
  * server: only JSON objects are accepted, a `sub` differing from the ID
- * token's is refused, oversized and slow answers are cut off, and requests
- * carry the bearer token and a User-Agent.
+ * token's is refused, oversized and slow answers are cut off, requests
+ * carry the bearer token and a User-Agent, and a request done lets go of
+ * the caller's abort signal.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -77,6 +79,16 @@ describe('IdP HTTP client and UserInfo', () => {
     const t0 = Date.now();
     await failure(fetchUserinfo(`${base}/slow`, 'access-token-123', httpsFetch(caPem, 300)), 'idp_unreachable');
     assert.ok(Date.now() - t0 < 3000);
+  });
+
+  it("lets go of the caller's abort signal once a request is answered or has failed", async () => {
+    const fetch = httpsFetch(caPem, 300);
+    const answered = new AbortController();
+    await (await fetch(`${base}/ok`, { signal: answered.signal })).json();
+    assert.equal(getEventListeners(answered.signal, 'abort').length, 0, 'a listener left on the signal keeps the request reachable until it fires');
+    const timedOut = new AbortController();
+    await assert.rejects(fetch(`${base}/slow`, { signal: timedOut.signal }));
+    assert.equal(getEventListeners(timedOut.signal, 'abort').length, 0);
   });
 
   it('reaches only https:// URLs and only servers whose CA it trusts', async () => {

@@ -34,6 +34,14 @@ const answers: Array<[string, number, string, Record<string, string>, string, st
   ['a JSON array', 400, '["authorization_pending"]', JSON_TYPE, 'refused idp_bad_response', 'refused idp_bad_response'],
   ['pending with HTTP 500', 500, '{"error":"authorization_pending"}', JSON_TYPE, 'refused idp_bad_response', 'pending'],
   ['pending with HTTP 200', 200, '{"error":"authorization_pending"}', JSON_TYPE, 'refused idp_bad_response', 'pending'],
+  ['pending after a byte order mark', 400, '\uFEFF{"error":"authorization_pending"}', JSON_TYPE, 'pending', 'pending'],
+  ['invalid_grant', 400, '{"error":"invalid_grant","error_description":"unknown code"}', JSON_TYPE, 'refused invalid_grant', 'refused invalid_grant'],
+  ['invalid_grant as Application/JSON', 400, '{"error":"invalid_grant"}', { 'content-type': 'Application/JSON' }, 'refused idp_bad_response', 'refused invalid_grant'],
+  ['invalid_grant with a challenge', 401, '{"error":"invalid_grant"}', { ...JSON_TYPE, 'www-authenticate': 'Bearer error="invalid_token"' }, 'refused invalid_client', 'refused invalid_grant'],
+  ['invalid_grant with HTTP 500', 500, '{"error":"invalid_grant"}', JSON_TYPE, 'refused idp_bad_response', 'refused invalid_grant'],
+  ['an error no RFC names', 400, '{"error":"weird_thing"}', JSON_TYPE, 'refused idp_bad_response', 'refused idp_bad_response'],
+  ['an empty error', 400, '{"error":""}', JSON_TYPE, 'refused idp_bad_response', 'refused idp_bad_response'],
+  ['an error that is not a string', 400, '{"error":7}', JSON_TYPE, 'refused idp_bad_response', 'refused idp_bad_response'],
 ];
 
 /** what processDeviceToken makes of an answer: its status, or the code it refused it with */
@@ -53,5 +61,17 @@ describe('token answers to a pending device code', () => {
   });
   it('without an issuer, read as the plain OAuth reader reads them', async () => {
     for (const [name, status, body, headers, , expected] of answers) assert.equal(await read(oauthOnly, status, body, headers), expected, name);
+  });
+  it('a refusal names what the IdP answered, its description redacted of the device code', async () => {
+    for (const cfg of [withIssuer, oauthOnly]) {
+      const as = await authorizationServer(cfg, idp, ['token']);
+      const answer = new Response('{"error":"invalid_grant","error_description":"unknown code device-code"}', { status: 400, headers: JSON_TYPE });
+      await assert.rejects(processDeviceToken(cfg, as, 'device-code', answer, 5), (e: unknown) => {
+        assert.ok(e instanceof OAuthError);
+        assert.equal(e.code, 'invalid_grant');
+        assert.equal(e.message, 'token request: the IdP answered invalid_grant (unknown code [redacted])');
+        return true;
+      });
+    }
   });
 });
