@@ -18,7 +18,9 @@
  * time instead of all of them. Entries once read are kept parsed
  * (bounded) until a write touches them, so point reads, search bases and
  * small searches mostly skip SQLite, and so do equality look-ups asked
- * again before a write. Every rule of a write (validation,
+ * again before a write. What does reach SQLite is read through a memory
+ * map, and the reads of one event-loop turn share one read transaction
+ * (a write ends it first). Every rule of a write (validation,
  * referential integrity, operational attributes, sealing secrets) runs in
  * write-path.ts above this storage; its transaction methods answer
  * synchronously, so a whole write runs in one better-sqlite3 transaction.
@@ -140,6 +142,14 @@ const CHUNK = 500;
  */
 const EQ_IDS_MIN = 100_000;
 const EQ_IDS_BYTES = 2048;
+/**
+ * How much of the database file SQLite reads through a memory map instead
+ * of a read call per page: an entry or index page not in SQLite's own page
+ * cache is then a memory access, not a system call and a copy (the file of
+ * 100,000 users is about 350 MB; pages the kernel does not keep are read
+ * from disk either way). Writes still go through the WAL.
+ */
+const MMAP_BYTES = 1024 * 1024 * 1024;
 /** default bound of the entries kept parsed (see SqliteStorage.known), in MiB */
 const DEFAULT_CACHE_MB = 128;
 /** what a parsed entry takes beside its JSON text, estimated as a multiple of that text's length */
@@ -199,6 +209,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** estimated bytes of the known entries */
   private knownBytes = 0;
+  /** a read transaction is open (see readTx) */
+  private reading = false;
 
   constructor(
     path: string,
@@ -213,6 +225,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
       this.db.pragma('foreign_keys = ON');
+      this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
       this.trigramAttrs = trigramAttributes(schema);
       this.db.exec(TABLES_SQL);
       this.db.exec(INDEX_SQL);
@@ -240,6 +253,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
       updateAttrs: db.prepare('UPDATE entries SET attrs = ? WHERE id = ?'),
       move: db.prepare('UPDATE entries SET dn = ?, ndn = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM entries WHERE id = ?'),
+      begin: db.prepare('BEGIN'),
+      commit: db.prepare('COMMIT'),
       metaGet: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
       metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       idxInsert: db.prepare('INSERT INTO idx (attr, norm, entry) VALUES (?, ?, ?)'),
@@ -278,6 +293,29 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   // ---- reading -------------------------------------------------------------
+
+  /**
+   * Opens a read transaction, unless one (or a write's) is open, that ends
+   * when the event loop next reaches its check phase: every statement of
+   * the reads of one turn (the searches of the requests that came in it)
+   * then shares one, instead of SQLite beginning and ending one per
+   * statement, which costs more than an indexed look-up (its WAL read lock).
+   * A write ends it first (transaction), so the write is a transaction of
+   * its own and later reads see it; this process is the store's only
+   * writer, so the snapshot misses nothing committed meanwhile.
+   */
+  private readTx(): void {
+    if (this.reading || this.db.inTransaction) return;
+    this.st.begin.run();
+    this.reading = true;
+    setImmediate(this.endRead);
+  }
+
+  private readonly endRead = (): void => {
+    if (!this.reading) return;
+    this.reading = false;
+    if (this.db.open) this.st.commit.run();
+  };
 
   /**
    * Parsed attributes of a row, known or parsed now. Point reads
@@ -320,6 +358,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   private sealedOf(row: Row): Sealed {
     if (!row.hasSecrets) return {};
+    this.readTx();
     return parseSealed(this.st.secretsOf.get(row.id) as string | null, row.dn);
   }
 
@@ -329,6 +368,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     const id = this.idOfNdn.get(ndn);
     const hit = id === undefined ? undefined : this.known.get(id);
     if (hit) return hit;
+    this.readTx();
     const row = this.st.byNdn.get(ndn) as Row | undefined;
     return row && this.loaded(row, true);
   }
@@ -369,6 +409,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     const k = l.kind === 'eq' ? `${l.attr}\u0000${l.key}` : undefined;
     const kept = k === undefined ? undefined : this.eqIds.get(k);
     if (kept) return kept;
+    this.readTx();
     const [where, params] = this.lookupCondition(l);
     let st = this.idsStatements.get(l.kind);
     if (!st) this.idsStatements.set(l.kind, (st = this.db.prepare(where).pluck()));
@@ -428,6 +469,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
    * of the 1,111 keys in its range and 11 rows.
    */
   private stream(l: IndexLookup, run: SearchRun<Row>): void {
+    this.readTx();
     const [where, params] = this.lookupCondition(l);
     let st = this.streamStatements.get(l.kind);
     if (!st) {
@@ -461,6 +503,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   /** The rows of `chunk`'s ids, in its order, to the run (known entries not read again); false once the run refuses one. */
   private offerChunk(chunk: readonly number[], run: SearchRun<Row>): boolean {
     const missing = chunk.filter((id) => !this.known.has(id));
+    if (missing.length > 0) this.readTx();
     const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
     for (const id of chunk) {
       const r = this.known.get(id)?.row ?? read?.get(id);
@@ -482,6 +525,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     if (!at.indexed || sizeLimit >= candidates) return 'collect';
     let cached = this.keyCounts.get(at.name);
     if (!cached || cached.version !== this.version) {
+      this.readTx();
       cached = { version: this.version, count: this.st.idxCount.get(at.name) as number };
       this.keyCounts.set(at.name, cached);
     }
@@ -491,6 +535,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   /** The candidates in the order of `at`'s keys, by walking its index; those without a key follow in id order. */
   private *walkOrder(at: AttributeType, ids: ReadonlySet<number>): Generator<number> {
     const seen = new Set<number>();
+    this.readTx();
     for (const id of this.st.idxInOrder.iterate(at.name) as IterableIterator<number>) {
       if (!ids.has(id) || seen.has(id)) continue;
       seen.add(id);
@@ -503,6 +548,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private keyOrder(at: AttributeType, ids: ReadonlySet<number>): number[] {
     const list = [...ids];
     const keys = new Map<number, string>();
+    this.readTx();
     for (let i = 0; i < list.length; i += CHUNK) {
       const chunk = list.slice(i, i + CHUNK);
       for (const [id, key] of this.keysStatement(chunk.length).raw().all(at.name, ...chunk) as Array<[number, string]>) keys.set(id, key);
@@ -519,6 +565,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     const batchSize = Math.min(CHUNK, Math.max(16, sizeLimit + 1));
     let batch: number[] = [];
     const flush = (): boolean => {
+      this.readTx();
       const rows = new Map((this.inStatement(batch.length).all(...batch) as Row[]).map((r) => [r.id, r]));
       const ok = batch.every((id) => take(rows.get(id)!));
       batch = [];
@@ -546,6 +593,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       this.scanStatements.set(key, st);
     }
     const params: unknown[] = [...(parent === null ? [] : [parent]), ...scanNeedles(terms)];
+    this.readTx();
     return st.iterate(...params) as IterableIterator<Row>;
   }
 
@@ -578,6 +626,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
    * version moves either way.
    */
   transaction<T>(body: (tx: StorageTx<Row>) => Maybe<T>): T {
+    this.endRead();
     this.touched.clear();
     try {
       return this.db.transaction(() => {
@@ -663,6 +712,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   async close(): Promise<void> {
+    this.endRead();
     if (this.db.open) {
       this.db.pragma('wal_checkpoint(TRUNCATE)');
       this.db.close();
