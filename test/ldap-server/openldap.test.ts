@@ -200,6 +200,12 @@ describe('the LDAP service with OpenLDAP clients', () => {
     const typesOnly = await search([...auth, '-A', '-b', dnOf('carol'), '-s', 'base', '(objectClass=*)', 'sn', 'uidNumber']);
     assert.equal(typesOnly.code, 0, typesOnly.stderr);
     assert.equal(typesOnly.stdout.trim(), `dn: ${dnOf('carol')}\nsn:\nuidNumber:`);
+    // names in any spelling the schema knows, with + beside them: those, under their canonical names, and the operational ones
+    const named = await search([...auth, '-b', dnOf('carol'), '-s', 'base', '(objectClass=*)', 'commonName', 'UIDNUMBER', '+']);
+    assert.equal(named.code, 0, named.stderr);
+    const types = [...named.stdout.matchAll(/^(\w+):/gm)].map((m) => m[1]).filter((t) => t !== 'dn');
+    assert.ok(types.includes('cn') && types.includes('uidNumber') && types.includes('entryUUID') && types.includes('modifyTimestamp'), named.stdout);
+    assert.ok(!types.includes('sn') && !types.includes('objectClass') && !types.includes('commonName'), named.stdout);
   });
 
   it('publishes the subschema to authenticated clients', async () => {
