@@ -441,9 +441,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
         // index walks past few non-candidates) or collects every match and sorts.
         const { order, sizeLimit } = run.plan;
         const plan = order ? this.orderPlan(order, ids.size, sizeLimit) : 'collect';
-        const take = (r: Row) => run.take(r);
-        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, take);
-        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
+        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, run);
+        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, run);
         else this.visitIds(ids, run);
       },
       stream: (l, run) => this.stream(l, run),
@@ -558,16 +557,16 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /**
    * Visits ids in the given order, reading entries a batch at a time (a
-   * little over the limit: most candidates of a find match); `take`
-   * returns false when a limit ends the search.
+   * little over the limit: most candidates of a find match) to the run's
+   * take, which returns false when a limit ends the search.
    */
-  private visitInOrder(order: Iterable<number>, sizeLimit: number, take: (r: Row) => boolean): void {
+  private visitInOrder(order: Iterable<number>, sizeLimit: number, run: SearchRun<Row>): void {
     const batchSize = Math.min(CHUNK, Math.max(16, sizeLimit + 1));
     let batch: number[] = [];
     const flush = (): boolean => {
       this.readTx();
       const rows = new Map((this.inStatement(batch.length).all(...batch) as Row[]).map((r) => [r.id, r]));
-      const ok = batch.every((id) => take(rows.get(id)!));
+      const ok = batch.every((id) => run.take(rows.get(id)!));
       batch = [];
       return ok;
     };

@@ -84,9 +84,13 @@ function done(resultCode: ResultCode, diagnosticMessage = ''): OpResult['respons
   return { op: 'searchResDone', resultCode, matchedDN: '', diagnosticMessage };
 }
 
+/** The lower of two limits, 0 meaning none. */
+function lower(a: number, b: number): number {
+  return a === 0 ? b : b === 0 ? a : Math.min(a, b);
+}
+
 /** The limits of this search: the lower of the client's and the server's (0 means none on either side). */
 function limits(ctx: ServiceContext, req: SearchRequest): { size: number; deadline: number } {
-  const lower = (a: number, b: number) => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
   const size = lower(req.sizeLimit, ctx.sizeLimit);
   const seconds = lower(req.timeLimit, ctx.timeLimit);
   return { size: size === 0 ? Infinity : size, deadline: seconds === 0 ? Infinity : performance.now() + seconds * 1000 };
