@@ -150,10 +150,14 @@ export function canonicalTime(value: string): string | undefined {
 }
 
 /** Normalised value for matching and indexes; throws on values the syntax cannot hold. */
+/** White space that trimming or folding would change: at either end, two in a row, or any but a plain space. */
+const SPACE_WORK = /^\s|\s$|\s\s|[^\S ]/;
+
 export function normalizeValue(syntax: Syntax, value: string): string {
   switch (syntax) {
     case 'string':
-      return value.trim().replace(/\s+/g, ' ').toLowerCase();
+      // most values have no space to trim or fold (a name, an object class, single spaces between words): only their case
+      return SPACE_WORK.test(value) ? value.trim().replace(/\s+/g, ' ').toLowerCase() : value.toLowerCase();
     case 'dn':
       return normalizeDn(value);
     case 'integer': {
