@@ -501,6 +501,16 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** The rows of `chunk`'s ids, in its order, to the run (known entries not read again); false once the run refuses one. */
   private offerChunk(chunk: readonly number[], run: SearchRun<Row>): boolean {
+    if (chunk.length === 1) {
+      // one candidate (an equality on a unique value): its row, known or read by id
+      const id = chunk[0]!;
+      let r = this.known.get(id)?.row;
+      if (!r) {
+        this.readTx();
+        r = this.st.byId.get(id) as Row | undefined;
+      }
+      return !r || run.sink(r);
+    }
     const missing = chunk.filter((id) => !this.known.has(id));
     if (missing.length > 0) this.readTx();
     const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
