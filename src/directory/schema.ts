@@ -91,10 +91,14 @@ export function compileSchema(def: SchemaDefinition): Schema {
     }
   }
   const allowedCache = new Map<string, { must: Set<string>; may: Set<string> }>();
+  // the names as the definition spells them, looked up first: most names asked for are spelled so (stored ones always)
+  const attrsAsSpelled = new Map<string, AttributeType>();
+  for (const a of def.attributeTypes) for (const n of [a.name, ...(a.aliases ?? [])]) attrsAsSpelled.set(n, a);
+  const classesAsSpelled = new Map(def.objectClasses.map((c) => [c.name, c]));
   const schema: Schema = {
     definition: def,
-    attribute: (name) => attrs.get(name.toLowerCase()),
-    objectClass: (name) => classes.get(name.toLowerCase()),
+    attribute: (name) => attrsAsSpelled.get(name) ?? attrs.get(name.toLowerCase()),
+    objectClass: (name) => classesAsSpelled.get(name) ?? classes.get(name.toLowerCase()),
     allowed(ocs) {
       const key = ocs.map((o) => o.toLowerCase()).sort().join(',');
       const hit = allowedCache.get(key);
