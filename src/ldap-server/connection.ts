@@ -420,7 +420,9 @@ export class LdapConnection {
       note = r.note ? ` ${r.note}` : '';
       const code = 'resultCode' in r.response ? r.response.resultCode : ResultCode.success;
       outcome = `${resultCodeName(code)}(${code})`;
-      await this.writeMessage({ messageId: op.messageId, protocolOp: r.response, controls: r.controls ?? [] }, r.after);
+      const final: OutgoingMessage = { messageId: op.messageId, protocolOp: r.response, ...(r.controls ? { controls: r.controls } : {}) };
+      if (r.after) await this.writeMessage(final, r.after);
+      else void this.writeMessage(final);
     } catch (e) {
       if (e instanceof Abandoned) outcome = 'abandoned';
       else {
@@ -481,7 +483,8 @@ export class LdapConnection {
    */
   async send(op: Operation, response: LdapResponse, controls: readonly Control[] = []): Promise<void> {
     if (op.abandoned || this.closed) throw new Abandoned();
-    await this.writeMessage({ messageId: op.messageId, protocolOp: response, controls });
+    // written at once (no `after`): nothing to wait for
+    void this.writeMessage({ messageId: op.messageId, protocolOp: response, controls });
     if (this.socket.writableLength > HIGH_WATER) await this.waitWritable();
     else if (++op.sent % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
     if (op.abandoned || this.closed) throw new Abandoned();
