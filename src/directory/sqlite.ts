@@ -197,8 +197,14 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly idOfNdn = new Map<string, number>();
   /** ids written by the transaction under way */
   private readonly touched = new Set<number>();
-  /** the ids of equality keys looked up since the last write (attribute NUL key → ids); every write clears it */
-  private readonly eqIds = new Map<string, number[]>();
+  /**
+   * The ids of equality keys looked up since the last write (attribute →
+   * key → ids: one map per attribute, so that a look-up hashes the key as
+   * it came instead of a string joined from both); every write clears it.
+   */
+  private readonly eqIds = new Map<string, Map<string, number[]>>();
+  /** keys kept in eqIds, all attributes together */
+  private eqIdsCount = 0;
   private readonly eqIdsBound: number;
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
@@ -406,19 +412,37 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** The ids one index look-up finds; an equality's are kept until the next write. */
   private lookup(l: IndexLookup): number[] {
-    const k = l.kind === 'eq' ? `${l.attr}\u0000${l.key}` : undefined;
-    const kept = k === undefined ? undefined : this.eqIds.get(k);
+    const eqKey = l.kind === 'eq' ? l.key : undefined;
+    const byKey = eqKey === undefined ? undefined : this.eqIds.get(l.attr);
+    const kept = eqKey === undefined ? undefined : byKey?.get(eqKey);
     if (kept) return kept;
     this.readTx();
     const [where, params] = this.lookupCondition(l);
     let st = this.idsStatements.get(l.kind);
     if (!st) this.idsStatements.set(l.kind, (st = this.db.prepare(where).pluck()));
     const ids = st.all(...params) as number[];
-    if (k !== undefined) {
-      if (this.eqIds.size >= this.eqIdsBound) this.eqIds.delete(this.eqIds.keys().next().value!);
-      this.eqIds.set(k, ids);
-    }
+    if (eqKey !== undefined) this.keepEqIds(l.attr, eqKey, ids, byKey);
     return ids;
+  }
+
+  /** Keeps an equality's ids; past the bound, the oldest kept key leaves (of the same attribute when it has one). */
+  private keepEqIds(attr: string, key: string, ids: number[], byKey: Map<string, number[]> | undefined): void {
+    if (!byKey) this.eqIds.set(attr, (byKey = new Map()));
+    if (this.eqIdsCount >= this.eqIdsBound) {
+      let from = byKey;
+      if (from.size === 0) {
+        for (const m of this.eqIds.values()) {
+          if (m.size > 0) {
+            from = m;
+            break;
+          }
+        }
+      }
+      from.delete(from.keys().next().value!);
+      this.eqIdsCount--;
+    }
+    byKey.set(key, ids);
+    this.eqIdsCount++;
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
@@ -649,6 +673,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     } finally {
       this.touched.clear();
       this.eqIds.clear();
+      this.eqIdsCount = 0;
       this.version++;
     }
   }
