@@ -208,6 +208,22 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.ok(!types.includes('sn') && !types.includes('objectClass') && !types.includes('commonName'), named.stdout);
   });
 
+  it('a change made through the API is in the next search, by DN and by the changed value', async () => {
+    // the entry and its equality look-up are kept by the store after the first searches; the write must drop them
+    const auth = asUser('bob', 'Bob-pass-1');
+    const mailOf = async () => (await search([...auth, '-b', dnOf('alice'), '-s', 'base', '(objectClass=*)', 'mail'])).stdout;
+    const byMail = async (mail: string) => dns((await search([...auth, '-b', USERS, `(mail=${mail})`, '1.1'])).stdout);
+    assert.doesNotMatch(await mailOf(), /^mail:/m);
+    assert.deepEqual(await byMail('alice@example.test'), []);
+    await admin.call('user_mod', ['alice'], { email: ['alice@example.test'] });
+    assert.match(await mailOf(), /^mail: alice@example.test$/m);
+    assert.deepEqual(await byMail('alice@example.test'), [dnOf('alice')]);
+    await admin.call('user_mod', ['alice'], { email: ['alice2@example.test'] });
+    assert.deepEqual(await byMail('alice@example.test'), []);
+    assert.deepEqual(await byMail('alice2@example.test'), [dnOf('alice')]);
+    assert.match(await mailOf(), /^mail: alice2@example.test$/m);
+  });
+
   it('publishes the subschema to authenticated clients', async () => {
     const r = await search([...asUser('alice', 'Alice-pass-1'), '-o', 'ldif-wrap=no', '-b', 'cn=subschema', '-s', 'base', '(objectClass=subschema)', 'attributeTypes', 'objectClasses']);
     assert.equal(r.code, 0, r.stderr);
