@@ -70,7 +70,9 @@
  * on what the neighbours take (above 1.0: dirid needs less CPU per answer).
  *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
  *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
- *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT] [--prepare-dirid DIR] [--keep]
+ *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT [--dirid-pid PID]] [--prepare-dirid DIR] [--keep]
+ * --dirid-pid names the process of a --dirid-url service, for its CPU figures (it is then pinned like
+ * the child: keep the service's other work away while measuring).
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
  * --dirid-cache-mb sets dirid's store_cache_mb (entries kept parsed; default a tenth of the
  * machine's memory within 64 MiB to 1 GiB; 100,000 of these users take about 250 MB; slapd's
@@ -109,6 +111,7 @@ const { values } = parseArgs({
     'slapd-log': { type: 'string', default: 'stats' },
     'slapd-substr-maxlen': { type: 'string' },
     'dirid-url': { type: 'string' },
+    'dirid-pid': { type: 'string' },
     'dirid-cache-mb': { type: 'string' },
     'prepare-dirid': { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -246,7 +249,9 @@ try {
     }
   }
   const ALL = new Set(['search', 'bind'] as const);
-  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: dirid?.child.pid, kinds: ALL, search: [], binders: [] });
+  const diridPid = dirid?.child.pid ?? (values['dirid-pid'] === undefined ? undefined : Number(values['dirid-pid']));
+  if (values['dirid-pid'] !== undefined && !dirid) pin(diridPid!, 0);
+  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: diridPid, kinds: ALL, search: [], binders: [] });
   for (const [i, x] of slapds.entries()) {
     const name = slapds.length > 1 ? `slapd-${x.hash}` : 'slapd';
     notes.push(`${name} loaded in ${(await x.load).toFixed(1)} s`);
@@ -452,13 +457,13 @@ try {
   );
   console.log(`  ${notes.join('; ')}`);
   if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);
-  console.log('run'.padEnd(26) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10) + 'CPU µs/op'.padStart(11));
+  console.log('run'.padEnd(26) + 'ops/s (median, each round)'.padEnd(34) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'errors'.padStart(8) + 'server CPU%'.padStart(13) + 'gen CPU%'.padStart(10) + 'CPU µs/op'.padStart(11) + ' (each round)');
   const cpu = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(0));
   for (const [k, rs] of runs) {
     const m = summary(rs);
     const each = rs.map((r) => r.ops.toFixed(0)).join(' ');
     console.log(
-      k.padEnd(26) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10) + (Number.isNaN(m.cpuPerOp) ? '-' : m.cpuPerOp.toFixed(1)).padStart(11),
+      k.padEnd(26) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10) + (Number.isNaN(m.cpuPerOp) ? '-' : m.cpuPerOp.toFixed(1)).padStart(11) + (Number.isNaN(m.cpuPerOp) || rs.length < 2 ? '' : ` (${rs.map((r) => r.cpuPerOp.toFixed(1)).join(' ')})`),
     );
     const err = rs.find((r) => r.firstError)?.firstError;
     if (err) console.log(`  first error: ${err}`);

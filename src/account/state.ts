@@ -161,6 +161,8 @@ async function modifyIfPresent(dir: Directory, dn: string, mods: Parameters<Dire
 
 const POLICY_ATTRS = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;
 const COUNTER_ATTRS = ['objectClass', 'krbLoginFailedCount', 'krbLastFailedAuth'] as const;
+/** what accountOf reads (an LDAP operation asks for the bound account on every request) */
+const ACCOUNT_ATTRS = ['objectClass', 'nsAccountLock', 'krbLoginFailedCount', 'krbPrincipalExpiration', 'krbPasswordExpiration', 'krbLastFailedAuth'] as const;
 
 export class Accounts {
   private policyCache: { value: LockoutPolicy; generation: number } | undefined;
@@ -178,7 +180,7 @@ export class Accounts {
 
   /** The account at `dn`, null when it no longer exists. */
   async get(dn: string): Promise<Account | null> {
-    const e = await this.dir.get(dn);
+    const e = await this.dir.get(dn, ACCOUNT_ATTRS);
     return e ? accountOf(e) : null;
   }
 

@@ -275,10 +275,13 @@ function compileItem(schema: Schema, f: Exclude<Filter, { kind: 'and' | 'or' | '
   const target = tryNormalize(at, f.value);
   if (target === undefined) return always(UNDEFINED);
   if (f.kind === 'eq') {
+    const asserted = f.value;
     return (e) => {
       const values = e.attrs[name];
       if (!values) return FALSE;
       if (values.length >= KEEP_NORMALIZED_FROM) return normalizedSet(at, values).has(target) ? TRUE : FALSE;
+      // a value spelled as the assertion normalises as it does: no normalising for the usual match
+      for (const v of values) if (v === asserted) return TRUE;
       for (const v of values) if (tryNormalize(at, v) === target) return TRUE;
       return FALSE;
     };

@@ -228,11 +228,15 @@ async function finishCandidates(steps: PlanSteps, pending: Promise<Iterable<numb
   return step.value;
 }
 
+/** How early an item of an AND is tried for candidates: equality first, objectClass equality last. */
+function rank(x: Filter): number {
+  return x.kind === 'eq' ? (x.attr.toLowerCase() === 'objectclass' ? 4 : 0) : x.kind === 'sub' ? 1 : x.kind === 'ge' || x.kind === 'le' ? 2 : 3;
+}
+
 function* planCandidates(schema: Schema, f: Filter, trigrams: ReadonlySet<string>): PlanSteps {
   switch (f.kind) {
     case 'and': {
       // the most selective usable term narrows; the evaluator checks the rest
-      const rank = (x: Filter) => (x.kind === 'eq' ? (x.attr.toLowerCase() === 'objectclass' ? 4 : 0) : x.kind === 'sub' ? 1 : x.kind === 'ge' || x.kind === 'le' ? 2 : 3);
       const sorted = [...f.items].sort((a, b) => rank(a) - rank(b));
       let best: Set<number> | null = null;
       for (const item of sorted) {
@@ -271,18 +275,17 @@ function leafLookup(schema: Schema, f: Exclude<Filter, { kind: 'and' | 'or' | 'n
   if (!at) return 'none';
   if (!at.indexed || at.syntax === 'secret') return null;
   const attr = at.name;
-  const key = (v: string) => indexKey(at.syntax, normalizeValue(at.syntax, v));
   try {
     switch (f.kind) {
       case 'eq':
-        return { kind: 'eq', attr, key: key(f.value) };
+        return { kind: 'eq', attr, key: indexKey(at.syntax, normalizeValue(at.syntax, f.value)) };
       case 'present':
         // every entry has object classes: a scan is cheaper than fetching every id
         return attr === 'objectClass' ? null : { kind: 'present', attr };
       case 'ge':
       case 'le':
         if (!hasOrderingRule(at)) return 'none';
-        return { kind: f.kind, attr, key: key(f.value) };
+        return { kind: f.kind, attr, key: indexKey(at.syntax, normalizeValue(at.syntax, f.value)) };
       case 'sub': {
         if (!hasSubstringRule(at)) return 'none';
         const norm = (x: string) => normalizeValue(at.syntax, x);

@@ -91,10 +91,14 @@ export function compileSchema(def: SchemaDefinition): Schema {
     }
   }
   const allowedCache = new Map<string, { must: Set<string>; may: Set<string> }>();
+  // the names as the definition spells them, looked up first: most names asked for are spelled so (stored ones always)
+  const attrsAsSpelled = new Map<string, AttributeType>();
+  for (const a of def.attributeTypes) for (const n of [a.name, ...(a.aliases ?? [])]) attrsAsSpelled.set(n, a);
+  const classesAsSpelled = new Map(def.objectClasses.map((c) => [c.name, c]));
   const schema: Schema = {
     definition: def,
-    attribute: (name) => attrs.get(name.toLowerCase()),
-    objectClass: (name) => classes.get(name.toLowerCase()),
+    attribute: (name) => attrsAsSpelled.get(name) ?? attrs.get(name.toLowerCase()),
+    objectClass: (name) => classesAsSpelled.get(name) ?? classes.get(name.toLowerCase()),
     allowed(ocs) {
       const key = ocs.map((o) => o.toLowerCase()).sort().join(',');
       const hit = allowedCache.get(key);
@@ -150,10 +154,14 @@ export function canonicalTime(value: string): string | undefined {
 }
 
 /** Normalised value for matching and indexes; throws on values the syntax cannot hold. */
+/** White space that trimming or folding would change: at either end, two in a row, or any but a plain space. */
+const SPACE_WORK = /^\s|\s$|\s\s|[^\S ]/;
+
 export function normalizeValue(syntax: Syntax, value: string): string {
   switch (syntax) {
     case 'string':
-      return value.trim().replace(/\s+/g, ' ').toLowerCase();
+      // most values have no space to trim or fold (a name, an object class, single spaces between words): only their case
+      return SPACE_WORK.test(value) ? value.trim().replace(/\s+/g, ' ').toLowerCase() : value.toLowerCase();
     case 'dn':
       return normalizeDn(value);
     case 'integer': {

@@ -18,7 +18,9 @@
  * time instead of all of them. Entries once read are kept parsed
  * (bounded) until a write touches them, so point reads, search bases and
  * small searches mostly skip SQLite, and so do equality look-ups asked
- * again before a write. Every rule of a write (validation,
+ * again before a write. What does reach SQLite is read through a memory
+ * map, and the reads of one event-loop turn share one read transaction
+ * (a write ends it first). Every rule of a write (validation,
  * referential integrity, operational attributes, sealing secrets) runs in
  * write-path.ts above this storage; its transaction methods answer
  * synchronously, so a whole write runs in one better-sqlite3 transaction.
@@ -140,6 +142,14 @@ const CHUNK = 500;
  */
 const EQ_IDS_MIN = 100_000;
 const EQ_IDS_BYTES = 2048;
+/**
+ * How much of the database file SQLite reads through a memory map instead
+ * of a read call per page: an entry or index page not in SQLite's own page
+ * cache is then a memory access, not a system call and a copy (the file of
+ * 100,000 users is about 350 MB; pages the kernel does not keep are read
+ * from disk either way). Writes still go through the WAL.
+ */
+const MMAP_BYTES = 1024 * 1024 * 1024;
 /** default bound of the entries kept parsed (see SqliteStorage.known), in MiB */
 const DEFAULT_CACHE_MB = 128;
 /** what a parsed entry takes beside its JSON text, estimated as a multiple of that text's length */
@@ -187,8 +197,14 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private readonly idOfNdn = new Map<string, number>();
   /** ids written by the transaction under way */
   private readonly touched = new Set<number>();
-  /** the ids of equality keys looked up since the last write (attribute NUL key → ids); every write clears it */
-  private readonly eqIds = new Map<string, number[]>();
+  /**
+   * The ids of equality keys looked up since the last write (attribute →
+   * key → ids: one map per attribute, so that a look-up hashes the key as
+   * it came instead of a string joined from both); every write clears it.
+   */
+  private readonly eqIds = new Map<string, Map<string, number[]>>();
+  /** keys kept in eqIds, all attributes together */
+  private eqIdsCount = 0;
   private readonly eqIdsBound: number;
   /** indexed attributes whose values also go to the trigram index */
   private readonly trigramAttrs: ReadonlySet<string>;
@@ -199,6 +215,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** estimated bytes of the known entries */
   private knownBytes = 0;
+  /** a read transaction is open (see readTx) */
+  private reading = false;
 
   constructor(
     path: string,
@@ -213,6 +231,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
       this.db.pragma('foreign_keys = ON');
+      this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
       this.trigramAttrs = trigramAttributes(schema);
       this.db.exec(TABLES_SQL);
       this.db.exec(INDEX_SQL);
@@ -240,6 +259,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
       updateAttrs: db.prepare('UPDATE entries SET attrs = ? WHERE id = ?'),
       move: db.prepare('UPDATE entries SET dn = ?, ndn = ? WHERE id = ?'),
       remove: db.prepare('DELETE FROM entries WHERE id = ?'),
+      begin: db.prepare('BEGIN'),
+      commit: db.prepare('COMMIT'),
       metaGet: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
       metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       idxInsert: db.prepare('INSERT INTO idx (attr, norm, entry) VALUES (?, ?, ?)'),
@@ -278,6 +299,29 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   // ---- reading -------------------------------------------------------------
+
+  /**
+   * Opens a read transaction, unless one (or a write's) is open, that ends
+   * when the event loop next reaches its check phase: every statement of
+   * the reads of one turn (the searches of the requests that came in it)
+   * then shares one, instead of SQLite beginning and ending one per
+   * statement, which costs more than an indexed look-up (its WAL read lock).
+   * A write ends it first (transaction), so the write is a transaction of
+   * its own and later reads see it; this process is the store's only
+   * writer, so the snapshot misses nothing committed meanwhile.
+   */
+  private readTx(): void {
+    if (this.reading || this.db.inTransaction) return;
+    this.st.begin.run();
+    this.reading = true;
+    setImmediate(this.endRead);
+  }
+
+  private readonly endRead = (): void => {
+    if (!this.reading) return;
+    this.reading = false;
+    if (this.db.open) this.st.commit.run();
+  };
 
   /**
    * Parsed attributes of a row, known or parsed now. Point reads
@@ -320,6 +364,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   private sealedOf(row: Row): Sealed {
     if (!row.hasSecrets) return {};
+    this.readTx();
     return parseSealed(this.st.secretsOf.get(row.id) as string | null, row.dn);
   }
 
@@ -329,6 +374,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     const id = this.idOfNdn.get(ndn);
     const hit = id === undefined ? undefined : this.known.get(id);
     if (hit) return hit;
+    this.readTx();
     const row = this.st.byNdn.get(ndn) as Row | undefined;
     return row && this.loaded(row, true);
   }
@@ -366,18 +412,37 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** The ids one index look-up finds; an equality's are kept until the next write. */
   private lookup(l: IndexLookup): number[] {
-    const k = l.kind === 'eq' ? `${l.attr}\u0000${l.key}` : undefined;
-    const kept = k === undefined ? undefined : this.eqIds.get(k);
+    const eqKey = l.kind === 'eq' ? l.key : undefined;
+    const byKey = eqKey === undefined ? undefined : this.eqIds.get(l.attr);
+    const kept = eqKey === undefined ? undefined : byKey?.get(eqKey);
     if (kept) return kept;
+    this.readTx();
     const [where, params] = this.lookupCondition(l);
     let st = this.idsStatements.get(l.kind);
     if (!st) this.idsStatements.set(l.kind, (st = this.db.prepare(where).pluck()));
     const ids = st.all(...params) as number[];
-    if (k !== undefined) {
-      if (this.eqIds.size >= this.eqIdsBound) this.eqIds.delete(this.eqIds.keys().next().value!);
-      this.eqIds.set(k, ids);
-    }
+    if (eqKey !== undefined) this.keepEqIds(l.attr, eqKey, ids, byKey);
     return ids;
+  }
+
+  /** Keeps an equality's ids; past the bound, the oldest kept key leaves (of the same attribute when it has one). */
+  private keepEqIds(attr: string, key: string, ids: number[], byKey: Map<string, number[]> | undefined): void {
+    if (!byKey) this.eqIds.set(attr, (byKey = new Map()));
+    if (this.eqIdsCount >= this.eqIdsBound) {
+      let from = byKey;
+      if (from.size === 0) {
+        for (const m of this.eqIds.values()) {
+          if (m.size > 0) {
+            from = m;
+            break;
+          }
+        }
+      }
+      from.delete(from.keys().next().value!);
+      this.eqIdsCount--;
+    }
+    byKey.set(key, ids);
+    this.eqIdsCount++;
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
@@ -400,9 +465,8 @@ class SqliteStorage implements DirectoryStorage<Row> {
         // index walks past few non-candidates) or collects every match and sorts.
         const { order, sizeLimit } = run.plan;
         const plan = order ? this.orderPlan(order, ids.size, sizeLimit) : 'collect';
-        const take = (r: Row) => run.take(r);
-        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, take);
-        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, take);
+        if (plan === 'walk') this.visitInOrder(this.walkOrder(order!, ids), sizeLimit, run);
+        else if (plan === 'keys') this.visitInOrder(this.keyOrder(order!, ids), sizeLimit, run);
         else this.visitIds(ids, run);
       },
       stream: (l, run) => this.stream(l, run),
@@ -428,6 +492,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
    * of the 1,111 keys in its range and 11 rows.
    */
   private stream(l: IndexLookup, run: SearchRun<Row>): void {
+    this.readTx();
     const [where, params] = this.lookupCondition(l);
     let st = this.streamStatements.get(l.kind);
     if (!st) {
@@ -460,7 +525,18 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /** The rows of `chunk`'s ids, in its order, to the run (known entries not read again); false once the run refuses one. */
   private offerChunk(chunk: readonly number[], run: SearchRun<Row>): boolean {
+    if (chunk.length === 1) {
+      // one candidate (an equality on a unique value): its row, known or read by id
+      const id = chunk[0]!;
+      let r = this.known.get(id)?.row;
+      if (!r) {
+        this.readTx();
+        r = this.st.byId.get(id) as Row | undefined;
+      }
+      return !r || run.sink(r);
+    }
     const missing = chunk.filter((id) => !this.known.has(id));
+    if (missing.length > 0) this.readTx();
     const read = missing.length === 0 ? undefined : new Map((this.inStatement(missing.length).all(...missing) as Row[]).map((r) => [r.id, r]));
     for (const id of chunk) {
       const r = this.known.get(id)?.row ?? read?.get(id);
@@ -482,6 +558,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     if (!at.indexed || sizeLimit >= candidates) return 'collect';
     let cached = this.keyCounts.get(at.name);
     if (!cached || cached.version !== this.version) {
+      this.readTx();
       cached = { version: this.version, count: this.st.idxCount.get(at.name) as number };
       this.keyCounts.set(at.name, cached);
     }
@@ -491,6 +568,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   /** The candidates in the order of `at`'s keys, by walking its index; those without a key follow in id order. */
   private *walkOrder(at: AttributeType, ids: ReadonlySet<number>): Generator<number> {
     const seen = new Set<number>();
+    this.readTx();
     for (const id of this.st.idxInOrder.iterate(at.name) as IterableIterator<number>) {
       if (!ids.has(id) || seen.has(id)) continue;
       seen.add(id);
@@ -503,6 +581,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   private keyOrder(at: AttributeType, ids: ReadonlySet<number>): number[] {
     const list = [...ids];
     const keys = new Map<number, string>();
+    this.readTx();
     for (let i = 0; i < list.length; i += CHUNK) {
       const chunk = list.slice(i, i + CHUNK);
       for (const [id, key] of this.keysStatement(chunk.length).raw().all(at.name, ...chunk) as Array<[number, string]>) keys.set(id, key);
@@ -512,15 +591,16 @@ class SqliteStorage implements DirectoryStorage<Row> {
 
   /**
    * Visits ids in the given order, reading entries a batch at a time (a
-   * little over the limit: most candidates of a find match); `take`
-   * returns false when a limit ends the search.
+   * little over the limit: most candidates of a find match) to the run's
+   * take, which returns false when a limit ends the search.
    */
-  private visitInOrder(order: Iterable<number>, sizeLimit: number, take: (r: Row) => boolean): void {
+  private visitInOrder(order: Iterable<number>, sizeLimit: number, run: SearchRun<Row>): void {
     const batchSize = Math.min(CHUNK, Math.max(16, sizeLimit + 1));
     let batch: number[] = [];
     const flush = (): boolean => {
+      this.readTx();
       const rows = new Map((this.inStatement(batch.length).all(...batch) as Row[]).map((r) => [r.id, r]));
-      const ok = batch.every((id) => take(rows.get(id)!));
+      const ok = batch.every((id) => run.take(rows.get(id)!));
       batch = [];
       return ok;
     };
@@ -546,6 +626,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       this.scanStatements.set(key, st);
     }
     const params: unknown[] = [...(parent === null ? [] : [parent]), ...scanNeedles(terms)];
+    this.readTx();
     return st.iterate(...params) as IterableIterator<Row>;
   }
 
@@ -578,6 +659,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
    * version moves either way.
    */
   transaction<T>(body: (tx: StorageTx<Row>) => Maybe<T>): T {
+    this.endRead();
     this.touched.clear();
     try {
       return this.db.transaction(() => {
@@ -591,6 +673,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
     } finally {
       this.touched.clear();
       this.eqIds.clear();
+      this.eqIdsCount = 0;
       this.version++;
     }
   }
@@ -663,6 +746,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
   }
 
   async close(): Promise<void> {
+    this.endRead();
     if (this.db.open) {
       this.db.pragma('wal_checkpoint(TRUNCATE)');
       this.db.close();

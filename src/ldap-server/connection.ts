@@ -97,6 +97,18 @@ export class Operation {
 
 let nextId = 1;
 
+let stampMs = -1;
+let stamp = '';
+/** The log's timestamp (ISO 8601, to the millisecond), made once per millisecond: every request writes a line. */
+function timestamp(): string {
+  const ms = Date.now();
+  if (ms !== stampMs) {
+    stampMs = ms;
+    stamp = new Date(ms).toISOString();
+  }
+  return stamp;
+}
+
 export class LdapConnection {
   readonly id = nextId++;
   readonly peer: string;
@@ -137,7 +149,7 @@ export class LdapConnection {
     this.framer = new LdapFramer({ maxMessageSize: host.limits.maxMessageSize });
     this.attach(socket);
     this.awaitPdu();
-    host.log(`${new Date().toISOString()} ldap conn=${this.id} open from=${this.peer} tls=${tls}`);
+    host.log(`${timestamp()} ldap conn=${this.id} open from=${this.peer} tls=${tls}`);
   }
 
   /** Whether the client has not yet sent one whole PDU (such connections go first when the service is full). */
@@ -157,7 +169,7 @@ export class LdapConnection {
         if (this.framer.buffered > 0 || this.pdus === 0) this.awaitPdu();
         return;
       }
-      this.host.log(`${new Date().toISOString()} ldap conn=${this.id} no whole PDU within ${this.host.limits.pduTimeout / 1000} s; closing`);
+      this.host.log(`${timestamp()} ldap conn=${this.id} no whole PDU within ${this.host.limits.pduTimeout / 1000} s; closing`);
       this.destroy();
     }, this.host.limits.pduTimeout);
   }
@@ -197,7 +209,7 @@ export class LdapConnection {
   }
 
   private readonly onError = (e: Error) => {
-    if (!this.gone) this.host.log(`${new Date().toISOString()} ldap conn=${this.id} error ${JSON.stringify(e.message)}`);
+    if (!this.gone) this.host.log(`${timestamp()} ldap conn=${this.id} error ${JSON.stringify(e.message)}`);
   };
 
   private readonly onClose = () => {
@@ -206,13 +218,13 @@ export class LdapConnection {
     this.stopPduClock();
     for (const op of this.ops.values()) op.abandoned = true;
     this.paged.clear();
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} closed`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} closed`);
     this.host.closed(this);
   };
 
   private readonly onTimeout = () => {
     if (this.ops.size > 0 || this.exclusive) return;
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} idle timeout`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} idle timeout`);
     this.end();
   };
 
@@ -224,7 +236,7 @@ export class LdapConnection {
         for (let t = this.layerIn.next(); t; t = this.layerIn.next()) this.framer.push(this.layer!.decode(t));
       } catch (e) {
         // a layer that no longer verifies cannot carry even a notice
-        this.host.log(`${new Date().toISOString()} ldap conn=${this.id} security layer: ${e instanceof Error ? e.message : String(e)}`);
+        this.host.log(`${timestamp()} ldap conn=${this.id} security layer: ${e instanceof Error ? e.message : String(e)}`);
         this.destroy();
         return;
       }
@@ -245,7 +257,7 @@ export class LdapConnection {
   }
 
   private fault(e: unknown): void {
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} error internal ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} error internal ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     this.destroy();
   }
 
@@ -310,7 +322,7 @@ export class LdapConnection {
   private refuseUndecodable(e: LdapDecodeError): void {
     const op = e.op && Object.hasOwn(RESPONSE_TO, e.op) ? (e.op as RequestOpName) : undefined;
     const responseOp = op ? RESPONSE_TO[op] : null;
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${e.messageId ?? '-'} ${op ?? 'undecodable'} outcome=${resultCodeName(e.resultCode)}(${e.resultCode}) reason=${JSON.stringify(e.message)}`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} op=${e.messageId ?? '-'} ${op ?? 'undecodable'} outcome=${resultCodeName(e.resultCode)}(${e.resultCode}) reason=${JSON.stringify(e.message)}`);
     if (e.messageId !== undefined && op && responseOp) {
       this.writeResult(e.messageId, op, e.resultCode, e.message);
       return;
@@ -323,14 +335,14 @@ export class LdapConnection {
   private accept(m: LdapMessage<LdapRequest>): void {
     const req = m.protocolOp;
     if (req.op === 'unbindRequest') {
-      this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${m.messageId} unbind`);
+      this.host.log(`${timestamp()} ldap conn=${this.id} op=${m.messageId} unbind`);
       this.end();
       return;
     }
     if (req.op === 'abandonRequest') {
       const target = this.ops.get(req.idToAbandon);
       if (target) target.abandoned = true;
-      this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${m.messageId} abandon id=${req.idToAbandon} found=${target !== undefined}`);
+      this.host.log(`${timestamp()} ldap conn=${this.id} op=${m.messageId} abandon id=${req.idToAbandon} found=${target !== undefined}`);
       return;
     }
     // another request between the steps of a SASL bind ends that bind (RFC 4513 §5.2.1.2)
@@ -344,9 +356,7 @@ export class LdapConnection {
     this.ops.set(op.messageId, op);
     const alone = req.op === 'bindRequest' || (req.op === 'extendedReq' && req.requestName === ExtendedOid.startTls);
     if (!alone) {
-      op.done = this.run(op, m)
-        .catch((e: unknown) => this.fault(e))
-        .finally(() => this.ops.delete(op.messageId));
+      op.done = this.runAlongside(op, m);
       return;
     }
     this.socket.pause();
@@ -379,7 +389,7 @@ export class LdapConnection {
 
   /** Answers a request with a bare result of its response type. */
   private answer(op: Operation, resultCode: ResultCode, diagnosticMessage: string): void {
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${op.messageId} ${op.name} outcome=${resultCodeName(resultCode)}(${resultCode}) reason=${JSON.stringify(diagnosticMessage)}`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} op=${op.messageId} ${op.name} outcome=${resultCodeName(resultCode)}(${resultCode}) reason=${JSON.stringify(diagnosticMessage)}`);
     this.writeResult(op.messageId, op.name, resultCode, diagnosticMessage);
   }
 
@@ -387,6 +397,17 @@ export class LdapConnection {
   private writeResult(messageId: number, name: RequestOpName, resultCode: ResultCode, diagnosticMessage: string, matchedDN = ''): void {
     const responseOp = RESPONSE_TO[name];
     if (responseOp) void this.writeMessage({ messageId, protocolOp: { op: responseOp as PlainResponseOp, resultCode, matchedDN, diagnosticMessage } });
+  }
+
+  /** Runs an operation that does not run alone; it leaves the operations under way when done. */
+  private async runAlongside(op: Operation, m: LdapMessage<LdapRequest>): Promise<void> {
+    try {
+      await this.run(op, m);
+    } catch (e) {
+      this.fault(e);
+    } finally {
+      this.ops.delete(op.messageId);
+    }
   }
 
   private async run(op: Operation, m: LdapMessage<LdapRequest>): Promise<void> {
@@ -399,7 +420,9 @@ export class LdapConnection {
       note = r.note ? ` ${r.note}` : '';
       const code = 'resultCode' in r.response ? r.response.resultCode : ResultCode.success;
       outcome = `${resultCodeName(code)}(${code})`;
-      await this.writeMessage({ messageId: op.messageId, protocolOp: r.response, controls: r.controls ?? [] }, r.after);
+      const final: OutgoingMessage = { messageId: op.messageId, protocolOp: r.response, ...(r.controls ? { controls: r.controls } : {}) };
+      if (r.after) await this.writeMessage(final, r.after);
+      else void this.writeMessage(final);
     } catch (e) {
       if (e instanceof Abandoned) outcome = 'abandoned';
       else {
@@ -410,7 +433,7 @@ export class LdapConnection {
       }
     }
     const ms = (performance.now() - started).toFixed(1);
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} op=${op.messageId} ${op.name} principal=${this.principal?.name ?? '-'} outcome=${outcome}${note} duration_ms=${ms}`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} op=${op.messageId} ${op.name} principal=${this.principal?.name ?? '-'} outcome=${outcome}${note} duration_ms=${ms}`);
   }
 
   /**
@@ -460,7 +483,8 @@ export class LdapConnection {
    */
   async send(op: Operation, response: LdapResponse, controls: readonly Control[] = []): Promise<void> {
     if (op.abandoned || this.closed) throw new Abandoned();
-    await this.writeMessage({ messageId: op.messageId, protocolOp: response, controls });
+    // written at once (no `after`): nothing to wait for
+    void this.writeMessage({ messageId: op.messageId, protocolOp: response, controls });
     if (this.socket.writableLength > HIGH_WATER) await this.waitWritable();
     else if (++op.sent % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
     if (op.abandoned || this.closed) throw new Abandoned();
@@ -478,7 +502,7 @@ export class LdapConnection {
           resolve();
         };
         const timer = setTimeout(() => {
-          this.host.log(`${new Date().toISOString()} ldap conn=${this.id} the client has not read its answers for ${this.host.limits.idleTimeout / 1000} s; closing`);
+          this.host.log(`${timestamp()} ldap conn=${this.id} the client has not read its answers for ${this.host.limits.idleTimeout / 1000} s; closing`);
           this.destroy();
           done();
         }, this.host.limits.idleTimeout);
@@ -492,7 +516,7 @@ export class LdapConnection {
   upgradeToTls(): void {
     if (this.framer.buffered > 0) {
       // RFC 4511 §4.14.1: nothing may follow the request before the handshake
-      this.host.log(`${new Date().toISOString()} ldap conn=${this.id} data after StartTLS before the handshake; closing`);
+      this.host.log(`${timestamp()} ldap conn=${this.id} data after StartTLS before the handshake; closing`);
       this.destroy();
       return;
     }
@@ -511,7 +535,7 @@ export class LdapConnection {
   installLayer(exchange: SaslGssapiServer): void {
     if (exchange.layer <= 1) return;
     if (this.framer.buffered > 0) {
-      this.host.log(`${new Date().toISOString()} ldap conn=${this.id} data after the SASL bind before its layer; closing`);
+      this.host.log(`${timestamp()} ldap conn=${this.id} data after the SASL bind before its layer; closing`);
       this.destroy();
       return;
     }
@@ -522,7 +546,7 @@ export class LdapConnection {
   /** Sends a Notice of Disconnection (RFC 4511 §4.4.1) and closes. */
   disconnect(code: ResultCode, message: string): void {
     if (this.closed) return;
-    this.host.log(`${new Date().toISOString()} ldap conn=${this.id} notice of disconnection ${resultCodeName(code)}(${code}) reason=${JSON.stringify(message)}`);
+    this.host.log(`${timestamp()} ldap conn=${this.id} notice of disconnection ${resultCodeName(code)}(${code}) reason=${JSON.stringify(message)}`);
     const notice = noticeOfDisconnection(code, message);
     this.closing = true;
     for (const op of this.ops.values()) op.abandoned = true;

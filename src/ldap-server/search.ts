@@ -51,6 +51,33 @@ export function withoutSecrets(schema: Schema, f: Filter): Filter {
   }
 }
 
+/**
+ * A bound of the length of formatFilter(f), worked out without writing the
+ * text: escaping turns a value's character into three at most. Only a
+ * filter over the bound is written out to be measured.
+ */
+export function filterTextBound(f: Filter): number {
+  switch (f.kind) {
+    case 'and':
+    case 'or': {
+      let n = 3;
+      for (const i of f.items) n += filterTextBound(i);
+      return n;
+    }
+    case 'not':
+      return 3 + filterTextBound(f.item);
+    case 'present':
+      return f.attr.length + 4;
+    case 'sub': {
+      let n = f.attr.length + 4 + 3 * ((f.initial?.length ?? 0) + (f.final?.length ?? 0));
+      for (const a of f.any) n += 3 * a.length + 1;
+      return n;
+    }
+    default:
+      return f.attr.length + (f.kind === 'eq' ? 3 : 4) + 3 * f.value.length;
+  }
+}
+
 interface Part {
   base: string;
   scope: Scope;
@@ -84,9 +111,13 @@ function done(resultCode: ResultCode, diagnosticMessage = ''): OpResult['respons
   return { op: 'searchResDone', resultCode, matchedDN: '', diagnosticMessage };
 }
 
+/** The lower of two limits, 0 meaning none. */
+function lower(a: number, b: number): number {
+  return a === 0 ? b : b === 0 ? a : Math.min(a, b);
+}
+
 /** The limits of this search: the lower of the client's and the server's (0 means none on either side). */
 function limits(ctx: ServiceContext, req: SearchRequest): { size: number; deadline: number } {
-  const lower = (a: number, b: number) => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
   const size = lower(req.sizeLimit, ctx.sizeLimit);
   const seconds = lower(req.timeLimit, ctx.timeLimit);
   return { size: size === 0 ? Infinity : size, deadline: seconds === 0 ? Infinity : performance.now() + seconds * 1000 };
@@ -124,27 +155,59 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   if (parts[0]?.base !== base && !(await ctx.dir.get(base, ['1.1']))) throw refuse('noSuchObject', 'no such entry');
   // the decoded filter goes to the directory as it is, not as text to be parsed again; its text form keeps the directory's bound
   const filter = withoutSecrets(ctx.dir.schema, req.filter);
-  if (formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
+  if (filterTextBound(filter) > MAX_FILTER_LENGTH && formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
   const sel = selection(ctx.dir.schema, req.attributes);
-  const entryOf = (e: Entry): SearchResultEntry => ({ op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(ctx.dir.schema, e.attrs, sel, req.typesOnly) });
+  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0 };
 
-  if (paged) return pagedSearch(ctx, conn, op, req, { parts, filter, base, scope: effectiveScope, sel, entryOf, size: paged.size, cookie: paged.cookie });
+  if (paged) return pagedSearch(req, out, { parts, filter, base, scope: effectiveScope, size: paged.size, cookie: paged.cookie });
 
   const { size, deadline } = limits(ctx, req);
-  let sent = 0;
-  const limit = await runParts(ctx, op, parts, filter, size, deadline, async (e) => {
-    await conn.send(op, entryOf(e));
-    sent++;
-  });
-  return { response: done(limitCode(limit)), note: `base=${JSON.stringify(base)} scope=${effectiveScope} entries=${sent}` };
+  const limit = await runParts(out, parts, filter, size, deadline);
+  return { response: done(limitCode(limit)), note: `base=${JSON.stringify(base)} scope=${effectiveScope} entries=${out.sent}` };
+}
+
+/** Where a search's entries go, and what of them: one per search. */
+interface Output {
+  ctx: ServiceContext;
+  conn: LdapConnection;
+  op: Operation;
+  sel: Selection;
+  typesOnly: boolean;
+  /** the attributes to ask the directory for (undefined: all) */
+  attrs: string[] | undefined;
+  /** entries sent so far */
+  sent: number;
 }
 
 /**
- * Runs the parts in order until the size limit or the deadline, handing
- * each entry to `each`; returns the limit that cut the result short, if
- * any. `dnsOnly` asks the directory for no attributes.
+ * The attributes the directory has to hand over for a selection: all of
+ * them when every user attribute is wanted, else the named ones (the
+ * schema's spelling) and the operational ones when asked for, so that it
+ * does not copy the rest of each entry only for selectFromEntry to drop.
  */
-async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filter: Filter, size: number, deadline: number, each: (e: Entry) => Promise<void>, dnsOnly = false): Promise<'size' | 'time' | undefined> {
+export function directoryAttributes(sel: Selection): string[] | undefined {
+  if (sel.allUser) return undefined;
+  const names = [...sel.canonical];
+  if (sel.allOperational) names.push('+');
+  return names.length > 0 ? names : ['1.1'];
+}
+
+/** Sends one entry as the selection shapes it. */
+async function sendEntry(out: Output, e: Entry): Promise<void> {
+  const entry: SearchResultEntry = { op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(out.ctx.dir.schema, e.attrs, out.sel, out.typesOnly) };
+  await out.conn.send(out.op, entry);
+  out.sent++;
+}
+
+/**
+ * Runs the parts in order until the size limit or the deadline, sending
+ * each entry found, or with `dns` keeping only their DNs there (the
+ * directory is then asked for no attributes); returns the limit that cut
+ * the result short, if any.
+ */
+async function runParts(out: Output, parts: Part[], filter: Filter, size: number, deadline: number, dns?: string[]): Promise<'size' | 'time' | undefined> {
+  const { ctx, op } = out;
+  const attrs = dns ? ['1.1'] : out.attrs;
   let remaining = size;
   for (const part of parts) {
     if (op.abandoned) throw new Abandoned();
@@ -159,7 +222,7 @@ async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filte
         filter,
         sizeLimit: Number.isFinite(wanted) ? wanted : 0,
         timeLimit: Number.isFinite(left) ? left / 1000 : 0,
-        ...(dnsOnly || remaining === 0 ? { attrs: ['1.1'] } : {}),
+        ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
       });
     } catch (e) {
       // a container above or beside the base that this realm lacks holds nothing
@@ -171,7 +234,8 @@ async function runParts(ctx: ServiceContext, op: Operation, parts: Part[], filte
       if (res.entries.length > 0) return 'size';
       continue;
     }
-    for (const e of res.entries) await each(e);
+    if (dns) for (const e of res.entries) dns.push(e.dn);
+    else for (const e of res.entries) await sendEntry(out, e);
     remaining -= res.entries.length;
     if (res.truncated) return res.limit ?? 'size';
   }
@@ -183,13 +247,12 @@ interface PagedArgs {
   filter: Filter;
   base: string;
   scope: Scope;
-  sel: Selection;
-  entryOf: (e: Entry) => SearchResultEntry;
   size: number;
   cookie: Buffer;
 }
 
-async function pagedSearch(ctx: ServiceContext, conn: LdapConnection, op: Operation, req: SearchRequest, a: PagedArgs): Promise<OpResult> {
+async function pagedSearch(req: SearchRequest, out: Output, a: PagedArgs): Promise<OpResult> {
+  const { ctx, conn } = out;
   const key = JSON.stringify([conn.principal?.dn ?? '', normalizeDn(a.base), a.scope, a.filter, req.attributes, req.typesOnly]);
   const end = (code: ResultCode, total: number, note: string): OpResult => ({ response: done(code), controls: [pagedResultsControl({ size: total, cookie: Buffer.alloc(0) })], note });
   let dns: string[];
@@ -207,13 +270,13 @@ async function pagedSearch(ctx: ServiceContext, conn: LdapConnection, op: Operat
     if (a.size === 0) return end(ResultCode.success, 0, 'paged=empty');
     const { size, deadline } = limits(ctx, req);
     dns = [];
-    limit = await runParts(ctx, op, a.parts, a.filter, size, deadline, async (e) => void dns.push(e.dn), true);
+    limit = await runParts(out, a.parts, a.filter, size, deadline, dns);
     total = dns.length;
   }
   const page = dns.splice(0, a.size);
   for (const dn of page) {
-    const e = await ctx.dir.get(dn);
-    if (e) await conn.send(op, a.entryOf(e));
+    const e = await ctx.dir.get(dn, out.attrs);
+    if (e) await sendEntry(out, e);
   }
   const note = `base=${JSON.stringify(a.base)} scope=${a.scope} paged entries=${page.length} left=${dns.length}`;
   if (dns.length === 0) return end(limitCode(limit), total, note);

@@ -1,7 +1,9 @@
 /**
  * The response operations of RFC 4511 (§4.1.9, §4.2.2, §4.5.2, §4.5.3,
  * §4.6 to §4.13, docs/ldap.md): their types, the encoder of each
- * protocolOp (the server's side) and a decoder (for tests and clients).
+ * protocolOp (the server's side), a one-pass writer of the whole message
+ * for the ones every search sends (entries, bare results), and a decoder
+ * (for tests and clients).
  * Every result carries resultCode, matchedDN, diagnosticMessage and, for
  * the referral code, the referral URIs.
  */
@@ -116,6 +118,137 @@ export function encodeResponseOp(res: LdapResponse): Ber {
     default:
       return constructed(ID[res.op], resultParts(res));
   }
+}
+
+// ---- the common responses written directly ----------------------------------------------
+
+/** Octets of a definite length in its shortest form (as the TLV writer writes it). */
+function lengthSize(len: number): number {
+  return len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
+}
+
+/** Octets of a non-negative INTEGER's shortest two's complement (values up to maxInt). */
+function intSize(v: number): number {
+  return v < 0x80 ? 1 : v < 0x8000 ? 2 : v < 0x800000 ? 3 : 4;
+}
+
+/** A whole TLV around `len` octets of content. */
+const tlvSize = (len: number): number => 1 + lengthSize(len) + len;
+
+function putHeader(out: Buffer, off: number, id: number, len: number): number {
+  out[off++] = id;
+  const lb = lengthSize(len);
+  if (lb === 1) {
+    out[off++] = len;
+    return off;
+  }
+  out[off++] = 0x80 | (lb - 1);
+  for (let i = lb - 2; i >= 0; i--) out[off++] = (len >>> (8 * i)) & 0xff;
+  return off;
+}
+
+function putInt(out: Buffer, off: number, id: number, v: number): number {
+  const n = intSize(v);
+  out[off++] = id;
+  out[off++] = n;
+  for (let i = n - 1; i >= 0; i--) out[off++] = (v >>> (8 * i)) & 0xff;
+  return off;
+}
+
+function putString(out: Buffer, off: number, id: number, v: string | Buffer, len: number): number {
+  off = putHeader(out, off, id, len);
+  if (typeof v !== 'string') return off + v.copy(out, off);
+  // short ASCII text (names, numbers, most DNs) byte by byte: cheaper than a call into the UTF-8 writer
+  if (len === v.length && len <= SHORT) {
+    for (let i = 0; i < len; i++) out[off + i] = v.charCodeAt(i);
+    return off + len;
+  }
+  return off + out.write(v, off, len, 'utf8');
+}
+
+/** strings up to this length are measured and written in JavaScript when they are ASCII */
+const SHORT = 128;
+
+/** UTF-8 octets of a string (short ASCII ones counted here) or of a Buffer. */
+function byteLength(v: string | Buffer): number {
+  if (typeof v !== 'string') return v.length;
+  const n = v.length;
+  if (n > SHORT) return Buffer.byteLength(v, 'utf8');
+  for (let i = 0; i < n; i++) if (v.charCodeAt(i) >= 0x80) return Buffer.byteLength(v, 'utf8');
+  return n;
+}
+
+/**
+ * The whole LDAPMessage of a SearchResultEntry or of a bare LDAPResult
+ * without referral (searchResDone and the like), without controls, written
+ * in one pass from the lengths of its strings: the same octets as the tree
+ * the general encoder builds (encodeResponseOp, then the envelope), without
+ * a node per field. These are the messages every search sends. Undefined
+ * for anything else. `messageId` is already checked.
+ */
+export function encodeCommonResponse(messageId: number, res: LdapResponse): Buffer | undefined {
+  if (res.op === 'searchResEntry') return encodeEntry(messageId, res);
+  if (res.op === 'searchResDone' || res.op === 'compareResponse' || res.op === 'modifyResponse' || res.op === 'addResponse' || res.op === 'delResponse' || res.op === 'modDNResponse') {
+    if (res.referral !== undefined) return undefined;
+    if (!Number.isSafeInteger(res.resultCode) || res.resultCode < 0 || res.resultCode > MAX_INT) throw new LdapEncodeError(`result code ${res.resultCode} out of range`);
+    const dnLen = byteLength(res.matchedDN);
+    const msgLen = byteLength(res.diagnosticMessage);
+    const opLen = 2 + intSize(res.resultCode) + tlvSize(dnLen) + tlvSize(msgLen);
+    const envLen = 2 + intSize(messageId) + tlvSize(opLen);
+    const out = Buffer.allocUnsafe(tlvSize(envLen));
+    let off = putHeader(out, 0, Tag.sequence, envLen);
+    off = putInt(out, off, Tag.integer, messageId);
+    off = putHeader(out, off, ID[res.op], opLen);
+    off = putInt(out, off, Tag.enumerated, res.resultCode);
+    off = putString(out, off, Tag.octetString, res.matchedDN, dnLen);
+    putString(out, off, Tag.octetString, res.diagnosticMessage, msgLen);
+    return out;
+  }
+  return undefined;
+}
+
+/** Lengths worked out for one entry and written from: reused, the service encodes one entry at a time. */
+let scratch: number[] = [];
+
+function encodeEntry(messageId: number, res: SearchResultEntry): Buffer {
+  // scratch: per attribute its type's length, its SET's content length, then each value's length
+  const lens = scratch;
+  let n = 0;
+  let attrsLen = 0;
+  for (const a of res.attributes) {
+    const typeLen = byteLength(a.type);
+    const at = n;
+    lens[n++] = typeLen;
+    n++;
+    let setLen = 0;
+    for (const v of a.values) {
+      const len = byteLength(v);
+      lens[n++] = len;
+      setLen += tlvSize(len);
+    }
+    lens[at + 1] = setLen;
+    attrsLen += tlvSize(tlvSize(typeLen) + tlvSize(setLen));
+  }
+  const dnLen = byteLength(res.objectName);
+  const opLen = tlvSize(dnLen) + tlvSize(attrsLen);
+  const msgLen = 2 + intSize(messageId) + tlvSize(opLen);
+  const out = Buffer.allocUnsafe(tlvSize(msgLen));
+  let off = putHeader(out, 0, Tag.sequence, msgLen);
+  off = putInt(out, off, Tag.integer, messageId);
+  off = putHeader(out, off, ID.searchResEntry, opLen);
+  off = putString(out, off, Tag.octetString, res.objectName, dnLen);
+  off = putHeader(out, off, Tag.sequence, attrsLen);
+  n = 0;
+  for (const a of res.attributes) {
+    const typeLen = lens[n++]!;
+    const setLen = lens[n++]!;
+    off = putHeader(out, off, Tag.sequence, tlvSize(typeLen) + tlvSize(setLen));
+    off = putString(out, off, Tag.octetString, a.type, typeLen);
+    off = putHeader(out, off, Tag.set, setLen);
+    for (const v of a.values) off = putString(out, off, Tag.octetString, v, lens[n++]!);
+  }
+  if (lens.length > 4096) scratch = [];
+  return out;
 }
 
 // ---- decoding (client side) ------------------------------------------------------------

@@ -13,7 +13,7 @@ import { BerReader, LdapDecodeError, LdapEncodeError, Tag, describeTag, encodeBe
 import { MAX_INT, ProtocolOp, type ProtocolOpName } from './codes.js';
 import { CONTROLS_ID, decodeControls, encodeControls, type Control } from './controls.js';
 import { REQUEST_ID, decodeRequestOp, encodeRequestOp, type LdapRequest, type RequestDecodeOptions } from './protocol-requests.js';
-import { RESPONSE_ID, decodeResponseOp, encodeResponseOp, type LdapResponse } from './protocol-responses.js';
+import { RESPONSE_ID, decodeResponseOp, encodeCommonResponse, encodeResponseOp, type LdapResponse } from './protocol-responses.js';
 
 export interface LdapMessage<Op> {
   /** 1..maxInt for requests and their responses; 0 only for unsolicited notifications */
@@ -67,6 +67,10 @@ export function decodeResponse(pdu: Uint8Array): LdapMessage<LdapResponse<number
 /** The bytes of one LDAPMessage, request or response. */
 export function encodeMessage(m: OutgoingMessage): Buffer {
   if (!Number.isSafeInteger(m.messageId) || m.messageId < 0 || m.messageId > MAX_INT) throw new LdapEncodeError(`messageID ${m.messageId} out of range`);
+  if (!m.controls || m.controls.length === 0) {
+    const direct = m.protocolOp.op in RESPONSE_ID ? encodeCommonResponse(m.messageId, m.protocolOp as LdapResponse) : undefined;
+    if (direct) return direct;
+  }
   const op = m.protocolOp.op in REQUEST_ID ? encodeRequestOp(m.protocolOp as LdapRequest) : encodeResponseOp(m.protocolOp as LdapResponse);
   return encodeBer(sequence(integer(Tag.integer, m.messageId), op, encodeControls(m.controls)));
 }

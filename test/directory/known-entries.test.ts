@@ -141,6 +141,30 @@ describe('SQLite store: entries read before a write', () => {
     assert.deepEqual(await cnsWhere('(&(sn=Fay)(pin=*))'), ['fay']);
   });
 
+  it('a write between reads of one event-loop turn is committed at once and seen by the reads after it', async () => {
+    // the reads of one turn share a read transaction (sqlite.ts, readTx); a write must not join it
+    await add('ivy', 'Turn1');
+    const other = new Database(join(tmp, 'db'), { readonly: true });
+    try {
+      const committedSn = () => JSON.parse((other.prepare('SELECT attrs FROM entries WHERE ndn = ?').pluck().get(`cn=ivy,${people}`) as string) ?? '{}').sn;
+      await new Promise((resolve) => setImmediate(resolve));
+      // not known yet: read from SQLite, which opens the turn's read transaction
+      assert.deepEqual(await cnsWhere('(sn=Turn1)'), ['ivy']);
+      await dir.modify(dn('ivy'), [{ op: 'replace', attr: 'sn', values: ['Turn2'] }]);
+      // still the same turn (no check phase has passed): another connection sees the commit
+      assert.deepEqual(committedSn(), ['Turn2']);
+      assert.deepEqual(await cnsWhere('(sn=Turn2)'), ['ivy']);
+      assert.deepEqual(await cnsWhere('(sn=Turn1)'), []);
+      assert.deepEqual((await dir.get(dn('ivy')))?.attrs.sn, ['Turn2']);
+      // and a read transaction left open would keep a later turn's write from being seen by the other connection: it is not
+      await new Promise((resolve) => setImmediate(resolve));
+      await dir.modify(dn('ivy'), [{ op: 'replace', attr: 'sn', values: ['Turn3'] }]);
+      assert.deepEqual(committedSn(), ['Turn3']);
+    } finally {
+      other.close();
+    }
+  });
+
   it('a size-limited search returns the first matches of an unlimited one', async () => {
     // 60 candidates of the index, every third a match: the chunks read must go past the first
     for (let i = 0; i < 60; i++) await add(`many${String(i).padStart(2, '0')}`, `Many${i}`, i % 3 === 0 ? { mail: [`m${i}@example.test`] } : {});

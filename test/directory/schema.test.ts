@@ -58,6 +58,11 @@ describe('schema definitions', () => {
 describe('syntaxes', () => {
   it('normalises and validates per syntax', () => {
     assert.equal(normalizeValue('string', '  Babs   JENSEN '), 'babs jensen');
+    // the same folding whatever the white space: tabs, line ends, no-break and other Unicode spaces become one space
+    for (const [v, want] of [['Babs Jensen', 'babs jensen'], ['posixGroup', 'posixgroup'], ['a\tb', 'a b'], ['a\u00a0b', 'a b'], ['a\u2003b', 'a b'], ['a \nb', 'a b'], [' a', 'a'], ['a ', 'a'], ['\ta', 'a'], ['a\u3000', 'a'], ['', ''], [' ', ''], ['A  B', 'a b'], ['ÄÖ Ü', 'äö ü']] as const) {
+      assert.equal(normalizeValue('string', v), want, JSON.stringify(v));
+      assert.equal(normalizeValue('string', v), v.trim().replace(/\s+/g, ' ').toLowerCase(), JSON.stringify(v));
+    }
     assert.equal(normalizeValue('exact', ' AbC'), ' AbC');
     assert.equal(normalizeValue('integer', '-007'), '-7');
     assert.throws(() => normalizeValue('integer', ''));

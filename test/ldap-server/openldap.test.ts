@@ -200,6 +200,28 @@ describe('the LDAP service with OpenLDAP clients', () => {
     const typesOnly = await search([...auth, '-A', '-b', dnOf('carol'), '-s', 'base', '(objectClass=*)', 'sn', 'uidNumber']);
     assert.equal(typesOnly.code, 0, typesOnly.stderr);
     assert.equal(typesOnly.stdout.trim(), `dn: ${dnOf('carol')}\nsn:\nuidNumber:`);
+    // names in any spelling the schema knows, with + beside them: those, under their canonical names, and the operational ones
+    const named = await search([...auth, '-b', dnOf('carol'), '-s', 'base', '(objectClass=*)', 'commonName', 'UIDNUMBER', '+']);
+    assert.equal(named.code, 0, named.stderr);
+    const types = [...named.stdout.matchAll(/^(\w+):/gm)].map((m) => m[1]).filter((t) => t !== 'dn');
+    assert.ok(types.includes('cn') && types.includes('uidNumber') && types.includes('entryUUID') && types.includes('modifyTimestamp'), named.stdout);
+    assert.ok(!types.includes('sn') && !types.includes('objectClass') && !types.includes('commonName'), named.stdout);
+  });
+
+  it('a change made through the API is in the next search, by DN and by the changed value', async () => {
+    // the entry and its equality look-up are kept by the store after the first searches; the write must drop them
+    const auth = asUser('bob', 'Bob-pass-1');
+    const mailOf = async () => (await search([...auth, '-b', dnOf('alice'), '-s', 'base', '(objectClass=*)', 'mail'])).stdout;
+    const byMail = async (mail: string) => dns((await search([...auth, '-b', USERS, `(mail=${mail})`, '1.1'])).stdout);
+    assert.doesNotMatch(await mailOf(), /^mail:/m);
+    assert.deepEqual(await byMail('alice@example.test'), []);
+    await admin.call('user_mod', ['alice'], { email: ['alice@example.test'] });
+    assert.match(await mailOf(), /^mail: alice@example.test$/m);
+    assert.deepEqual(await byMail('alice@example.test'), [dnOf('alice')]);
+    await admin.call('user_mod', ['alice'], { email: ['alice2@example.test'] });
+    assert.deepEqual(await byMail('alice@example.test'), []);
+    assert.deepEqual(await byMail('alice2@example.test'), [dnOf('alice')]);
+    assert.match(await mailOf(), /^mail: alice2@example.test$/m);
   });
 
   it('publishes the subschema to authenticated clients', async () => {

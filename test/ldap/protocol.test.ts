@@ -25,7 +25,7 @@ import {
 import { encodeFilter } from '../../src/ldap/filter.js';
 import { decodeRequest, decodeResponse, encodeMessage } from '../../src/ldap/protocol.js';
 import { simpleBind } from '../../src/ldap/protocol-requests.js';
-import { result } from '../../src/ldap/protocol-responses.js';
+import { encodeResponseOp, result, type LdapResponse } from '../../src/ldap/protocol-responses.js';
 import { CAPTURED_BIND, CAPTURED_SEARCH, CAPTURED_SEARCH_REQUEST, REQUESTS, RESPONSES, refused, withLongLengths } from './vectors.js';
 
 const hex = (h: string) => Buffer.from(h.replace(/\s+/g, ''), 'hex');
@@ -51,6 +51,28 @@ describe('round trips', () => {
       assert.deepEqual(decodeResponse(withLongLengths(bytes)), back, 'with 4-octet lengths');
     });
   }
+
+  it('entries and bare results, written directly, are the octets of the general encoder', () => {
+    // protocol-responses.ts writes these messages in one pass; the tree of encodeResponseOp is the reference
+    const general = (messageId: number, op: LdapResponse) => encodeBer(sequence(integer(Tag.integer, messageId), encodeResponseOp(op)));
+    const long = (n: number) => 'x'.repeat(n);
+    const texts = ['', 'a', 'uid=user1,cn=users,cn=accounts,dc=bench,dc=test', 'Ä', 'ü'.repeat(100), '\u{1f600}', '\ud800 lone', long(127), long(128), long(255), long(256), long(70_000), 'é' + long(130)];
+    const ids = [1, 127, 128, 255, 256, 32767, 32768, 8_388_607, 8_388_608, 2_147_483_647];
+    const ops: LdapResponse[] = [];
+    for (const t of texts) {
+      ops.push({ op: 'searchResEntry', objectName: t, attributes: [] });
+      ops.push({ op: 'searchResEntry', objectName: 'cn=x', attributes: [{ type: 'cn', values: [t, Buffer.from(t)] }, { type: t || 'sn', values: [] }] });
+      ops.push({ op: 'searchResDone', resultCode: ResultCode.success, matchedDN: t, diagnosticMessage: t });
+    }
+    ops.push({ op: 'searchResEntry', objectName: 'cn=many', attributes: Array.from({ length: 300 }, (_, i) => ({ type: `a${i}`, values: Array.from({ length: i % 5 }, (_, j) => `v${j}`.repeat(i)) })) });
+    for (const code of [ResultCode.sizeLimitExceeded, 127, 128, 32768, 2_147_483_647] as ResultCode[]) ops.push({ op: 'searchResDone', resultCode: code, matchedDN: '', diagnosticMessage: 'm' });
+    for (const op of ['compareResponse', 'modifyResponse', 'addResponse', 'delResponse', 'modDNResponse'] as const) ops.push({ op, resultCode: ResultCode.compareTrue, matchedDN: 'dc=x', diagnosticMessage: '' });
+    for (const messageId of ids) for (const op of ops) assert.deepEqual(encodeMessage({ messageId, protocolOp: op }), general(messageId, op), `${op.op} #${messageId}`);
+    // what is not written directly still is written: a referral, controls
+    const referral: LdapResponse = { op: 'searchResDone', resultCode: ResultCode.referral, matchedDN: '', diagnosticMessage: '', referral: ['ldap://x/'] };
+    assert.deepEqual(encodeMessage({ messageId: 3, protocolOp: referral }), general(3, referral));
+    assert.throws(() => encodeMessage({ messageId: 3, protocolOp: { op: 'searchResDone', resultCode: -1 as ResultCode, matchedDN: '', diagnosticMessage: '' } }), LdapEncodeError);
+  });
 
   it('string values of an entry are written as UTF-8, read back as bytes', () => {
     const bytes = encodeMessage({ messageId: 4, protocolOp: { op: 'searchResEntry', objectName: 'cn=Ä', attributes: [{ type: 'cn', values: ['Ä', Buffer.from([0xc3, 0x84])] }] } });
