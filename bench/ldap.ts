@@ -33,8 +33,9 @@
  * every operation (-d stats) to a file, as dirid logs one line per
  * operation (--slapd-log 0: no log).
  * dirid: a realm made and loaded through the directory batch API in a child
- * process (bench/support/dirid-ldap-server.ts), serving LDAP on free ports;
- * or, with --dirid-url, a service already running on that data (made with
+ * process (bench/support/dirid-ldap-server.ts), then served on free ports by
+ * the built server (`bin/dirid-server.js start`, as installed: `npm run
+ * build` first), not by the TypeScript source through tsx; or, with --dirid-url, a service already running on that data (made with
  * --prepare-dirid DIR and the same sizes, then `dirid-server start
  * --data-dir DIR --ldaps-port P`), which is then neither started nor
  * pinned. When the server of this tree has no LDAP service and no URL is
@@ -80,8 +81,8 @@
  * --workloads runs only the named ones. BENCH_SERVER_ARGS in the environment adds Node
  * options to dirid's server process (e.g. "--cpu-prof --cpu-prof-dir=DIR" for a profile).
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -168,6 +169,45 @@ function forkDirid(job: DiridJob, logPath: string): { child: ChildProcess; repor
   return { child, report };
 }
 
+/**
+ * dirid as it is installed: the realm made and loaded by the child above
+ * (run from source, with serve false), then served by bin/dirid-server.js,
+ * the server `npm run build` makes, in a process of its own. Serving from
+ * the TypeScript source through tsx would measure tsx's transform too (it
+ * adds a helper call to every named function). `holder.child` is the
+ * process of the moment, loader then server, for clean-up and pinning.
+ */
+function loadAndServeDirid(job: DiridJob, logPath: string): { holder: { child: ChildProcess }; report: Promise<DiridReport> } {
+  const loader = forkDirid({ ...job, serve: false }, logPath);
+  const holder = { child: loader.child };
+  const report = (async (): Promise<DiridReport> => {
+    const r = await loader.report;
+    await stopChild(loader.child);
+    if (r.type !== 'prepared') return r;
+    const args = [...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean), new URL('../bin/dirid-server.js', import.meta.url).pathname, 'start', '--data-dir', job.dataDir, '--listen', '127.0.0.1'];
+    for (const port of ['--https-port', '--http-port', '--kdc-port', '--kpasswd-port', '--ldap-port', '--ldaps-port']) args.push(port, '0');
+    const server = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    holder.child = server;
+    const log = createWriteStream(logPath, { flags: 'a' });
+    let seen = '';
+    let found = false;
+    return new Promise<DiridReport>((resolve) => {
+      server.stdout!.on('data', (d: Buffer) => {
+        log.write(d);
+        if (found) return;
+        seen += d.toString();
+        const m = /LDAP listening on ldap:\/\/127\.0\.0\.1:(\d+)\/ \(StartTLS\) and ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(seen);
+        if (m) {
+          found = true;
+          resolve({ type: 'ready', ldapPort: Number(m[1]), ldapsPort: Number(m[2]), loadSeconds: r.loadSeconds });
+        }
+      });
+      server.once('exit', (code) => resolve({ type: 'error', message: `dirid-server exited with code ${code} before listening` }));
+    });
+  })();
+  return { holder, report };
+}
+
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = once(child, 'exit');
@@ -215,12 +255,12 @@ try {
   const cert = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
 
   // both loads at once: slapadd here, dirid's batches in its child
-  let dirid: { child: ChildProcess; report: Promise<DiridReport> } | undefined;
+  let dirid: { holder: { child: ChildProcess }; report: Promise<DiridReport> } | undefined;
   let diridUrl = values['dirid-url'];
   if (ONLY !== 'slapd' && !diridUrl) {
-    dirid = forkDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}) }, join(tmp, 'server.log'));
-    const child = dirid.child;
-    cleanups.push(() => stopChild(child));
+    dirid = loadAndServeDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}) }, join(tmp, 'server.log'));
+    const holder = dirid.holder;
+    cleanups.push(() => stopChild(holder.child));
   }
   // one slapd per hash, loaded at once
   const slapds: Array<{ hash: 'ssha' | 'argon2'; opts: SlapdOptions; load: Promise<number> }> = [];
@@ -238,18 +278,18 @@ try {
     const r = await dirid.report;
     if (r.type === 'ready') {
       diridUrl = `ldaps://127.0.0.1:${r.ldapsPort}`;
-      pin(dirid.child.pid!, 0);
+      pin(dirid.holder.child.pid!, 0);
       notes.push(`dirid loaded in ${r.loadSeconds.toFixed(1)} s`);
     } else {
       const why = r.type === 'no-ldap' ? "this tree's server has no LDAP service (its RunningServer has no ldapsPort)" : `its server failed: ${r.type === 'error' ? r.message : r.type}`;
       console.log(`dirid: skipped, ${why}; pass --dirid-url ldaps://HOST:PORT to measure a running one`);
-      await stopChild(dirid.child);
+      await stopChild(dirid.holder.child);
       dirid = undefined;
       diridUrl = undefined;
     }
   }
   const ALL = new Set(['search', 'bind'] as const);
-  const diridPid = dirid?.child.pid ?? (values['dirid-pid'] === undefined ? undefined : Number(values['dirid-pid']));
+  const diridPid = dirid?.holder.child.pid ?? (values['dirid-pid'] === undefined ? undefined : Number(values['dirid-pid']));
   if (values['dirid-pid'] !== undefined && !dirid) pin(diridPid!, 0);
   if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: diridPid, kinds: ALL, search: [], binders: [] });
   for (const [i, x] of slapds.entries()) {
