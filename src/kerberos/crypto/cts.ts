@@ -184,7 +184,9 @@ export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV
  */
 export function aesChain(key: Buffer, first: Buffer, blocks: number, once = false): Buffer {
   checkKey(key);
-  const input = Buffer.alloc(blocks * BLOCK);
+  // from Node's pool, not Buffer.alloc: a small Buffer.alloc lives in the JavaScript heap until something takes a view
+  // of it (the caller's subarray), which moves it to native memory of its own for the scavenger to sweep
+  const input = Buffer.allocUnsafe(blocks * BLOCK).fill(0, BLOCK);
   first.copy(input, 0, 0, BLOCK);
   return cbcEncrypt(key, input, ZERO_IV, once);
 }
