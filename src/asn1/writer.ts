@@ -8,7 +8,9 @@
  * Each encoder adds its own tag rules and checks on top; the content forms
  * here are the ones they share: constructed parts, raw bytes, latin1 and
  * UTF-8 text, two's-complement integers, GeneralizedTime to the second and a
- * 32-bit BIT STRING flags word.
+ * 32-bit BIT STRING flags word. Its length and header rules are exported
+ * for the one writer that skips the tree (the LDAP messages every search
+ * sends, ldap/protocol-responses.ts), so both write the same octets.
  */
 
 export class TlvWriteError extends Error {
@@ -31,8 +33,29 @@ const TIME = 5;
 const FLAGS = 6;
 type Body = typeof PARTS | typeof ONE | typeof LATIN1 | typeof UTF8 | typeof INT | typeof TIME | typeof FLAGS;
 
-function lengthOctets(len: number): number {
+/** Octets of a definite length (up to 4 GiB - 1) in its shortest form. */
+export function lengthOctets(len: number): number {
   return len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
+}
+
+/** Writes an identifier octet and a shortest definite length at `off`; returns the offset after them. */
+export function writeHeader(out: Buffer, off: number, id: number, len: number): number {
+  out[off++] = id;
+  const lb = lengthOctets(len);
+  if (lb === 1) {
+    out[off++] = len;
+    return off;
+  }
+  out[off++] = 0x80 | (lb - 1);
+  for (let i = lb - 2; i >= 0; i--) out[off++] = (len >>> (8 * i)) & 0xff;
+  return off;
+}
+
+/** Octets of the shortest two's complement of a safe integer `v`. */
+export function integerOctets(v: number): number {
+  let n = 1;
+  for (let lo = -128, hi = 127; v < lo || v > hi; n++, lo *= 256, hi = hi * 256 + 255);
+  return n;
 }
 
 /** One TLV not yet written out; `size` is its whole encoded length. */
@@ -53,14 +76,8 @@ export class Tlv {
 
   /** Writes the TLV at `off`; returns the offset after it. */
   write(out: Buffer, off: number): number {
-    out[off++] = this.id;
     const len = this.clen;
-    const lb = lengthOctets(len);
-    if (lb === 1) out[off++] = len;
-    else {
-      out[off++] = 0x80 | (lb - 1);
-      for (let i = lb - 2; i >= 0; i--) out[off++] = Math.floor(len / 2 ** (8 * i)) & 0xff;
-    }
+    off = writeHeader(out, off, this.id, len);
     switch (this.body) {
       case PARTS:
         for (const p of this.payload as readonly (TlvPart | undefined)[]) if (p !== undefined) off = writePart(p, out, off);
@@ -123,9 +140,7 @@ export class Tlv {
   /** An INTEGER or ENUMERATED (by `id`) in the fewest octets whose two's complement holds `v`. */
   static integer(id: number, v: number): Tlv {
     if (!Number.isSafeInteger(v)) throw new TlvWriteError(`integer ${v} out of range`);
-    let n = 1;
-    for (let lo = -128, hi = 127; v < lo || v > hi; n++, lo *= 256, hi = hi * 256 + 255);
-    return new Tlv(id, INT, null, v, n);
+    return new Tlv(id, INT, null, v, integerOctets(v));
   }
 
   /** A GeneralizedTime YYYYMMDDHHMMSSZ of `ms` (milliseconds dropped). */

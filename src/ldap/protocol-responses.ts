@@ -9,6 +9,7 @@
  */
 import { Ber, BerReader, LdapDecodeError, LdapEncodeError, Tag, application, constructed, context, integer, octetString, optionalOctets, readOid, sequence, writeOid } from './ber.js';
 import { MAX_INT, ProtocolOp, type ResultCode } from './codes.js';
+import { integerOctets, lengthOctets, writeHeader } from '../asn1/writer.js';
 
 /** The LDAPResult components; decoders yield `number` codes (a peer may send codes we do not know). */
 export interface LdapResult<C extends number = ResultCode> {
@@ -122,33 +123,12 @@ export function encodeResponseOp(res: LdapResponse): Ber {
 
 // ---- the common responses written directly ----------------------------------------------
 
-/** Octets of a definite length in its shortest form (as the TLV writer writes it). */
-function lengthSize(len: number): number {
-  return len < 0x80 ? 1 : len < 0x100 ? 2 : len < 0x10000 ? 3 : len < 0x1000000 ? 4 : 5;
-}
-
-/** Octets of a non-negative INTEGER's shortest two's complement (values up to maxInt). */
-function intSize(v: number): number {
-  return v < 0x80 ? 1 : v < 0x8000 ? 2 : v < 0x800000 ? 3 : 4;
-}
-
 /** A whole TLV around `len` octets of content. */
-const tlvSize = (len: number): number => 1 + lengthSize(len) + len;
+const wrapped = (len: number): number => 1 + lengthOctets(len) + len;
 
-function putHeader(out: Buffer, off: number, id: number, len: number): number {
-  out[off++] = id;
-  const lb = lengthSize(len);
-  if (lb === 1) {
-    out[off++] = len;
-    return off;
-  }
-  out[off++] = 0x80 | (lb - 1);
-  for (let i = lb - 2; i >= 0; i--) out[off++] = (len >>> (8 * i)) & 0xff;
-  return off;
-}
-
+/** A non-negative INTEGER or ENUMERATED up to maxInt. */
 function putInt(out: Buffer, off: number, id: number, v: number): number {
-  const n = intSize(v);
+  const n = integerOctets(v);
   out[off++] = id;
   out[off++] = n;
   for (let i = n - 1; i >= 0; i--) out[off++] = (v >>> (8 * i)) & 0xff;
@@ -156,7 +136,7 @@ function putInt(out: Buffer, off: number, id: number, v: number): number {
 }
 
 function putString(out: Buffer, off: number, id: number, v: string | Buffer, len: number): number {
-  off = putHeader(out, off, id, len);
+  off = writeHeader(out, off, id, len);
   if (typeof v !== 'string') return off + v.copy(out, off);
   // short ASCII text (names, numbers, most DNs) byte by byte: cheaper than a call into the UTF-8 writer
   if (len === v.length && len <= SHORT) {
@@ -193,12 +173,12 @@ export function encodeCommonResponse(messageId: number, res: LdapResponse): Buff
     if (!Number.isSafeInteger(res.resultCode) || res.resultCode < 0 || res.resultCode > MAX_INT) throw new LdapEncodeError(`result code ${res.resultCode} out of range`);
     const dnLen = byteLength(res.matchedDN);
     const msgLen = byteLength(res.diagnosticMessage);
-    const opLen = 2 + intSize(res.resultCode) + tlvSize(dnLen) + tlvSize(msgLen);
-    const envLen = 2 + intSize(messageId) + tlvSize(opLen);
-    const out = Buffer.allocUnsafe(tlvSize(envLen));
-    let off = putHeader(out, 0, Tag.sequence, envLen);
+    const opLen = 2 + integerOctets(res.resultCode) + wrapped(dnLen) + wrapped(msgLen);
+    const envLen = 2 + integerOctets(messageId) + wrapped(opLen);
+    const out = Buffer.allocUnsafe(wrapped(envLen));
+    let off = writeHeader(out, 0, Tag.sequence, envLen);
     off = putInt(out, off, Tag.integer, messageId);
-    off = putHeader(out, off, ID[res.op], opLen);
+    off = writeHeader(out, off, ID[res.op], opLen);
     off = putInt(out, off, Tag.enumerated, res.resultCode);
     off = putString(out, off, Tag.octetString, res.matchedDN, dnLen);
     putString(out, off, Tag.octetString, res.diagnosticMessage, msgLen);
@@ -224,27 +204,27 @@ function encodeEntry(messageId: number, res: SearchResultEntry): Buffer {
     for (const v of a.values) {
       const len = byteLength(v);
       lens[n++] = len;
-      setLen += tlvSize(len);
+      setLen += wrapped(len);
     }
     lens[at + 1] = setLen;
-    attrsLen += tlvSize(tlvSize(typeLen) + tlvSize(setLen));
+    attrsLen += wrapped(wrapped(typeLen) + wrapped(setLen));
   }
   const dnLen = byteLength(res.objectName);
-  const opLen = tlvSize(dnLen) + tlvSize(attrsLen);
-  const msgLen = 2 + intSize(messageId) + tlvSize(opLen);
-  const out = Buffer.allocUnsafe(tlvSize(msgLen));
-  let off = putHeader(out, 0, Tag.sequence, msgLen);
+  const opLen = wrapped(dnLen) + wrapped(attrsLen);
+  const msgLen = 2 + integerOctets(messageId) + wrapped(opLen);
+  const out = Buffer.allocUnsafe(wrapped(msgLen));
+  let off = writeHeader(out, 0, Tag.sequence, msgLen);
   off = putInt(out, off, Tag.integer, messageId);
-  off = putHeader(out, off, ID.searchResEntry, opLen);
+  off = writeHeader(out, off, ID.searchResEntry, opLen);
   off = putString(out, off, Tag.octetString, res.objectName, dnLen);
-  off = putHeader(out, off, Tag.sequence, attrsLen);
+  off = writeHeader(out, off, Tag.sequence, attrsLen);
   n = 0;
   for (const a of res.attributes) {
     const typeLen = lens[n++]!;
     const setLen = lens[n++]!;
-    off = putHeader(out, off, Tag.sequence, tlvSize(typeLen) + tlvSize(setLen));
+    off = writeHeader(out, off, Tag.sequence, wrapped(typeLen) + wrapped(setLen));
     off = putString(out, off, Tag.octetString, a.type, typeLen);
-    off = putHeader(out, off, Tag.set, setLen);
+    off = writeHeader(out, off, Tag.set, setLen);
     for (const v of a.values) off = putString(out, off, Tag.octetString, v, lens[n++]!);
   }
   if (lens.length > 4096) scratch = [];
