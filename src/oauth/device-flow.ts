@@ -102,18 +102,26 @@ export async function processDeviceAuthorization(cfg: IdpConfig, as: oauth.Autho
  */
 async function withVerificationUri(response: Response): Promise<Response> {
   if (response.status !== 200) return response;
+  const { text, object: o, again } = await readJsonObject(response);
+  if (!o || o.verification_uri !== undefined || typeof o.verification_url !== 'string') return again(text);
+  return again(JSON.stringify({ ...o, verification_uri: o.verification_url }));
+}
+
+/**
+ * A read answer's text, the JSON object it holds (undefined when it holds
+ * anything else), and `again`, which makes an answer of the same status and
+ * headers with another body for the reader that comes next.
+ */
+async function readJsonObject(response: Response): Promise<{ text: string; object: Record<string, unknown> | undefined; again: (body: string) => Response }> {
   const text = await response.text();
   const again = (body: string) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return again(text);
+    return { text, object: undefined, again };
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return again(text);
-  const o = body as Record<string, unknown>;
-  if (o.verification_uri !== undefined || typeof o.verification_url !== 'string') return again(text);
-  return again(JSON.stringify({ ...o, verification_uri: o.verification_url }));
+  return { text, object: body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined, again };
 }
 
 function assertHttpsVerification(uri: string): void {
@@ -235,16 +243,9 @@ function errorAnswer(answer: HttpAnswer, oidc: boolean): { error: string; descri
  */
 async function withoutIdToken(response: Response): Promise<{ rest: Response; idToken?: string }> {
   if (response.status !== 200) return { rest: response };
-  const text = await response.text();
-  const again = (body: string) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { rest: again(text) };
-  }
-  if (!body || typeof body !== 'object' || Array.isArray(body) || !('id_token' in body)) return { rest: again(text) };
-  const { id_token: idToken, ...rest } = body as Record<string, unknown>;
+  const { text, object, again } = await readJsonObject(response);
+  if (!object || !('id_token' in object)) return { rest: again(text) };
+  const { id_token: idToken, ...rest } = object;
   if (typeof idToken !== 'string') throw new OAuthError('idp_bad_response', 'token endpoint answered an id_token that is not a string');
   return { rest: again(JSON.stringify(rest)), idToken };
 }
