@@ -38,20 +38,12 @@ export class SpentDeviceCodes {
 
   constructor(private readonly max = SPENT_DEVICE_CODES_MAX) {}
 
-  has(deviceCode: string, tokenUri: string, now = Date.now()): boolean {
-    return this.hasKey(codeKey(deviceCode, tokenUri), now);
-  }
-
-  hasKey(key: CodeKey, now = Date.now()): boolean {
+  has(key: CodeKey, now = Date.now()): boolean {
     const until = this.codes.get(key);
     return until !== undefined && until > now;
   }
 
-  add(deviceCode: string, tokenUri: string, expiresAt?: number, now = Date.now()): void {
-    this.addKey(codeKey(deviceCode, tokenUri), expiresAt, now);
-  }
-
-  addKey(key: CodeKey, expiresAt?: number, now = Date.now()): void {
+  add(key: CodeKey, expiresAt?: number, now = Date.now()): void {
     for (const [k, until] of this.codes) {
       if (until > now && this.codes.size < this.max) break;
       this.codes.delete(k); // expired, or the oldest when full
@@ -88,20 +80,12 @@ export class DeviceCodePolls {
 
   constructor(private readonly max = DEVICE_CODE_POLLS_MAX) {}
 
-  get(deviceCode: string, tokenUri: string, now = Date.now()): PollRecord | undefined {
-    return this.getKey(codeKey(deviceCode, tokenUri), now);
-  }
-
-  getKey(key: CodeKey, now = Date.now()): PollRecord | undefined {
+  get(key: CodeKey, now = Date.now()): PollRecord | undefined {
     const r = this.records.get(key);
     return r && r.until > now ? r : undefined;
   }
 
-  set(deviceCode: string, tokenUri: string, record: PollRecord, now = Date.now()): void {
-    this.setKey(codeKey(deviceCode, tokenUri), record, now);
-  }
-
-  setKey(key: CodeKey, record: PollRecord, now = Date.now()): void {
+  set(key: CodeKey, record: PollRecord, now = Date.now()): void {
     this.records.delete(key);
     for (const [k, r] of this.records) {
       if (r.until > now && this.records.size < this.max) break;
@@ -110,11 +94,7 @@ export class DeviceCodePolls {
     this.records.set(key, record);
   }
 
-  delete(deviceCode: string, tokenUri: string): void {
-    this.deleteKey(codeKey(deviceCode, tokenUri));
-  }
-
-  deleteKey(key: CodeKey): void {
+  delete(key: CodeKey): void {
     this.records.delete(key);
   }
 

@@ -261,7 +261,7 @@ const POLL_RECORD_DEFAULT_MS = 3600_000;
  */
 export async function devicePolling(cfg: IdpConfig, deviceCode: string, idp: IdpClient): Promise<Readonly<PollRecord> | undefined> {
   const as = await authorizationServer(cfg, idp, ['token']);
-  return idp.polls.get(deviceCode, as.token_endpoint!);
+  return idp.polls.get(codeKey(deviceCode, as.token_endpoint!));
 }
 
 /**
@@ -278,8 +278,8 @@ export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClie
   // one digest of the code for every record this poll reads and writes
   const key = codeKey(deviceCode, as.token_endpoint!);
   const reused = () => new OAuthError('device_code_reused', 'device code already used: it was exchanged for tokens once, a second exchange is refused');
-  if (idp.spentDeviceCodes.hasKey(key)) throw reused();
-  const known = idp.polls.getKey(key);
+  if (idp.spentDeviceCodes.has(key)) throw reused();
+  const known = idp.polls.get(key);
   if (known?.inFlight) {
     const r = await (known.inFlight as Promise<PollResult>);
     if (r.status === 'done') throw reused();
@@ -289,18 +289,18 @@ export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClie
   const sent = Date.now();
   const until = opts.expiresAt ?? sent + POLL_RECORD_DEFAULT_MS;
   const inFlight = withClientKeys(cfg, async (c) => processDeviceToken(c, as, deviceCode, await deviceTokenRequest(c, as, deviceCode, idp.fetch), interval), opts.accepted);
-  idp.polls.setKey(key, { lastPoll: sent, interval, inFlight, until });
+  idp.polls.set(key, { lastPoll: sent, interval, inFlight, until });
   let r: PollResult;
   try {
     r = await inFlight;
   } catch (e) {
-    idp.polls.setKey(key, { lastPoll: sent, interval, until });
+    idp.polls.set(key, { lastPoll: sent, interval, until });
     throw e;
   }
   if (r.status === 'done') {
-    idp.spentDeviceCodes.addKey(key, opts.expiresAt);
-    idp.polls.deleteKey(key);
-  } else idp.polls.setKey(key, { lastPoll: sent, interval: r.status === 'slow_down' ? r.interval : interval, lastStatus: r.status, until });
+    idp.spentDeviceCodes.add(key, opts.expiresAt);
+    idp.polls.delete(key);
+  } else idp.polls.set(key, { lastPoll: sent, interval: r.status === 'slow_down' ? r.interval : interval, lastStatus: r.status, until });
   return r;
 }
 
