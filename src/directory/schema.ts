@@ -153,10 +153,10 @@ export function canonicalTime(value: string): string | undefined {
   return generalizedTime(out);
 }
 
-/** Normalised value for matching and indexes; throws on values the syntax cannot hold. */
 /** White space that trimming or folding would change: at either end, two in a row, or any but a plain space. */
 const SPACE_WORK = /^\s|\s$|\s\s|[^\S ]/;
 
+/** Normalised value for matching and indexes; throws on values the syntax cannot hold. */
 export function normalizeValue(syntax: Syntax, value: string): string {
   switch (syntax) {
     case 'string':
