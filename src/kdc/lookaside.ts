@@ -13,7 +13,7 @@
  * collector pays most for. AnswerOnce puts the cache and the replies
  * still being made in front of a service (the KDC, the password service).
  */
-import crypto from 'node:crypto';
+import { digest } from '../kerberos/crypto/index.js';
 import { DigestIndex } from '../kerberos/digest-index.js';
 
 export const LOOKASIDE_TTL_MS = 30_000;
@@ -23,14 +23,8 @@ const MAX_ENTRIES = 65_536;
 /** A reply larger than this is not kept (only TCP replies can be; TCP clients do not retransmit). */
 const MAX_KEPT_REPLY = 64 * 1024;
 
-/**
- * SHA-256 of a request, one-shot where Node has crypto.hash (20.12 and
- * later; no Hash object per request), taken as a latin1 string and copied
- * into a pooled Buffer: a digest returned as a Buffer is a native
- * allocation of its own, which costs more than the hashing.
- */
-export const requestDigest: (raw: Buffer) => Buffer =
-  typeof crypto.hash === 'function' ? (raw) => Buffer.from(crypto.hash('sha256', raw, 'binary'), 'latin1') : (raw) => crypto.createHash('sha256').update(raw).digest();
+/** SHA-256 of a request (kerberos/crypto/hmac.ts's one-shot digest into a pooled Buffer: no Hash object and no native Buffer per request). */
+export const requestDigest = (raw: Buffer): Buffer => digest('sha256', raw);
 
 export class Lookaside {
   private readonly index: DigestIndex;

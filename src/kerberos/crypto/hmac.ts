@@ -19,6 +19,9 @@ const DIGEST_BYTES: Record<HmacHash, number> = { sha1: 20, sha256: 32, sha384: 4
 /** The digest of `data` as a latin1 string: one character per byte. */
 const digestLatin1 = (alg: HmacHash, data: Buffer): string => hash(alg, data, 'binary');
 
+/** The digest of `data` in a Buffer from Node's pool (not a native allocation of its own, as crypto.hash's Buffer result is). */
+export const digest = (alg: HmacHash, data: Buffer): Buffer => Buffer.from(digestLatin1(alg, data), 'latin1');
+
 /** HMAC-`alg` under `key` of the concatenation of `parts`. */
 export function hmac(alg: HmacHash, key: Buffer, parts: readonly Buffer[]): Buffer {
   const out = Buffer.allocUnsafe(DIGEST_BYTES[alg]);
@@ -30,7 +33,7 @@ export function hmac(alg: HmacHash, key: Buffer, parts: readonly Buffer[]): Buff
 export function hmacInto(alg: HmacHash, key: Buffer, parts: readonly Buffer[], out: Buffer, off: number, n: number): void {
   const block = BLOCK_BYTES[alg];
   // a key longer than the hash's block is hashed first (RFC 2104 §2)
-  const k = key.length > block ? Buffer.from(digestLatin1(alg, key), 'latin1') : key;
+  const k = key.length > block ? digest(alg, key) : key;
   let len = block;
   for (const p of parts) len += p.length;
   const inner = Buffer.allocUnsafe(len);

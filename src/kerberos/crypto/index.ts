@@ -9,6 +9,7 @@ import { combineKeys, prfPlus as prfPlusWith } from './cf2.js';
 import { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 export { KrbCryptoError, type KrbCryptoErrorCode, type EncryptionKey, type EnctypeProfile } from './types.js';
+export { digest } from './hmac.js';
 
 export const EncType = {
   AES128_CTS_HMAC_SHA1_96: 17,
