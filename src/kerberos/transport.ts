@@ -20,7 +20,18 @@ export class KdcUnreachableError extends Error {
 
 const UDP_LIMIT = 1465;
 
-export function sendUdp(addr: KdcAddress, msg: Buffer, waits: readonly number[] = [1000, 2000, 4000]): Promise<Buffer> {
+/**
+ * How long a request over UDP waits before each resend and, last, before
+ * giving up: MIT's schedule with one KDC (1 s, 2 s, then passes of 1 + 4 s
+ * and 1 + 8 s; 17 s in all, docs/kerberos.md). A KDC may hold a device-flow
+ * answer for up to idp_hold_seconds (10 s by default) while the IdP says
+ * "pending", so a client that gave up sooner took a slow user for an
+ * unreachable KDC. Resends of a held request join it (the KDC's in-flight
+ * map) and cost it nothing.
+ */
+export const UDP_WAITS: readonly number[] = [1000, 2000, 5000, 9000];
+
+export function sendUdp(addr: KdcAddress, msg: Buffer, waits: readonly number[] = UDP_WAITS): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const s = createSocket(addr.host.includes(':') ? 'udp6' : 'udp4');
     let attempt = 0;

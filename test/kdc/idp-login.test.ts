@@ -143,6 +143,14 @@ describe('dirid kinit for linked users', () => {
     assert.equal((await runTool('kvno', ['-c', cc, 'HTTP/localhost'], env)).code, 0);
   });
 
+  it('a user slower than a UDP retransmit schedule: the held answer is waited for, as MIT waits, and the TGT comes', async () => {
+    // approved 9 s after the code is shown: the KDC holds the answer until its next poll finds the approval (within its 10 s hold)
+    const cc = `FILE:${join(realm.dataDir, 'dora-slow.cc')}`;
+    const r = await diridKinitViaIdp(idp, env, ['-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', cc, 'dora'], 'dora-sub', 9000);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    assert.match((await runTool('klist', ['-c', cc], env)).stdout, /Default principal: dora@EXAMPLE\.TEST/);
+  });
+
   it('with -T and another identity at the IdP: "User not found"', async () => {
     const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
     assert.equal((await runTool('kinit', ['-k', '-t', join(realm.dataDir, 'realm', 'host.keytab'), '-c', armor, 'host/localhost'], env)).code, 0);

@@ -65,8 +65,8 @@ export function kinitViaIdp(k: IdpKinit, principal: string, account: string, cc:
   });
 }
 
-/** `dirid kinit ARGS` (no ENTER needed: it polls); approves at the IdP as `account` (when given) as soon as it prints the code. */
-export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, args: string[], account: string | undefined): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** `dirid kinit ARGS` (no ENTER needed: it polls); approves at the IdP as `account` (when given) once it prints the code, `approveAfterMs` later (a slow user). */
+export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, args: string[], account: string | undefined, approveAfterMs = 0): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [DIRID, 'kinit', ...args], { env: { ...process.env, ...env } });
     let stdout = '';
@@ -74,10 +74,12 @@ export function diridKinitViaIdp(idp: IdpKinit['idp'], env: NodeJS.ProcessEnv, a
     let approving = false;
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      const m = /enter the code (\S+)\)/.exec(stdout);
+      // "(or open URL and enter the code CODE)", or "Authenticate at URL with the code CODE" from an IdP without a complete URI
+      const m = /(?:enter|with) the code ([^\s)]+)/.exec(stdout);
       if (m && account !== undefined && !approving) {
         approving = true;
-        void idp.approveDevice(m[1]!, account);
+        const code = m[1]!;
+        setTimeout(() => void idp.approveDevice(code, account), approveAfterMs);
       }
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
