@@ -97,8 +97,17 @@ describe('the web console', () => {
       try {
         const page = await krb.context.newPage();
         const w = watch(page);
+        // what the browser was answered at the Kerberos login, to say why when it did not log in
+        const answers: string[] = [];
+        page.on('response', (r) => {
+          if (!r.url().endsWith('/dirid/session/login_kerberos')) return;
+          void r.request().allHeaders().then((h) => answers.push(`${r.status()} ${h.authorization ? 'with' : 'without'} Authorization`), () => answers.push(`${r.status()}`));
+        });
         await page.goto(`${realm.url}/dirid/ui/`);
-        await page.getByText('Logged in as').waitFor();
+        await page.getByText('Logged in as').waitFor().catch((e: unknown) => {
+          const logged = realm.log.slice(since).filter((l) => /login|negotiate/i.test(l));
+          throw new Error(`no Kerberos login: login_kerberos answered [${answers.join('; ')}]; server: ${logged.join(' | ')}`, { cause: e });
+        });
         assert.match(await page.locator('header').innerText(), /admin@EXAMPLE\.TEST/);
         assert.equal(await page.getByLabel('Password').count(), 0, 'no password form');
         assert.ok(realm.log.slice(since).some((l) => /login method=negotiate principal=admin@EXAMPLE\.TEST outcome=ok/.test(l)), 'the server saw a Negotiate login');
