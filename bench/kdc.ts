@@ -19,7 +19,7 @@
  * time (utime + stime, /proc/PID/stat) before and after: CPU microseconds
  * per answered request is the figure that a busy machine disturbs least.
  *   node --import tsx bench/kdc.ts [--seconds N] [--rounds N] [--concurrency N] [--cpu-prof DIR]
- *                                  [--server-flags "--trace-gc ..."] [--keep] [--dirid-only]
+ *                                  [--server-flags="--trace-gc ..."] [--keep] [--dirid-only]
  *                                  [--workloads AS,TGS,TGS-unseen]
  * --cpu-prof writes a V8 CPU profile of dirid's server into DIR (MIT is
  * then not run); --server-flags passes Node options to dirid's server;

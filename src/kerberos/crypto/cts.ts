@@ -17,14 +17,13 @@
  *
  * A key used for one request only (`once`: a TGS request's subkey, the
  * session key of a TGT seen once, FAST's armor subkey and armor key, and
- * the keys derived from them) is not entered into the WeakMap: entering
- * short-lived keys cost more, in lookups and garbage collection, than the
- * objects spared. Its state goes into a small ring of the last few such
- * keys instead, found by the Buffer object, so the one request that uses
- * the key for several messages or derivations makes its objects once; the
- * ring's slots are overwritten in turn, and nothing else keeps them.
+ * the keys derived from them) makes no OpenSSL object at all: its blocks go
+ * through aes-once.ts (JavaScript AES from @noble/ciphers), because the
+ * native objects of short-lived keys were what the garbage collector's
+ * pauses spent their time freeing (docs/kerberos.md).
  */
 import { createCipheriv, createDecipheriv, createSecretKey, type Cipheriv, type Decipheriv, type KeyObject } from 'node:crypto';
+import { onceCbcEncrypt, onceEcbDecrypt, onceEcbEncrypt } from './aes-once.js';
 import { KrbCryptoError } from './types.js';
 
 const BLOCK = 16;
@@ -62,21 +61,7 @@ function newState(key: Buffer): AesState {
   return { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
 }
 
-/** The ring of one-request keys' states: enough slots for every one-off key (and key derived from one) of one request. */
-const ONCE_SLOTS = 16;
-const onceKeys: (Buffer | undefined)[] = new Array<Buffer | undefined>(ONCE_SLOTS).fill(undefined);
-const onceStates: (AesState | undefined)[] = new Array<AesState | undefined>(ONCE_SLOTS).fill(undefined);
-let onceNext = 0;
-
-function stateOf(key: Buffer, once = false): AesState {
-  if (once) {
-    for (let i = 0; i < ONCE_SLOTS; i++) if (onceKeys[i] === key) return onceStates[i]!;
-    const st = newState(key);
-    onceKeys[onceNext] = key;
-    onceStates[onceNext] = st;
-    onceNext = (onceNext + 1) % ONCE_SLOTS;
-    return st;
-  }
+function stateOf(key: Buffer): AesState {
   let st = states.get(key);
   if (!st) {
     st = newState(key);
@@ -95,7 +80,8 @@ function ecbDecryptor(st: AesState, key: Buffer): Decipheriv {
 
 /** CBC over whole blocks with the given IV; `blocks` is overwritten. */
 function cbcEncrypt(key: Buffer, blocks: Buffer, iv: Buffer, once = false): Buffer {
-  const st = stateOf(key, once);
+  if (once) return onceCbcEncrypt(key, blocks, iv);
+  const st = stateOf(key);
   if (!st.cbc) {
     st.cbc = createCipheriv(`aes-${key.length * 8}-cbc`, st.secret, ZERO_IV);
     st.cbc.setAutoPadding(false);
@@ -147,14 +133,19 @@ export function ctsEncrypt(key: Buffer, plaintext: Buffer, iv: Buffer = ZERO_IV,
   return ctsEncryptChained(key, plaintext, iv, once).ciphertext;
 }
 
+/** ECB decryption of whole blocks: the key's OpenSSL object, or JavaScript AES for a one-request key (`d` undefined). */
+function ecbDecrypt(d: Decipheriv | undefined, key: Buffer, blocks: Buffer): Buffer {
+  return d ? d.update(blocks) : onceEcbDecrypt(key, blocks);
+}
+
 /** Decrypts with the key's ECB decipher object and chains CBC here. */
 export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV, once = false): Buffer {
   checkKey(key);
   const n = ciphertext.length;
   checkLength(n);
-  const d = ecbDecryptor(stateOf(key, once), key);
+  const d = once ? undefined : ecbDecryptor(stateOf(key), key);
   if (n === BLOCK) {
-    const p = d.update(ciphertext);
+    const p = ecbDecrypt(d, key, ciphertext);
     for (let i = 0; i < BLOCK; i++) p[i]! ^= iv[i]!;
     return p;
   }
@@ -162,14 +153,14 @@ export function ctsDecrypt(key: Buffer, ciphertext: Buffer, iv: Buffer = ZERO_IV
   const lastLen = n - (blocks - 1) * BLOCK;
   const headLen = (blocks - 2) * BLOCK;
   // Decrypt C_1..C_{m-2} and the full block sent in position m-1 (CBC's C_m).
-  const decrypted = d.update(ciphertext.subarray(0, headLen + BLOCK));
+  const decrypted = ecbDecrypt(d, key, ciphertext.subarray(0, headLen + BLOCK));
   const dLast = decrypted.subarray(headLen, headLen + BLOCK);
   const partial = ciphertext.subarray(headLen + BLOCK);
   // CBC's C_{m-1} = the stolen partial block completed with the tail of D(C_m).
   const cPenultimate = Buffer.allocUnsafe(BLOCK);
   partial.copy(cPenultimate, 0);
   dLast.copy(cPenultimate, lastLen, lastLen);
-  const dPenultimate = d.update(cPenultimate);
+  const dPenultimate = ecbDecrypt(d, key, cPenultimate);
   const out = Buffer.allocUnsafe(n);
   for (let i = 0; i < headLen; i++) out[i] = decrypted[i]! ^ (i < BLOCK ? iv[i]! : ciphertext[i - BLOCK]!);
   for (let j = 0; j < BLOCK; j++) out[headLen + j] = dPenultimate[j]! ^ (headLen > 0 ? ciphertext[headLen - BLOCK + j]! : iv[j]!);
@@ -193,7 +184,8 @@ export function aesChain(key: Buffer, first: Buffer, blocks: number, once = fals
 
 /** AES-ECB over whole blocks: the E of the PRF in RFC 3962 §4. */
 export function aesBlock(key: Buffer, block: Buffer, once = false): Buffer {
-  const st = stateOf(key, once);
+  if (once) return onceEcbEncrypt(key, block);
+  const st = stateOf(key);
   if (!st.ecbEncrypt) {
     st.ecbEncrypt = createCipheriv(`aes-${key.length * 8}-ecb`, st.secret, null);
     st.ecbEncrypt.setAutoPadding(false);

@@ -10,6 +10,8 @@ import { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types
 
 export { KrbCryptoError, type KrbCryptoErrorCode, type EncryptionKey, type EnctypeProfile } from './types.js';
 export { digest } from './hmac.js';
+/** Loads the JavaScript AES of one-request keys (aes-once.ts) now rather than at the first request that needs it: a KDC calls it when it starts. */
+export { loadOnceAes } from './aes-once.js';
 
 export const EncType = {
   AES128_CTS_HMAC_SHA1_96: 17,
