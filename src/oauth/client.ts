@@ -2,7 +2,7 @@
  * One server's IdP client: the HTTP client for IdP endpoints (http.ts: one
  * TLS context, the configured IdP CAs, kept-alive connections per IdP) and
  * what it remembers between calls, the discovery documents per issuer
- * (discovery.ts), the JWKS key sets per URL (key-sets.ts), the device codes
+ * (discovery.ts) and, for a short while, the failures of logins' discoveries, the JWKS key sets per URL (key-sets.ts), the device codes
  * it has already exchanged for tokens (device-flow.ts refuses a second
  * exchange of one) and, per pending device code, when it last polled it, at
  * which interval and the poll in flight (device-flow.ts polls a code once
@@ -15,6 +15,7 @@ import crypto from 'node:crypto';
 import type { AuthorizationServer } from 'oauth4webapi';
 import type { FetchLike } from './http.js';
 import { KeySetCache } from './key-sets.js';
+import type { OAuthErrorCode } from './types.js';
 
 /** How many exchanged device codes are remembered at most; past it the oldest goes first. */
 export const SPENT_DEVICE_CODES_MAX = 100_000;
@@ -106,6 +107,10 @@ export class DeviceCodePolls {
 export class IdpClient {
   /** discovery documents by issuer URL, each with the time it expires (epoch ms) */
   readonly discovery = new Map<string, { as: AuthorizationServer; expires: number }>();
+  /** failed discoveries of logins by issuer URL, each with the time it is forgotten (epoch ms), oldest first (discovery.ts) */
+  readonly discoveryFailures = new Map<string, { code: OAuthErrorCode; message: string; expires: number }>();
+  /** logins' discoveries in flight by issuer URL */
+  readonly discoveryInFlight = new Map<string, Promise<AuthorizationServer>>();
   readonly keySets = new KeySetCache();
   readonly spentDeviceCodes = new SpentDeviceCodes();
   readonly polls = new DeviceCodePolls();

@@ -2,10 +2,15 @@
  * OpenID Connect Discovery 1.0 §4 for an IdP reference: the configuration
  * document at `<issuer>/.well-known/openid-configuration`, whose `issuer`
  * must equal the configured issuer URL (§4.3), fills the endpoints the
- * administrator did not give. Documents are cached per issuer for an hour;
- * failures are not cached. Every endpoint, configured or discovered, must
- * be https:// (docs/device-flow.md). The cache belongs to the IdP client
- * (client.ts) the caller passes.
+ * administrator did not give. Documents are cached per issuer for an hour.
+ * A login's discovery that failed is remembered for DISCOVERY_FAILURE_TTL_MS
+ * (a few hundred issuers at most): until then the logins of that issuer are
+ * told the same failure without asking again, so the pending flows of a
+ * reference whose IdP has no discovery document do not each make a
+ * discovery request at every answer; the discovery idp-add runs always
+ * asks. Logins discovering one issuer at once share one request. Every
+ * endpoint, configured or discovered, must be https:// (docs/device-flow.md).
+ * The caches belong to the IdP client (client.ts) the caller passes.
  */
 import * as oauth from 'oauth4webapi';
 import type { IdpClient } from './client.js';
@@ -14,6 +19,10 @@ import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export const DISCOVERY_TTL_MS = 3600_000;
+/** How long a login's failed discovery of an issuer is remembered. */
+export const DISCOVERY_FAILURE_TTL_MS = 30_000;
+/** Issuers whose failed discovery is remembered at most; past it the one remembered longest goes first. */
+export const DISCOVERY_FAILURES_MAX = 256;
 /** The deadline of each request oauth4webapi makes (the HTTPS client's own is shorter, http.ts). */
 export const REQUEST_TIMEOUT_MS = 15_000;
 
@@ -58,7 +67,47 @@ export async function discover(issuerUrl: string, idp: IdpClient, now = Date.now
   }
   const as = await processDiscoveryResponse(issuerUrl, response);
   idp.discovery.set(issuerUrl, { as, expires: now + DISCOVERY_TTL_MS });
+  idp.discoveryFailures.delete(issuerUrl);
   return as;
+}
+
+/**
+ * discover() for a login: a failure of the last DISCOVERY_FAILURE_TTL_MS
+ * is thrown again (a new error of the same code and message) without a
+ * request, and logins that discover one issuer at the same time share one.
+ */
+async function discoverForLogin(issuerUrl: string, idp: IdpClient): Promise<oauth.AuthorizationServer> {
+  const now = Date.now();
+  const hit = idp.discovery.get(issuerUrl);
+  if (hit && hit.expires > now) return hit.as;
+  const failed = idp.discoveryFailures.get(issuerUrl);
+  if (failed && failed.expires > now) throw new OAuthError(failed.code, failed.message);
+  let running = idp.discoveryInFlight.get(issuerUrl);
+  if (!running) {
+    running = discover(issuerUrl, idp, now).then(
+      (as) => {
+        idp.discoveryInFlight.delete(issuerUrl);
+        return as;
+      },
+      (e: unknown) => {
+        idp.discoveryInFlight.delete(issuerUrl);
+        if (e instanceof OAuthError) rememberFailure(idp, issuerUrl, e, Date.now());
+        throw e;
+      },
+    );
+    idp.discoveryInFlight.set(issuerUrl, running);
+  }
+  return running;
+}
+
+function rememberFailure(idp: IdpClient, issuerUrl: string, e: OAuthError, now: number): void {
+  const failures = idp.discoveryFailures;
+  failures.delete(issuerUrl);
+  for (const [k, f] of failures) {
+    if (f.expires > now && failures.size < DISCOVERY_FAILURES_MAX) break;
+    failures.delete(k); // expired, or remembered longest when full
+  }
+  failures.set(issuerUrl, { code: e.code, message: e.message, expires: now + DISCOVERY_FAILURE_TTL_MS });
 }
 
 export type Endpoint = 'device' | 'token' | 'userinfo' | 'jwks';
@@ -84,7 +133,7 @@ export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, requir
   const gaps = !cfg.tokenUri || !(cfg.devAuthUri ?? cfg.authUri) || !cfg.keysUri || !cfg.userinfoUri;
   if (cfg.issuerUrl && gaps) {
     try {
-      discovered = await discover(cfg.issuerUrl, idp);
+      discovered = await discoverForLogin(cfg.issuerUrl, idp);
     } catch (e) {
       if (!(e instanceof OAuthError)) throw e;
       discoveryError = e;
