@@ -10,7 +10,10 @@
  * at this very IdP reference; the reply key is the FAST armor key,
  * strengthened. The flow travels in the cookie; the IdP client remembers
  * only, per pending device code, when it polled it last (so that no answer
- * polls faster than the interval) and a digest of the codes it exchanged.
+ * polls faster than the interval) and a digest of the codes it exchanged;
+ * the KDC keeps each IdP reference as it read it (secret included) while the
+ * directory is unchanged, so an answer reads none unless something was
+ * written since (idpConfigOf).
  * A reference using private_key_jwt signs its requests with its client
  * keys; once the IdP accepts the newest of several (a rollover,
  * docs/client-auth.md) the older ones are dropped from the reference.
@@ -103,14 +106,45 @@ export function offersIdp(client: KdcPrincipal): boolean {
   return client.isUser && client.authTypes.includes('idp') && !!client.idpLink && !!client.idpSub;
 }
 
-/** The IdP reference as the OAuth client needs it, secret and client keys included (never logged). */
+/** How long a reference read for an answer is used at most, however quiet the directory (as the KDC's principals). */
+const CONFIG_TTL_MS = 30_000;
+/** References kept per directory at most; past it the cache starts again empty. */
+const CONFIG_CACHE_MAX = 1_000;
+/**
+ * IdP references as read, per directory handle and DN, each with the
+ * directory's generation it was read at: every write through the handle
+ * (idp-mod, idp-del, a new secret or client key, a key rollover's end), and
+ * on a shared backend every other server's commit, moves the generation, so
+ * a reference is never used past a change to it. Reading one cost an entry
+ * read and a secret opened at every answer of every pending flow.
+ */
+const configCache = new WeakMap<Directory, Map<string, { cfg: IdpConfig; generation: number; expires: number }>>();
+
+/**
+ * The IdP reference as the OAuth client needs it, secret and client keys
+ * included (never logged): read from the directory, or as last read while
+ * nothing in the directory has changed since (and for CONFIG_TTL_MS at
+ * most). The object is shared by the answers that use it, hence frozen.
+ */
 export async function idpConfigOf(dir: Directory, dn: string): Promise<IdpConfig> {
+  const now = Date.now();
+  let cached = configCache.get(dir);
+  if (!cached) configCache.set(dir, (cached = new Map()));
+  const hit = cached.get(dn);
+  if (hit && hit.generation === dir.generation && hit.expires > now) return hit.cfg;
+  // taken before the reads: a write that ends while they run makes what they read stale at once
+  const generation = dir.generation;
   const e = await dir.get(dn);
   if (!e) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the linked IdP reference does not exist');
-  // one secret read per login: the credential this reference sends
+  // one secret read per reading of the reference: the credential it sends
   const attr = clientCredentialAttribute(e.attrs);
   const [credential] = await dir.readSecret(dn, attr);
-  return attr === 'dirIdpClientKey' ? referenceConfig(dn, e.attrs, undefined, credential) : referenceConfig(dn, e.attrs, credential);
+  const cfg = attr === 'dirIdpClientKey' ? referenceConfig(dn, e.attrs, undefined, credential) : referenceConfig(dn, e.attrs, credential);
+  if (cfg.clientKeys) Object.freeze(cfg.clientKeys);
+  Object.freeze(cfg);
+  if (cached.size >= CONFIG_CACHE_MAX) cached.clear();
+  cached.set(dn, { cfg, generation, expires: now + CONFIG_TTL_MS });
+  return cfg;
 }
 
 /**

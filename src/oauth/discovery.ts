@@ -118,15 +118,18 @@ export type Endpoint = 'device' | 'token' | 'userinfo' | 'jwks';
  * when a `required` endpoint is still missing afterwards.
  */
 export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, required: readonly Endpoint[] = ['device', 'token']): Promise<oauth.AuthorizationServer> {
-  const configured: Array<[string | undefined, string]> = [
-    [cfg.authUri, 'Authorization URI'],
-    [cfg.devAuthUri, 'Device authorization URI'],
-    [cfg.tokenUri, 'Token URI'],
-    [cfg.userinfoUri, 'User info URI'],
-    [cfg.keysUri, 'JWKS endpoint'],
-    [cfg.issuerUrl, 'Issuer URL'],
-  ];
-  for (const [v, label] of configured) if (v) assertHttpsUrl(v, `${label} of IdP reference ${cfg.name}`);
+  const made = Object.isFrozen(cfg) ? madeFor.get(cfg) : undefined;
+  if (!made) {
+    const configured: Array<[string | undefined, string]> = [
+      [cfg.authUri, 'Authorization URI'],
+      [cfg.devAuthUri, 'Device authorization URI'],
+      [cfg.tokenUri, 'Token URI'],
+      [cfg.userinfoUri, 'User info URI'],
+      [cfg.keysUri, 'JWKS endpoint'],
+      [cfg.issuerUrl, 'Issuer URL'],
+    ];
+    for (const [v, label] of configured) if (v) assertHttpsUrl(v, `${label} of IdP reference ${cfg.name}`);
+  }
 
   let discovered: oauth.AuthorizationServer | undefined;
   let discoveryError: OAuthError | undefined;
@@ -138,6 +141,12 @@ export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, requir
       if (!(e instanceof OAuthError)) throw e;
       discoveryError = e;
     }
+  }
+  if (made && !discoveryError && made.discovered === discovered) {
+    const as = made.as;
+    const have = { device: as.device_authorization_endpoint, token: as.token_endpoint, userinfo: as.userinfo_endpoint, jwks: as.jwks_uri };
+    for (const need of required) if (!have[need]) throw new OAuthError('not_configured', `IdP reference ${cfg.name} has no ${need} endpoint`);
+    return as;
   }
   const endpoints = {
     device: cfg.devAuthUri ?? cfg.authUri ?? discovered?.device_authorization_endpoint,
@@ -152,7 +161,7 @@ export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, requir
     throw new OAuthError(discoveryError ? 'discovery_failed' : 'not_configured', `IdP reference ${cfg.name} has no ${need} endpoint${discoveryError ? ` (${discoveryError.message})` : ''}`);
   }
   const authorization = cfg.authUri ?? discovered?.authorization_endpoint;
-  return {
+  const as: oauth.AuthorizationServer = {
     // what oauth4webapi accepts in an ID token's alg: without this member it
     // expects RS256 only; never more than our allow-list, whatever the IdP says
     id_token_signing_alg_values_supported: idTokenAlgorithms(discovered?.id_token_signing_alg_values_supported),
@@ -163,7 +172,18 @@ export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, requir
     ...(endpoints.userinfo ? { userinfo_endpoint: endpoints.userinfo } : {}),
     ...(endpoints.jwks ? { jwks_uri: endpoints.jwks } : {}),
   };
+  // what a cached reference (frozen, kdc/idp-preauth.ts) makes is made again only once the discovered document changes
+  if (Object.isFrozen(cfg) && !discoveryError) madeFor.set(cfg, { discovered, as: Object.freeze(as) });
+  return as;
 }
+
+/**
+ * The authorization server each frozen IdP reference made last, with the
+ * discovered document it was made from (undefined when none): the answers
+ * of a reference's pending flows use one, where each answer checked every
+ * configured URL again and made two of them.
+ */
+const madeFor = new WeakMap<IdpConfig, { discovered: oauth.AuthorizationServer | undefined; as: oauth.AuthorizationServer }>();
 
 /** Our allow-list, narrowed to what discovery says the IdP signs with (when it says so). */
 function idTokenAlgorithms(advertised: unknown): string[] {
