@@ -9,14 +9,16 @@
  * flow they are for), a new connection resumes the TLS session of an
  * earlier one, and at most MAX_CONNECTIONS_PER_IDP requests are in flight
  * to one host, the next ones waiting for a connection. One TLS context,
- * built once, serves every connection. oauth4webapi and jose take the
+ * built once, serves every connection, and each endpoint URL is checked
+ * and parsed once. oauth4webapi and jose take the
  * function through their customFetch options; under it is a plain request
  * function (`request`) answering status, headers and body, which the token
  * poll uses directly (no Headers, Response or body stream per poll).
  * docs/device-flow.md.
  */
 import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
-import { Agent, request } from 'node:https';
+import { Agent, request, type RequestOptions } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { OAuthError } from './types.js';
 
@@ -48,6 +50,14 @@ export function assertHttpsUrl(value: string, what: string): URL {
   if (url.protocol !== 'https:' || !url.hostname) throw new OAuthError('insecure_endpoint', `${what} must be an https:// URL with a host`);
   return url;
 }
+
+/** An endpoint URL as the client requests it: the URL, and the request options node:https makes of one. */
+interface Target {
+  url: URL;
+  options: Readonly<RequestOptions>;
+}
+/** Endpoint URLs kept parsed at most; past it the client starts again with none. */
+const MAX_TARGETS = 1_000;
 
 /** An IdP's answer as read off the wire: its status, its headers (names in lower case, as Node gives them) and its whole body. */
 export interface HttpAnswer {
@@ -94,6 +104,22 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
   // of what a poll cost the KDC.
   const secureContext: SecureContext | undefined = extraCaPem ? createSecureContext({ ca: [...rootCertificates, extraCaPem] }) : undefined;
   const agents = new Map<string, Agent>();
+  /**
+   * Each endpoint URL checked and parsed once, with the request options
+   * node:https would make of it at every request: a poll's token endpoint
+   * is the same string every time.
+   */
+  const targets = new Map<string, Target>();
+  const targetOf = (input: string): Target => {
+    let t = targets.get(input);
+    if (!t) {
+      const url = assertHttpsUrl(input, 'IdP endpoint');
+      t = { url, options: urlToHttpOptions(url) };
+      if (targets.size >= MAX_TARGETS) targets.clear();
+      targets.set(input, t);
+    }
+    return t;
+  };
   const agentFor = (url: URL): Agent => {
     let agent = agents.get(url.host);
     if (!agent) {
@@ -105,14 +131,14 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
   };
   const httpsRequest: HttpsRequest = (input, init = {}) =>
     new Promise<HttpAnswer>((resolve, reject) => {
-      let url: URL;
+      let target: Target;
       try {
-        url = assertHttpsUrl(String(input), 'IdP endpoint');
+        target = targetOf(String(input));
       } catch (e) {
         reject(e);
         return;
       }
-      const agent = agentFor(url);
+      const agent = agentFor(target.url);
       const headers: Record<string, string> = { ...init.headers };
       headers['user-agent'] ??= USER_AGENT;
       const body = init.body;
@@ -146,7 +172,7 @@ export function httpsFetch(extraCaPem?: string, timeoutMs = DEFAULT_TIMEOUT_MS, 
        */
       const send = (retried: boolean): void => {
         let answered = false;
-        req = request(url, { method, headers, agent, ...(secureContext ? { secureContext } : {}) }, (res) => {
+        req = request({ ...target.options, method, headers, agent, ...(secureContext ? { secureContext } : {}) }, (res) => {
           answered = true;
           const declared = Number(res.headers['content-length'] ?? 0);
           if (declared > maxResponseBytes) {
