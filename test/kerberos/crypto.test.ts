@@ -62,6 +62,19 @@ describe('crypto vectors: primitives', () => {
     assert.throws(() => onceEcbEncrypt(randomBytes(24), randomBytes(16)), /16 or 32 bytes/);
   });
 
+  it('AES-CTS with a one-request key (JavaScript AES) equals the kept-key path (OpenSSL) at every length up to 1.5 KB', () => {
+    for (let n = 16; n <= 1536; n += n < 80 ? 1 : 37) {
+      const k = randomBytes(n % 2 ? 32 : 16);
+      const iv = randomBytes(16);
+      const plain = randomBytes(n);
+      const kept = ctsEncryptChained(k, plain, iv);
+      const once = ctsEncryptChained(Buffer.from(k), plain, iv, true);
+      assert.equal(once.ciphertext.toString('hex'), kept.ciphertext.toString('hex'), `${n} bytes`);
+      assert.equal(once.nextIv.toString('hex'), kept.nextIv.toString('hex'), `next IV after ${n} bytes`);
+      assert.equal(ctsDecrypt(Buffer.from(k), kept.ciphertext, iv, true).toString('hex'), plain.toString('hex'), `decrypt ${n} bytes`);
+    }
+  });
+
   it('derived keys Kc, Ke, Ki: DK for 17/18 (RFC 3961), KDF-HMAC-SHA2 for 19/20 (RFC 8009 A)', () => {
     const vs = load<{ etype: number; key: string; constant: string; derived: string }>('derive');
     assert.equal(vs.length, 12);
