@@ -31,7 +31,7 @@ export type TagClass = 'universal' | 'application' | 'context' | 'private';
 export class DerNode {
   constructor(
     /** the identifier octet's class and constructed bits (0xe0) */
-    private readonly id: number,
+    readonly id: number,
     readonly tag: number,
     /** the received bytes (readers in this module read them in place) */
     readonly buf: Buffer,
@@ -125,7 +125,9 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
       budget.stack[budget.top++] = child;
       q = child.end;
     }
-    if (budget.top > base) children = budget.stack.slice(base, budget.top);
+    // one child (an explicit tag's) is the common case: a literal list, no call
+    if (budget.top === base + 1) children = [budget.stack[base]!];
+    else if (budget.top > base) children = budget.stack.slice(base, budget.top);
     budget.top = base;
   }
   return new DerNode(id & 0xe0, tag, buf, start, p, p + len, children);
@@ -179,7 +181,8 @@ export function fields(n: DerNode, what: string): Fields {
   if (!n.constructed) throw new Asn1Error(`${what}: SEQUENCE must be constructed`);
   let last = -1;
   for (const c of n.children) {
-    if (c.cls !== 'context' || !c.constructed || c.children.length !== 1) throw new Asn1Error(`${what}: expected an explicitly tagged field`);
+    // context class and constructed: the identifier's bits 101
+    if (c.id !== 0xa0 || c.children.length !== 1) throw new Asn1Error(`${what}: expected an explicitly tagged field`);
     if (c.tag <= last) throw new Asn1Error(`${what}: fields out of order`);
     last = c.tag;
   }
