@@ -60,11 +60,6 @@ export class DerNode {
   get content(): Buffer {
     return this.buf.subarray(this.contentStart, this.end);
   }
-
-  /** the number of content octets */
-  get length(): number {
-    return this.end - this.contentStart;
-  }
 }
 
 const CLASSES: readonly TagClass[] = ['universal', 'application', 'context', 'private'];
@@ -113,7 +108,7 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
     if (len < 0x80) throw new Asn1Error('non-minimal length');
   }
   if (p + len > end) throw new Asn1Error('truncated ASN.1 element');
-  // Primitive elements share one empty list; a constructed one's children are gathered on the shared stack and
+  // Primitive elements share one empty list; a constructed one's children are gathered on the parse's stack and
   // copied into a list of exactly their number (a list grown by push() reserves 17 slots at its second child).
   let children: readonly DerNode[] = NO_CHILDREN;
   if (constructed) {
