@@ -10,12 +10,16 @@
  * request (TGTs fetched by AS beforehand, each used once). AS-armored is
  * an AS-REQ armored with FAST (the TGT of the TGS runs as armor) without
  * pre-authentication, answered with an armored PREAUTH_REQUIRED: the first
- * step of every `kinit -T` and of each idp mechanism login.
- *   node --import tsx bench/kdc-inproc.ts [--requests N] [--batch N] [--exchange AS,TGS,TGS-unseen,AS-armored]
+ * step of every `kinit -T` and of each idp mechanism login. With --alloc,
+ * the timed requests also run under V8's sampling heap profiler (collected
+ * objects included): bytes allocated per request, and the functions that
+ * allocate most (the CPU figures are then not to be compared).
+ *   node --import tsx bench/kdc-inproc.ts [--requests N] [--batch N] [--exchange AS,TGS,TGS-unseen,AS-armored] [--alloc]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -27,7 +31,7 @@ import { profile } from '../src/kerberos/crypto/index.js';
 import { initRealm } from '../src/server/init.js';
 import { startServer } from '../src/server/start.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, batch: { type: 'string', default: '2000' }, exchange: { type: 'string', default: 'AS,TGS,TGS-unseen,AS-armored' } } });
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, batch: { type: 'string', default: '2000' }, exchange: { type: 'string', default: 'AS,TGS,TGS-unseen,AS-armored' }, alloc: { type: 'boolean', default: false } } });
 const N = Number(values.requests);
 /** requests per timed batch: smaller batches give a busy machine's quiet moments a better chance to show */
 const BATCH = Number(values.batch);
@@ -71,6 +75,7 @@ async function run(name: string, make: () => Buffer, expectError = false): Promi
   const reqs = Array.from({ length: N }, make);
   // the client's garbage from making the requests (its one-off keys and their ciphers too) is collected now, not in the KDC's time
   collectGarbage();
+  const sampler = values.alloc ? await startAllocationSampling() : undefined;
   const t0 = performance.now();
   let errors = 0;
   let bestCpu = Infinity;
@@ -85,7 +90,39 @@ async function run(name: string, make: () => Buffer, expectError = false): Promi
     bestCpu = Math.min(bestCpu, (c.user + c.system) / batch.length);
   }
   const us = ((performance.now() - t0) * 1000) / N;
+  if (sampler) await reportAllocations(sampler, name);
   console.log(`${name.padEnd(10)} ${us.toFixed(1).padStart(7)} µs per request (${(1e6 / us).toFixed(0)} per second of one core), CPU ${bestCpu.toFixed(1)} µs in the cheapest batch, ${errors} ${expectError ? "replies not a KRB-ERROR" : "errors"}`);
+}
+
+interface SampleNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SampleNode[];
+}
+
+/** V8's sampling heap profiler, keeping the samples of objects already collected too: what the requests allocate, not what they keep. */
+async function startAllocationSampling(): Promise<Session> {
+  const s = new Session();
+  s.connect();
+  await s.post('HeapProfiler.enable');
+  await s.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return s;
+}
+
+async function reportAllocations(s: Session, name: string): Promise<void> {
+  const { profile: p } = (await s.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SampleNode } };
+  s.disconnect();
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  const walk = (n: SampleNode): void => {
+    const where = `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/')}`;
+    byFunction.set(where, (byFunction.get(where) ?? 0) + n.selfSize);
+    total += n.selfSize;
+    for (const c of n.children) walk(c);
+  };
+  walk(p.head);
+  console.log(`${name}: ${(total / N).toFixed(0)} bytes allocated per request; most by`);
+  for (const [where, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`  ${(bytes / N).toFixed(0).padStart(7)} ${where}`);
 }
 
 const wanted = new Set(values.exchange!.split(','));

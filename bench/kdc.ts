@@ -134,7 +134,7 @@ async function freshTgts(port: number, n: number): Promise<Credentials[]> {
  */
 const unseenBest = new Map<number, number>();
 async function unseenRun(pid: number, port: number): Promise<Result> {
-  const stock = await freshTgts(port, Math.max(8_000 * SECONDS, Math.ceil((unseenBest.get(port) ?? 0) * 1.5)));
+  const stock = await freshTgts(port, Math.max(20_000 * SECONDS, Math.ceil((unseenBest.get(port) ?? 0) * 1.5)));
   let n = 0;
   const r = await drive(pid, port, () => tgsRequest(stock[n++ % stock.length]!, sname, { etypes: [ETYPE] }).msg, stock.length);
   if (n > stock.length) console.log(`note: a TGS-unseen run on port ${port} used ${n - stock.length} TGTs a second time`);

@@ -78,8 +78,10 @@ export function tgtIndicators(ctx: ExchangeContext, tgt: EncTicketPart): Maybe<r
 export function withIndicators(ctx: ExchangeContext, spec: TicketSpec, indicators: readonly string[]): Maybe<TicketSpec> {
   const required = spec.server.authIndRequired;
   const refused = required?.length && !required.some((r) => indicators.includes(r));
-  const note = [indicators.length ? indicators.join(',') : 'none', refused ? `required ${required.join(',')}` : '', ctx.note.authind ?? ''];
-  if (refused || indicators.length || ctx.note.authind) ctx.note.authind = note.filter(Boolean).join('; ');
+  if (refused || indicators.length || ctx.note.authind) {
+    const note = [indicators.length ? indicators.join(',') : 'none', refused ? `required ${required.join(',')}` : '', ctx.note.authind ?? ''];
+    ctx.note.authind = note.filter(Boolean).join('; ');
+  }
   if (refused) throw new KdcError('KDC_ERR_POLICY', `Required auth indicators not present in ticket: ${required.join(' ')}`);
   if (indicators.length === 0) return spec;
   return mapMaybe(spec.server.name === tgsPrincipal(ctx.realm) ? spec.server : krbtgtOf(ctx), (krbtgt) => ({ ...spec, authIndicators: { values: indicators, kdc: ticketKey(krbtgt) } }));

@@ -47,6 +47,18 @@ export interface KdcOptions {
   tcp?: Partial<TcpLimits>;
 }
 
+/** The time now as ISO 8601 for the log line, made again only when the millisecond changes (a busy KDC logs several requests in one). */
+let isoMs = -1;
+let isoText = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 export class Kdc {
   readonly db: PrincipalDb;
   private readonly answers = new AnswerOnce();
@@ -121,7 +133,7 @@ export class Kdc {
     const ms = performance.now() - started;
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
     this.o.log(
-      `${new Date().toISOString()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
+      `${isoNow()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
         `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''}${note.authind ? ` authind=${JSON.stringify(note.authind)}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
     return reply;

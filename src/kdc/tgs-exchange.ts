@@ -21,7 +21,7 @@ import { checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto
 import { flagBit, hasFlag, KdcOption, KeyUsage, MsgType, PaType, TicketFlag } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { wholeSeconds } from '../kerberos/time.js';
-import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
+import { changepwPrincipal } from '../kerberos/principal.js';
 import type { ExchangeContext } from './exchange-context.js';
 import { KdcError } from './errors.js';
 import { unwrapTgsFast } from './fast.js';
@@ -96,7 +96,9 @@ function tgsApReq(ctx: ExchangeContext, req: KdcReq): ApReq {
   const pa = req.padata.find((p) => p.type === PaType.TGS_REQ);
   if (!pa) throw new KdcError('KDC_ERR_PADATA_TYPE_NOSUPP', 'TGS-REQ without PA-TGS-REQ');
   const ap = decodeApReq(pa.value);
-  if (ap.ticket.realm !== ctx.realm || principalToString(ap.ticket.sname, ctx.realm) !== tgsPrincipal(ctx.realm)) {
+  const sname = ap.ticket.sname.nameString;
+  // krbtgt/REALM by its components (the same test as comparing it written out, without writing it)
+  if (ap.ticket.realm !== ctx.realm || sname.length !== 2 || sname[0] !== 'krbtgt' || sname[1] !== ctx.realm) {
     throw new KdcError('KDC_ERR_POLICY', "only tickets for this realm's krbtgt are accepted");
   }
   return ap;

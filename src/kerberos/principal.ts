@@ -34,7 +34,20 @@ const escapeRealm = escaper(/[\\@\n\t\b\0]/);
 
 /** Formats `a/b@REALM`; without a realm, just the escaped components. */
 export function formatPrincipal(p: PrincipalName, realm?: string): string {
-  return p.nameString.map(escapeComponent).join('/') + (realm !== undefined ? '@' + escapeRealm(realm) : '');
+  // concatenated in a loop: no array of escaped components per call
+  const c = p.nameString;
+  let s = c.length > 0 ? escapeComponent(c[0]!) : '';
+  for (let i = 1; i < c.length; i++) s += '/' + escapeComponent(c[i]!);
+  return realm !== undefined ? s + '@' + escapeRealm(realm) : s;
+}
+
+/** Whether two names have the same components (what their texts comparing equal means: escaping is one-to-one); the name type is not compared. */
+export function sameComponents(a: PrincipalName, b: PrincipalName): boolean {
+  const x = a.nameString;
+  const y = b.nameString;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 export interface ParsedPrincipal {
@@ -80,8 +93,16 @@ export function samePrincipalName(a: PrincipalName, b: PrincipalName): boolean {
 
 /** The ticket-granting service of a realm, `krbtgt/REALM@REALM` (RFC 4120 §7.3). */
 export function tgsPrincipal(realm: string): string {
-  return `krbtgt/${realm}@${realm}`;
+  // the last realm's name is kept: the KDC looks its krbtgt up several times a request, and a name made afresh
+  // is a new string whose hash a Map look-up computes again
+  if (realm !== lastTgsRealm) {
+    lastTgsRealm = realm;
+    lastTgsName = `krbtgt/${realm}@${realm}`;
+  }
+  return lastTgsName;
 }
+let lastTgsRealm: string | undefined;
+let lastTgsName = '';
 
 /**
  * The password-change service of a realm, `kadmin/changepw@REALM`: the
@@ -89,8 +110,14 @@ export function tgsPrincipal(realm: string): string {
  * initial ticket for before they send a password change (RFC 3244).
  */
 export function changepwPrincipal(realm: string): string {
-  return `kadmin/changepw@${realm}`;
+  if (realm !== lastChangepwRealm) {
+    lastChangepwRealm = realm;
+    lastChangepwName = `kadmin/changepw@${realm}`;
+  }
+  return lastChangepwName;
 }
+let lastChangepwRealm: string | undefined;
+let lastChangepwName = '';
 
 /** The same name as a PrincipalName (NT-SRV-INST, without the realm). */
 export function tgsPrincipalName(realm: string): PrincipalName {

@@ -21,32 +21,44 @@ export type TagClass = 'universal' | 'application' | 'context' | 'private';
 
 /**
  * One parsed element. `raw` and `content` are views into the received
- * bytes, made on first use: most nodes of a message are never asked for
- * them, and a Buffer view costs more than the rest of the node.
+ * bytes, made on each use: most nodes of a message are never asked for
+ * them, and a Buffer view costs more than the rest of the node; the
+ * readers below (integers, strings, times, flags) read the received bytes
+ * in place and make none. The class and the constructed bit are kept as
+ * the identifier octet's bits: a node is a few words, and a TGS request
+ * parses about a hundred of them.
  */
 export class DerNode {
-  private rawView: Buffer | undefined;
-  private contentView: Buffer | undefined;
   constructor(
-    readonly cls: TagClass,
+    /** the identifier octet's class and constructed bits (0xe0) */
+    readonly id: number,
     readonly tag: number,
-    readonly constructed: boolean,
-    private readonly buf: Buffer,
+    /** the received bytes (readers in this module read them in place) */
+    readonly buf: Buffer,
     private readonly start: number,
-    private readonly contentStart: number,
+    /** offset of the content octets in `buf` */
+    readonly contentStart: number,
     /** offset just after the element */
     readonly end: number,
     readonly children: readonly DerNode[],
   ) {}
 
+  get cls(): TagClass {
+    return CLASSES[this.id >> 6]!;
+  }
+
+  get constructed(): boolean {
+    return (this.id & 0x20) !== 0;
+  }
+
   /** the whole TLV as received */
   get raw(): Buffer {
-    return (this.rawView ??= this.buf.subarray(this.start, this.end));
+    return this.buf.subarray(this.start, this.end);
   }
 
   /** content octets */
   get content(): Buffer {
-    return (this.contentView ??= this.buf.subarray(this.contentStart, this.end));
+    return this.buf.subarray(this.contentStart, this.end);
   }
 }
 
@@ -56,7 +68,14 @@ const MAX_DEPTH = 24;
 const MAX_INPUT = 1 << 20;
 const MAX_NODES = 20_000;
 
-function parseAt(buf: Buffer, start: number, end: number, depth: number, budget: { nodes: number }): DerNode {
+/** One parse's count of elements, and its stack of children not yet given to their parent (the parse's own: a stack kept between parses would keep old messages alive). */
+interface ParseState {
+  nodes: number;
+  stack: DerNode[];
+  top: number;
+}
+
+function parseAt(buf: Buffer, start: number, end: number, depth: number, budget: ParseState): DerNode {
   if (depth > MAX_DEPTH) throw new Asn1Error('ASN.1 nested too deeply');
   if (++budget.nodes > MAX_NODES) throw new Asn1Error('too many ASN.1 elements');
   let p = start;
@@ -89,22 +108,24 @@ function parseAt(buf: Buffer, start: number, end: number, depth: number, budget:
     if (len < 0x80) throw new Asn1Error('non-minimal length');
   }
   if (p + len > end) throw new Asn1Error('truncated ASN.1 element');
-  // Primitive elements share one empty list, and a list starts at its first child's size (most constructed
-  // elements are explicit tags with exactly one child): a list grown by push() from empty reserves 17 slots.
-  let children: DerNode[] | readonly DerNode[] = NO_CHILDREN;
+  // Primitive elements share one empty list; a constructed one's children are gathered on the parse's stack and
+  // copied into a list of exactly their number (a list grown by push() reserves 17 slots at its second child).
+  let children: readonly DerNode[] = NO_CHILDREN;
   if (constructed) {
     if (cls === 'universal' && tag !== 16 && tag !== 17) throw new Asn1Error('constructed string encodings are not DER');
     let q = p;
-    let list: DerNode[] | undefined;
+    const base = budget.top;
     while (q < p + len) {
       const child = parseAt(buf, q, p + len, depth + 1, budget);
-      if (list) list.push(child);
-      else list = [child];
+      budget.stack[budget.top++] = child;
       q = child.end;
     }
-    if (list) children = list;
+    // one child (an explicit tag's) is the common case: a literal list, no call
+    if (budget.top === base + 1) children = [budget.stack[base]!];
+    else if (budget.top > base) children = budget.stack.slice(base, budget.top);
+    budget.top = base;
   }
-  return new DerNode(cls, tag, constructed, buf, start, p, p + len, children);
+  return new DerNode(id & 0xe0, tag, buf, start, p, p + len, children);
 }
 
 /** Parses exactly one DER element filling the whole buffer. */
@@ -112,7 +133,7 @@ export function parseDer(bytes: Uint8Array): DerNode {
   if (bytes.length === 0) throw new Asn1Error('empty message');
   if (bytes.length > MAX_INPUT) throw new Asn1Error('message too large');
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const node = parseAt(buf, 0, buf.length, 0, { nodes: 0 });
+  const node = parseAt(buf, 0, buf.length, 0, { nodes: 0, stack: [], top: 0 });
   if (node.end !== buf.length) throw new Asn1Error('trailing bytes after the message');
   return node;
 }
@@ -155,7 +176,8 @@ export function fields(n: DerNode, what: string): Fields {
   if (!n.constructed) throw new Asn1Error(`${what}: SEQUENCE must be constructed`);
   let last = -1;
   for (const c of n.children) {
-    if (c.cls !== 'context' || !c.constructed || c.children.length !== 1) throw new Asn1Error(`${what}: expected an explicitly tagged field`);
+    // context class and constructed: the identifier's bits 101
+    if (c.id !== 0xa0 || c.children.length !== 1) throw new Asn1Error(`${what}: expected an explicitly tagged field`);
     if (c.tag <= last) throw new Asn1Error(`${what}: fields out of order`);
     last = c.tag;
   }
@@ -171,11 +193,13 @@ export function req(f: Fields, tag: number, what: string): DerNode {
 export function readInt(n: DerNode, what: string): number {
   expect(n, 'universal', 2, what);
   if (n.constructed) throw new Asn1Error(`${what}: constructed INTEGER`);
-  const c = n.content;
-  if (c.length === 0 || c.length > 6) throw new Asn1Error(`${what}: integer out of range`);
+  const b = n.buf;
+  const from = n.contentStart;
+  const len = n.end - from;
+  if (len === 0 || len > 6) throw new Asn1Error(`${what}: integer out of range`);
   let v = 0;
-  for (const byte of c) v = v * 256 + byte;
-  if (c[0]! & 0x80) v -= 2 ** (8 * c.length);
+  for (let i = from; i < n.end; i++) v = v * 256 + b[i]!;
+  if (b[from]! & 0x80) v -= 2 ** (8 * len);
   return v;
 }
 
@@ -188,7 +212,7 @@ export function readUInt32(n: DerNode, what: string): number {
 
 export function readString(n: DerNode, what: string): string {
   if (n.cls !== 'universal' || ![27, 12, 22, 19, 26].includes(n.tag) || n.constructed) throw new Asn1Error(`${what}: expected a string`);
-  return n.tag === 12 ? n.content.toString('utf8') : n.content.toString('latin1');
+  return n.buf.toString(n.tag === 12 ? 'utf8' : 'latin1', n.contentStart, n.end);
 }
 
 export function readOctets(n: DerNode, what: string): Buffer {
@@ -207,15 +231,17 @@ function twoDigits(c: Buffer, i: number): number {
 export function readTime(n: DerNode, what: string): Date {
   expect(n, 'universal', 24, what);
   if (n.constructed) throw new Asn1Error(`${what}: constructed GeneralizedTime`);
-  const c = n.content;
-  const cc = twoDigits(c, 0);
-  const yy = twoDigits(c, 2);
-  const mo = twoDigits(c, 4);
-  const day = twoDigits(c, 6);
-  const h = twoDigits(c, 8);
-  const mi = twoDigits(c, 10);
-  const sec = twoDigits(c, 12);
-  if (c.length !== 15 || c[14] !== 0x5a || (cc | yy | mo | day | h | mi | sec) < 0) throw new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
+  const c = n.buf;
+  const at = n.contentStart;
+  if (n.end - at !== 15 || c[at + 14] !== 0x5a) throw new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
+  const cc = twoDigits(c, at);
+  const yy = twoDigits(c, at + 2);
+  const mo = twoDigits(c, at + 4);
+  const day = twoDigits(c, at + 6);
+  const h = twoDigits(c, at + 8);
+  const mi = twoDigits(c, at + 10);
+  const sec = twoDigits(c, at + 12);
+  if ((cc | yy | mo | day | h | mi | sec) < 0) throw new Asn1Error(`${what}: KerberosTime must be YYYYMMDDHHMMSSZ`);
   const y = cc * 100 + yy;
   // a field out of range (month 13, 31 February, second 60) is refused, not rolled over
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
@@ -231,10 +257,12 @@ export function readTime(n: DerNode, what: string): Date {
 /** A BIT STRING of up to 32 bits as a flags word (bit 0 = most significant). */
 export function readFlags(n: DerNode, what: string): number {
   expect(n, 'universal', 3, what);
-  const c = n.content;
-  if (n.constructed || c.length < 1 || c[0]! > 7 || (c.length === 1 && c[0] !== 0)) throw new Asn1Error(`${what}: malformed BIT STRING`);
+  const c = n.buf;
+  const at = n.contentStart;
+  const len = n.end - at;
+  if (n.constructed || len < 1 || c[at]! > 7 || (len === 1 && c[at] !== 0)) throw new Asn1Error(`${what}: malformed BIT STRING`);
   let v = 0;
-  for (let i = 0; i < 4; i++) v = (v * 256 + (c[1 + i] ?? 0)) >>> 0;
+  for (let i = 1; i <= 4; i++) v = (v * 256 + (i < len ? c[at + i]! : 0)) >>> 0;
   return v >>> 0;
 }
 

@@ -40,8 +40,9 @@ export function loadOnceAes(): typeof NobleAes.unsafe {
 
 const BLOCK = 16;
 
+/** A key's schedules, each made on first use: a key that only decrypts (an authenticator's Ke) needs no encryption schedule. */
 interface Schedule {
-  enc: Uint32Array;
+  enc: Uint32Array | undefined;
   dec: Uint32Array | undefined;
 }
 
@@ -54,7 +55,7 @@ let ringNext = 0;
 function scheduleOf(key: Buffer): Schedule {
   for (let i = 0; i < SLOTS; i++) if (ringKeys[i] === key) return ringSchedules[i]!;
   if (key.length !== 16 && key.length !== 32) throw new KrbCryptoError('AES keys have 16 or 32 bytes', 'BAD_KEY');
-  const s: Schedule = { enc: loadOnceAes().expandKeyLE(key), dec: undefined };
+  const s: Schedule = { enc: undefined, dec: undefined };
   ringKeys[ringNext] = key;
   ringSchedules[ringNext] = s;
   ringNext = (ringNext + 1) % SLOTS;
@@ -73,8 +74,13 @@ function putWord(b: Uint8Array, o: number, w: number): void {
 }
 
 /** CBC encryption of whole blocks in place, starting from `iv`; returns `blocks`. */
+function encryptionSchedule(key: Buffer): Uint32Array {
+  const s = scheduleOf(key);
+  return (s.enc ??= loadOnceAes().expandKeyLE(key));
+}
+
 export function onceCbcEncrypt(key: Buffer, blocks: Buffer, iv: Uint8Array): Buffer {
-  const xk = scheduleOf(key).enc;
+  const xk = encryptionSchedule(key);
   const encrypt = loadOnceAes().encrypt;
   let c0 = word(iv, 0);
   let c1 = word(iv, 4);
@@ -96,7 +102,7 @@ export function onceCbcEncrypt(key: Buffer, blocks: Buffer, iv: Uint8Array): Buf
 
 /** ECB encryption of whole blocks into a new Buffer. */
 export function onceEcbEncrypt(key: Buffer, input: Uint8Array): Buffer {
-  const xk = scheduleOf(key).enc;
+  const xk = encryptionSchedule(key);
   const encrypt = loadOnceAes().encrypt;
   const out = Buffer.allocUnsafe(input.length - (input.length % BLOCK));
   for (let o = 0; o + BLOCK <= input.length; o += BLOCK) {

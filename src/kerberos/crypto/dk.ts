@@ -57,7 +57,8 @@ function foldedUsage(usage: number, purpose: KeyPurpose): Buffer {
  * (cts.ts keeps its AES object in the ring of such keys).
  */
 export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length, once = false): Buffer {
-  return aesChain(base, foldedConstant(constant), Math.ceil(outBytes / BLOCK), once).subarray(0, outBytes);
+  const out = aesChain(base, foldedConstant(constant), Math.ceil(outBytes / BLOCK), once);
+  return out.length === outBytes ? out : out.subarray(0, outBytes);
 }
 
 /** DK(base, constant) for AES keys. */
@@ -67,7 +68,9 @@ export function deriveKey(base: Buffer, constant: Buffer, once = false): Buffer 
 
 /** DK(base, usage constant of `usage` and `purpose`) for AES keys: the same bytes as deriveKey(base, usageConstant(usage, purpose)). */
 export function deriveUsageKey(base: Buffer, usage: number, purpose: KeyPurpose, once = false): Buffer {
-  return aesChain(base, foldedUsage(usage, purpose), Math.ceil(base.length / BLOCK), once).subarray(0, base.length);
+  // an AES key is whole blocks: the chain is the key itself, no view of it needed
+  const out = aesChain(base, foldedUsage(usage, purpose), Math.ceil(base.length / BLOCK), once);
+  return out.length === base.length ? out : out.subarray(0, base.length);
 }
 
 /**

@@ -37,11 +37,20 @@ export function hmacInto(alg: HmacHash, key: Buffer, parts: readonly Buffer[], o
   let len = block;
   for (const p of parts) len += p.length;
   const inner = Buffer.allocUnsafe(len);
-  for (let i = 0; i < block; i++) inner[i] = (i < k.length ? k[i]! : 0) ^ 0x36;
+  const outer = Buffer.allocUnsafe(block + DIGEST_BYTES[alg]);
+  // both pads in one pass over the key, then the zero bytes past it (a test per byte cost more than the hashing)
+  let i = 0;
+  for (; i < k.length; i++) {
+    const b = k[i]!;
+    inner[i] = b ^ 0x36;
+    outer[i] = b ^ 0x5c;
+  }
+  for (; i < block; i++) {
+    inner[i] = 0x36;
+    outer[i] = 0x5c;
+  }
   let at = block;
   for (const p of parts) at += p.copy(inner, at);
-  const outer = Buffer.allocUnsafe(block + DIGEST_BYTES[alg]);
-  for (let i = 0; i < block; i++) outer[i] = (i < k.length ? k[i]! : 0) ^ 0x5c;
   outer.write(digestLatin1(alg, inner), block, 'latin1');
   out.write(digestLatin1(alg, outer), off, n, 'latin1');
 }
