@@ -6,16 +6,22 @@
  * every request `authorization_pending` (or the error `--answer` names,
  * e.g. invalid_grant, which the KDC also reports as pending). Steadier than
  * bench/idp-flows.ts on a busy machine: no Kerberos, no UDP, one process
- * measured.
- *   node --import tsx bench/idp-poll.ts [--requests N] [--parallel N] [--answer ERROR]
+ * measured. `--client` picks the HTTPS client under the token request:
+ * `node` (node:https, as http.ts has it), `undici` (an undici Pool per
+ * host with the same TLS context, deadline and size cap), or `both`
+ * (the default), which alternates the two, `--runs` times each, in one
+ * process, each run with a client of its own, and prints the medians.
+ *   node --import tsx bench/idp-poll.ts [--requests N] [--parallel N] [--answer ERROR] [--client node|undici|both] [--runs N]
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
 import { IdpClient } from '../src/oauth/client.js';
 import { pollToken } from '../src/oauth/device-flow.js';
-import { httpsFetch } from '../src/oauth/http.js';
+import { httpsFetch, MAX_CONNECTIONS_PER_IDP, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, type HttpAnswer, type HttpsFetch, type HttpsRequest } from '../src/oauth/http.js';
 import type { IdpConfig } from '../src/oauth/types.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 
@@ -33,27 +39,118 @@ if (process.argv[2] === '--serve') {
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
   process.on('disconnect', () => process.exit(0));
 } else {
-  const { values } = parseArgs({ options: { requests: { type: 'string', default: '4000' }, parallel: { type: 'string', default: '4' }, answer: { type: 'string', default: 'authorization_pending' } } });
+  const { values } = parseArgs({
+    options: {
+      requests: { type: 'string', default: '4000' },
+      parallel: { type: 'string', default: '4' },
+      answer: { type: 'string', default: 'authorization_pending' },
+      client: { type: 'string', default: 'both' },
+      runs: { type: 'string', default: '5' },
+    },
+  });
   const REQUESTS = Number(values.requests);
   const PARALLEL = Number(values.parallel);
+  const clients = values.client === 'both' ? ['node', 'undici'] : [values.client!];
+  if (!clients.every((c) => c === 'node' || c === 'undici')) throw new Error('--client is node, undici or both');
+  const RUNS = values.client === 'both' ? Number(values.runs) : 1;
   const ca = await createCa('idp-poll bench CA');
   const tls = await issueServerCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
   const child = fork(new URL(import.meta.url).pathname, ['--serve', JSON.stringify(tls), values.answer], { execArgv: ['--import', 'tsx'] });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   const base = `https://localhost:${port}`;
   const cfg: IdpConfig = { name: 'bench', clientId: 'dirid-kdc', clientSecret: 'secret', issuerUrl: base, devAuthUri: `${base}/device/auth`, tokenUri: `${base}/token`, keysUri: `${base}/jwks`, userinfoUri: `${base}/me`, scope: 'openid' };
-  const idp = new IdpClient(httpsFetch(ca.certPem));
-  let n = 0;
-  // an error answer other than pending or slow_down is thrown, as the KDC gets it
-  const poll = () => pollToken(cfg, `device-code-${n++}`, idp, { interval: 5, expiresAt: Date.now() + 600_000 }).catch((e: unknown) => e);
-  const round = () => Promise.all(Array.from({ length: PARALLEL }, poll));
-  for (let i = 0; i < 300; i++) await round(); // warm up: connections, JIT
-  const u0 = process.cpuUsage();
-  const t0 = performance.now();
-  for (let i = 0; i < REQUESTS / PARALLEL; i++) await round();
-  const u = process.cpuUsage(u0);
-  const sec = (performance.now() - t0) / 1000;
-  console.log(`token requests answered ${values.answer}: ${REQUESTS} (${PARALLEL} at a time) in ${sec.toFixed(1)} s; IdP client CPU ${((u.user + u.system) / REQUESTS).toFixed(0)} µs per request`);
+  /** CPU µs per token request of one run, with a client of its own */
+  const run = async (client: string): Promise<number> => {
+    const idp = new IdpClient(client === 'undici' ? undiciFetch(ca.certPem) : httpsFetch(ca.certPem));
+    let n = 0;
+    // an error answer other than pending or slow_down is thrown, as the KDC gets it
+    const poll = () => pollToken(cfg, `device-code-${n++}`, idp, { interval: 5, expiresAt: Date.now() + 600_000 }).catch((e: unknown) => e);
+    const round = () => Promise.all(Array.from({ length: PARALLEL }, poll));
+    const first = await poll();
+    if (first instanceof Error && values.answer === 'authorization_pending') throw first;
+    for (let i = 0; i < 300; i++) await round(); // warm up: connections, JIT
+    const u0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < REQUESTS / PARALLEL; i++) await round();
+    const u = process.cpuUsage(u0);
+    const sec = (performance.now() - t0) / 1000;
+    const us = (u.user + u.system) / REQUESTS;
+    console.log(`${client}: token requests answered ${values.answer}: ${REQUESTS} (${PARALLEL} at a time) in ${sec.toFixed(1)} s; IdP client CPU ${us.toFixed(0)} µs per request`);
+    return us;
+  };
+  const figures = new Map<string, number[]>(clients.map((c) => [c, []]));
+  for (let r = 0; r < RUNS; r++) for (const c of r % 2 ? [...clients].reverse() : clients) figures.get(c)!.push(await run(c));
+  if (RUNS > 1) {
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    for (const [c, xs] of figures) console.log(`${c}: median ${median(xs).toFixed(0)} µs per request (runs: ${xs.map((x) => x.toFixed(0)).join(', ')})`);
+  }
   child.disconnect();
   process.exit(0);
+}
+
+/**
+ * The token request's client over undici: a Pool per IdP origin (HTTP/1.1,
+ * at most MAX_CONNECTIONS_PER_IDP connections, one request on each at a
+ * time) with the same TLS context of Node's roots and the extra CA,
+ * a deadline per request and the answer's size capped, read through
+ * undici's dispatch handler (no body stream).
+ */
+function undiciFetch(extraCaPem: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES): HttpsFetch {
+  const secureContext = createSecureContext({ ca: [...rootCertificates, extraCaPem] });
+  const pools = new Map<string, Pool>();
+  const urls = new Map<string, URL>();
+  const request: HttpsRequest = (input, init = {}) =>
+    new Promise<HttpAnswer>((resolve, reject) => {
+      const key = String(input);
+      let url = urls.get(key);
+      if (!url) urls.set(key, (url = new URL(key)));
+      let pool = pools.get(url.origin);
+      if (!pool) pools.set(url.origin, (pool = new Pool(url.origin, { connections: MAX_CONNECTIONS_PER_IDP, pipelining: 1, allowH2: false, connect: { secureContext } })));
+      const headers: Record<string, string> = { ...init.headers };
+      headers['user-agent'] ??= 'dirid-idp-client';
+      let settled = false;
+      let abort: ((e: Error) => void) | undefined;
+      const fail = (e: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        abort?.(e);
+        reject(e);
+      };
+      const deadline = setTimeout(() => fail(new Error('IdP request timed out')), timeoutMs);
+      let status = 0;
+      let answerHeaders: HttpAnswer['headers'] = {};
+      const chunks: Buffer[] = [];
+      let size = 0;
+      pool.dispatch(
+        { path: url.pathname + url.search, method: init.method ?? 'GET', headers, body: init.body ?? null },
+        {
+          onRequestStart(controller) {
+            if (settled) throw new Error('gone');
+            abort = (e) => controller.abort(e);
+          },
+          onResponseStart(_c, statusCode, h) {
+            status = statusCode;
+            answerHeaders = h;
+            if (Number(h['content-length'] ?? 0) > maxResponseBytes) fail(new Error('IdP response too large'));
+          },
+          onResponseData(_c, chunk) {
+            size += chunk.length;
+            if (size > maxResponseBytes) fail(new Error('IdP response too large'));
+            else chunks.push(chunk);
+          },
+          onResponseEnd() {
+            if (settled) return;
+            settled = true;
+            clearTimeout(deadline);
+            resolve({ status, headers: answerHeaders, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          },
+          onResponseError(_c, e) {
+            fail(e);
+          },
+        },
+      );
+    });
+  const fetch = (() => Promise.reject(new Error('the bench polls through request only'))) as unknown as HttpsFetch;
+  return Object.assign(fetch, { request });
 }
