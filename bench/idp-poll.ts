@@ -7,21 +7,24 @@
  * e.g. invalid_grant, which the KDC also reports as pending). Steadier than
  * bench/idp-flows.ts on a busy machine: no Kerberos, no UDP, one process
  * measured. `--client` picks the HTTPS client under the token request:
- * `node` (node:https, as http.ts has it), `undici` (an undici Pool per
- * host with the same TLS context, deadline and size cap), or `both`
- * (the default), which alternates the two, `--runs` times each, in one
- * process, each run with a client of its own, and prints the medians.
+ * `undici` (src/oauth/http.ts's, over undici), `node` (the client it
+ * replaced, over node:https, kept here: a keep-alive agent per host, the
+ * same TLS context, deadline, retry and size cap), or `both` (the
+ * default), which alternates the two, `--runs` times each, in one process,
+ * each run with a client of its own, and prints the medians.
  *   node --import tsx bench/idp-poll.ts [--requests N] [--parallel N] [--answer ERROR] [--client node|undici|both] [--runs N]
  */
 import { fork } from 'node:child_process';
-import { createServer } from 'node:https';
+import type { ClientRequest } from 'node:http';
+import { Agent, createServer, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
+import { urlToHttpOptions } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
 import { IdpClient } from '../src/oauth/client.js';
 import { pollToken } from '../src/oauth/device-flow.js';
 import { httpsFetch, MAX_CONNECTIONS_PER_IDP, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, type HttpAnswer, type HttpsFetch, type HttpsRequest } from '../src/oauth/http.js';
+import { OAuthError } from '../src/oauth/types.js';
 import type { IdpConfig } from '../src/oauth/types.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 
@@ -61,7 +64,7 @@ if (process.argv[2] === '--serve') {
   const cfg: IdpConfig = { name: 'bench', clientId: 'dirid-kdc', clientSecret: 'secret', issuerUrl: base, devAuthUri: `${base}/device/auth`, tokenUri: `${base}/token`, keysUri: `${base}/jwks`, userinfoUri: `${base}/me`, scope: 'openid' };
   /** CPU µs per token request of one run, with a client of its own */
   const run = async (client: string): Promise<number> => {
-    const idp = new IdpClient(client === 'undici' ? undiciFetch(ca.certPem) : httpsFetch(ca.certPem));
+    const idp = new IdpClient(client === 'undici' ? httpsFetch(ca.certPem) : nodeFetch(ca.certPem));
     let n = 0;
     // an error answer other than pending or slow_down is thrown, as the KDC gets it
     const poll = () => pollToken(cfg, `device-code-${n++}`, idp, { interval: 5, expiresAt: Date.now() + 600_000 }).catch((e: unknown) => e);
@@ -89,67 +92,72 @@ if (process.argv[2] === '--serve') {
 }
 
 /**
- * The token request's client over undici: a Pool per IdP origin (HTTP/1.1,
- * at most MAX_CONNECTIONS_PER_IDP connections, one request on each at a
- * time) with the same TLS context of Node's roots and the extra CA,
- * a deadline per request and the answer's size capped, read through
- * undici's dispatch handler (no body stream).
+ * The IdP client's request function as it was over node:https: one TLS
+ * context of Node's roots and the extra CA, a keep-alive agent per host (at
+ * most MAX_CONNECTIONS_PER_IDP sockets, the last used first), each URL
+ * parsed once, a deadline, the size cap, one retry when a reused socket is
+ * reset before answering. Only `request` is there: the token poll uses
+ * nothing else.
  */
-function undiciFetch(extraCaPem: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES): HttpsFetch {
+function nodeFetch(extraCaPem: string, timeoutMs = DEFAULT_TIMEOUT_MS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES): HttpsFetch {
   const secureContext = createSecureContext({ ca: [...rootCertificates, extraCaPem] });
-  const pools = new Map<string, Pool>();
-  const urls = new Map<string, URL>();
+  const agents = new Map<string, Agent>();
+  const targets = new Map<string, { url: URL; options: RequestOptions }>();
   const request: HttpsRequest = (input, init = {}) =>
     new Promise<HttpAnswer>((resolve, reject) => {
       const key = String(input);
-      let url = urls.get(key);
-      if (!url) urls.set(key, (url = new URL(key)));
-      let pool = pools.get(url.origin);
-      if (!pool) pools.set(url.origin, (pool = new Pool(url.origin, { connections: MAX_CONNECTIONS_PER_IDP, pipelining: 1, allowH2: false, connect: { secureContext } })));
+      let target = targets.get(key);
+      if (!target) {
+        const url = new URL(key);
+        targets.set(key, (target = { url, options: urlToHttpOptions(url) }));
+      }
+      let agent = agents.get(target.url.host);
+      if (!agent) agents.set(target.url.host, (agent = new Agent({ keepAlive: true, maxSockets: MAX_CONNECTIONS_PER_IDP, maxFreeSockets: MAX_CONNECTIONS_PER_IDP, scheduling: 'lifo' })));
       const headers: Record<string, string> = { ...init.headers };
       headers['user-agent'] ??= 'dirid-idp-client';
+      const body = init.body;
+      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
       let settled = false;
-      let abort: ((e: Error) => void) | undefined;
-      const fail = (e: Error): void => {
+      let req: ClientRequest;
+      const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
-        abort?.(e);
-        reject(e);
+        req.destroy();
+        reject(err);
       };
-      const deadline = setTimeout(() => fail(new Error('IdP request timed out')), timeoutMs);
-      let status = 0;
-      let answerHeaders: HttpAnswer['headers'] = {};
-      const chunks: Buffer[] = [];
-      let size = 0;
-      pool.dispatch(
-        { path: url.pathname + url.search, method: init.method ?? 'GET', headers, body: init.body ?? null },
-        {
-          onRequestStart(controller) {
-            if (settled) throw new Error('gone');
-            abort = (e) => controller.abort(e);
-          },
-          onResponseStart(_c, statusCode, h) {
-            status = statusCode;
-            answerHeaders = h;
-            if (Number(h['content-length'] ?? 0) > maxResponseBytes) fail(new Error('IdP response too large'));
-          },
-          onResponseData(_c, chunk) {
-            size += chunk.length;
-            if (size > maxResponseBytes) fail(new Error('IdP response too large'));
-            else chunks.push(chunk);
-          },
-          onResponseEnd() {
+      const send = (retried: boolean): void => {
+        let answered = false;
+        req = httpsRequest({ ...target.options, method: init.method ?? 'GET', headers, agent, ...{ secureContext } }, (res) => {
+          answered = true;
+          if (Number(res.headers['content-length'] ?? 0) > maxResponseBytes) {
+            fail(new OAuthError('idp_bad_response', 'IdP response too large'));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > maxResponseBytes) fail(new OAuthError('idp_bad_response', 'IdP response too large'));
+            else chunks.push(c);
+          });
+          res.on('end', () => {
             if (settled) return;
             settled = true;
             clearTimeout(deadline);
-            resolve({ status, headers: answerHeaders, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-          },
-          onResponseError(_c, e) {
-            fail(e);
-          },
-        },
-      );
+            resolve({ status: res.statusCode ?? 500, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          });
+          res.on('error', (e) => fail(e));
+        });
+        const sent = req;
+        sent.on('error', (e) => {
+          if (!retried && !answered && !settled && sent.reusedSocket && (e as NodeJS.ErrnoException).code === 'ECONNRESET') send(true);
+          else fail(e);
+        });
+        sent.end(body);
+      };
+      const deadline = setTimeout(() => fail(new OAuthError('idp_unreachable', 'IdP request timed out')), timeoutMs);
+      send(false);
     });
   const fetch = (() => Promise.reject(new Error('the bench polls through request only'))) as unknown as HttpsFetch;
   return Object.assign(fetch, { request });
