@@ -4,21 +4,22 @@
  * server's "IdP CA bundle" option), refuses anything but https:// URLs with
  * a host, bounds each request by a deadline and each response by a size cap,
  * and names itself in User-Agent (some APIs, GitHub's, refuse requests
- * without one). Each IdP host has its pool of kept-alive HTTP/1.1
- * connections (undici's Pool): they are reused from request to request (a
- * device flow's polls, whichever flow they are for), a new connection
- * resumes the TLS session of an earlier one, and at most
- * MAX_CONNECTIONS_PER_IDP requests are in flight to one host, one per
- * connection, the next ones waiting for a connection with their deadline
- * running. A request reset before any answer on a connection that had
- * answered before is sent again, once. One TLS context, built once, serves
- * every connection, and each endpoint URL is checked and parsed once.
- * oauth4webapi and jose take the function through their customFetch
- * options; under it is a plain request function (`request`) answering
- * status, headers and body, which the token poll uses directly (no Headers,
- * Response or body stream per poll). undici rather than node:https: a token
- * request cost the IdP client about a quarter less CPU (bench/idp-poll.ts
- * --client both). docs/device-flow.md.
+ * without one). Each IdP host has its kept-alive HTTP/1.1 connections
+ * (an undici Client each, one request at a time on it): they are reused
+ * from request to request (a device flow's polls, whichever flow they are
+ * for), a new connection resumes the TLS session of an earlier one, and at
+ * most MAX_CONNECTIONS_PER_IDP requests are in flight to one host, the
+ * next ones waiting for a connection with their deadline running (one
+ * whose deadline passes while it waits is never sent). A request reset
+ * before any answer on a connection that had answered before is sent
+ * again, once. One TLS context, built once, serves every connection, and
+ * each endpoint URL is checked and parsed once. oauth4webapi and jose take
+ * the function through their customFetch options; under it is a plain
+ * request function (`request`) answering status, headers and body, which
+ * the token poll uses directly (no Headers, Response or body stream per
+ * poll). undici rather than node:https: a token request costs the IdP
+ * client about a third less CPU (bench/idp-poll.ts --client both);
+ * undici's Pool is not used (see Host). docs/device-flow.md.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
