@@ -24,8 +24,7 @@ import { parseArgs } from 'node:util';
 import { IdpClient } from '../src/oauth/client.js';
 import { pollToken } from '../src/oauth/device-flow.js';
 import { httpsFetch, MAX_CONNECTIONS_PER_IDP, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS, type HttpAnswer, type HttpsFetch, type HttpsRequest } from '../src/oauth/http.js';
-import { OAuthError } from '../src/oauth/types.js';
-import type { IdpConfig } from '../src/oauth/types.js';
+import { OAuthError, type IdpConfig } from '../src/oauth/types.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 
 if (process.argv[2] === '--serve') {
