@@ -135,12 +135,49 @@ async function armoredLogin(send: (m: Buffer) => Promise<Buffer>, armor: Credent
   return { creds: r.creds, paType: PaType.ENCRYPTED_CHALLENGE };
 }
 
+const KINIT_USAGE = `usage: dirid kinit [-c CCACHE] [-T ARMOR_CCACHE | -k KEYTAB] PRINCIPAL
+Gets a ticket-granting ticket for PRINCIPAL (NAME or NAME@REALM; the realm
+and its KDCs from KRB5_CONFIG's krb5.conf): with a password, or armored
+(FAST) for a user the server logs in through an IdP (the device flow).
+  -c CCACHE         where to store the ticket (default: KRB5CCNAME, else FILE:/tmp/krb5cc_UID)
+  -k KEYTAB         armor with a ticket got from this host keytab (the host's own key)
+  -T ARMOR_CCACHE   armor with the TGT in this credential cache
+  -h, --help        this text
+`;
+const KLIST_USAGE = `usage: dirid klist [-c CCACHE]
+Lists the tickets in a credential cache.
+  -c CCACHE         the cache to list (default: KRB5CCNAME, else FILE:/tmp/krb5cc_UID)
+  -h, --help        this text
+`;
+
+/** The options of a local command, or its usage: on standard output for -h/--help (undefined), with exit 2 for a misuse. */
+function localOptions(argv: string[], strings: readonly string[], usage: string): { values: Record<string, string | undefined>; positionals: string[] } | undefined {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const name of strings) options[name] = { type: 'string' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    // Node's text for an unknown option goes on about positionals after `--`: its first sentence says it
+    const text = e instanceof Error ? ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? e.message.replace(/\. .*$/s, '') : e.message) : String(e);
+    throw new CliError(`${text}\n${usage}`, 2);
+  }
+  const { help, ...values } = parsed.values;
+  if (help) {
+    process.stdout.write(usage);
+    return undefined;
+  }
+  return { values: values as Record<string, string | undefined>, positionals: parsed.positionals };
+}
+
 export async function kinitCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { c: { type: 'string' }, T: { type: 'string' }, k: { type: 'string' } }, allowPositionals: true, strict: true });
+  const parsed = localOptions(argv, ['c', 'T', 'k'], KINIT_USAGE);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   const conf = loadKrb5Conf();
   const realmDefault = conf.defaultRealm;
   const who = positionals[0];
-  if (!who) throw new CliError('usage: dirid kinit [-c CCACHE] [-T ARMOR_CCACHE | -k KEYTAB] PRINCIPAL', 2);
+  if (!who) throw new CliError(KINIT_USAGE.trimEnd(), 2);
   if (!realmDefault && !who.includes('@')) throw new CliError('no default realm: give PRINCIPAL@REALM or set KRB5_CONFIG');
   const { name, realm } = parsePrincipal(who, realmDefault ?? '');
   const full = principalToString(name, realm);
@@ -179,7 +216,10 @@ const fmt = (s: number) => {
 };
 
 export async function klistCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { c: { type: 'string' } }, strict: true });
+  const parsed = localOptions(argv, ['c'], KLIST_USAGE);
+  if (!parsed) return 0;
+  if (parsed.positionals.length > 0) throw new CliError(`unexpected argument '${parsed.positionals[0]}'\n${KLIST_USAGE}`, 2);
+  const values = parsed.values;
   const path = resolveCcacheName(values.c ?? process.env.KRB5CCNAME);
   const cc = loadCcacheFile(path);
   const name = (p: Ccache['principal']) => `${p.components.join('/')}@${p.realm}`;

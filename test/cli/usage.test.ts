@@ -1,6 +1,6 @@
 /**
  * Help and usage as a new user meets them: `dirid` alone, `dirid --help`,
- * `ping --help`, `--` ending options, the local kinit subcommands the
+ * `ping --help`, `--` ending options, `kinit --help`, the local kinit subcommands the
  * README uses, articles and repeated phrases in the help of every command,
  * and name-validation messages that say the same limit whatever the input.
  */
@@ -44,6 +44,22 @@ describe('dirid help and usage', () => {
     assert.match(r.stdout, /^  ping +/m);
     assert.match(r.stdout, /dirid kinit .*-k KEYTAB/);
     assert.match(r.stdout, /dirid kinit .*-T ARMOR_CCACHE/);
+  });
+
+  it('the local kinit and klist take -h and --help: their usage on standard output, exit 0; an unknown option gets the usage and exit 2', async () => {
+    for (const flag of ['-h', '--help']) {
+      const k = await dirid(['kinit', flag]);
+      assert.equal(k.code, 0, `kinit ${flag}: ${k.stderr}`);
+      assert.match(k.stdout, /^usage: dirid kinit \[-c CCACHE\] \[-T ARMOR_CCACHE \| -k KEYTAB\] PRINCIPAL$/m, k.stdout);
+      assert.match(k.stdout, /^  -k KEYTAB +/m, k.stdout);
+      const l = await dirid(['klist', flag]);
+      assert.equal(l.code, 0, `klist ${flag}: ${l.stderr}`);
+      assert.match(l.stdout, /^usage: dirid klist \[-c CCACHE\]$/m, l.stdout);
+    }
+    const bad = await dirid(['kinit', '-x', 'admin']);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /Unknown option '-x'/);
+    assert.match(bad.stderr, /usage: dirid kinit /);
   });
 
   it('ping --help lists --server', async () => {
