@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { parsePrincipal, principalToString } from '../kerberos/asn1/primitives.js';
 import { configEntry, loadCcacheFile, resolveCcacheName, saveCcacheFile, CONF_REALM, type Ccache } from '../kerberos/ccache.js';
-import { asReqBody, asWithKeys, asWithPassword, KrbClientError, type Credentials } from '../kerberos/client.js';
+import { asReqBody, asWithKeys, asWithPassword, FastRequiredError, KrbClientError, type Credentials } from '../kerberos/client.js';
 import { armoredAsReq, encryptedChallenge, parseIdpChallenge, processArmored } from '../kerberos/fast-client.js';
 import { decodeEtypeInfo2 } from '../kerberos/asn1/padata.js';
 import { findCredentials } from '../kerberos/ccache-credentials.js';
@@ -191,10 +191,13 @@ export async function kinitCommand(argv: string[]): Promise<number> {
       const armor = values.T ? armorFromCcache(values.T, realm) : await armorFromKeytab(values.k!, realm, send);
       ({ creds, paType } = await armoredLogin(send, armor, name, realm, full));
     } else {
-      const password = await readSecret(`Password for ${full}`);
-      creds = await asWithPassword(send, name, realm, password);
+      // prompted for once the KDC has said the principal has a password (none for a user who logs in at an IdP)
+      creds = await asWithPassword(send, name, realm, () => readSecret(`Password for ${full}`));
     }
   } catch (e) {
+    if (e instanceof FastRequiredError) {
+      throw new CliError(`${full} has no password to log in with here, only pre-authentication inside FAST armor (a login at an IdP, for one): armor the request with a host keytab (dirid kinit -k /etc/krb5.keytab ${who}) or a ticket cache (-T ARMOR_CCACHE)`);
+    }
     if (e instanceof KrbClientError && e.code !== undefined && KRB_MESSAGES[e.code]) {
       throw new CliError(`${KRB_MESSAGES[e.code]!(full)} while getting initial credentials`);
     }

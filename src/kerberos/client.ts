@@ -114,7 +114,25 @@ export async function asWithKeys(send: Send, cname: PrincipalName, realm: string
 }
 
 /** Password login: AS-REQ, PREAUTH_REQUIRED with ETYPE-INFO2, AS-REQ with PA-ENC-TIMESTAMP. */
-export async function asWithPassword(send: Send, cname: PrincipalName, realm: string, password: string, o: Parameters<typeof asReqBody>[2] = {}): Promise<Credentials> {
+/**
+ * The KDC offers the principal no pre-authentication outside FAST (no
+ * password keys, only armored methods such as an IdP login): a password
+ * cannot be used, armor can.
+ */
+export class FastRequiredError extends KrbClientError {
+  constructor(error: KrbError) {
+    super('the KDC offers this principal no password pre-authentication, only methods inside FAST armor', error.errorCode, error);
+    this.name = 'FastRequiredError';
+  }
+}
+
+/**
+ * An AS exchange with encrypted-timestamp pre-authentication. `password`
+ * may be a function asked only once the KDC has said how the principal
+ * pre-authenticates (as MIT's kinit prompts): no prompt for a principal
+ * that has no password there.
+ */
+export async function asWithPassword(send: Send, cname: PrincipalName, realm: string, password: string | (() => Promise<string>), o: Parameters<typeof asReqBody>[2] = {}): Promise<Credentials> {
   let body = asReqBody(cname, realm, o);
   const first = await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [], body }));
   const r = decodeReplyOrError(first);
@@ -124,8 +142,12 @@ export async function asWithPassword(send: Send, cname: PrincipalName, realm: st
   const info = hints.find((h) => h.type === PaType.ETYPE_INFO2);
   const entries: EtypeInfo2Entry[] = info ? decodeEtypeInfo2(info.value) : [];
   const entry = entries.find((e) => supportedEtypes.includes(e.etype));
-  if (!entry) throw new KrbClientError('no supported enctype offered');
-  const key = profile(entry.etype).stringToKey(password, entry.salt ?? realm + cname.nameString.join(''), entry.s2kparams);
+  if (!entry) {
+    if (!info && hints.some((h) => h.type === PaType.FX_FAST)) throw new FastRequiredError(r.error);
+    throw new KrbClientError('no supported enctype offered');
+  }
+  const secret = typeof password === 'string' ? password : await password();
+  const key = profile(entry.etype).stringToKey(secret, entry.salt ?? realm + cname.nameString.join(''), entry.s2kparams);
   body = { ...body, nonce: randomNonce() };
   const reply = await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [encTimestamp(key)], body }));
   return processKdcRep(reply, body, key, KeyUsage.AS_REP_ENC_PART);

@@ -123,6 +123,8 @@ describe('dirid kinit for linked users', () => {
     await admin.call('idp_add', ['disco'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, scope: 'openid email' });
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D', password: 'Dora-pass-12' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp', 'password'], idp: 'disco', idp_user_id: 'dora-sub' });
+    await admin.call('user_add', ['ivy'], { first: 'Ivy', last: 'I' });
+    await admin.call('user_mod', ['ivy'], { user_auth_type: ['idp'], idp: 'disco', idp_user_id: 'ivy-sub' });
   });
   after(async () => {
     await realm?.stop();
@@ -149,6 +151,14 @@ describe('dirid kinit for linked users', () => {
     const r = await diridKinitViaIdp(idp, env, ['-k', join(realm.dataDir, 'realm', 'host.keytab'), '-c', cc, 'dora'], 'dora-sub', 9000);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.match((await runTool('klist', ['-c', cc], env)).stdout, /Default principal: dora@EXAMPLE\.TEST/);
+  });
+
+  it('without armor, a user who logs in only at the IdP is told to armor the request, and is not asked for a password', async () => {
+    const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
+    const r = await runTool(process.execPath, [DIRID, 'kinit', '-c', `FILE:${join(realm.dataDir, 'ivy.cc')}`, 'ivy'], env, 'a-password\n');
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    assert.doesNotMatch(r.stdout + r.stderr, /Password for/);
+    assert.match(r.stderr, /^dirid: ERROR: ivy@EXAMPLE\.TEST has no password to log in with here, only pre-authentication inside FAST armor .*dirid kinit -k \/etc\/krb5\.keytab ivy\) or a ticket cache \(-T ARMOR_CCACHE\)\n$/);
   });
 
   it('with -T and another identity at the IdP: "User not found"', async () => {
