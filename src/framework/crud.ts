@@ -93,6 +93,9 @@ export async function getEntry(ctx: CallContext, obj: ObjectDef, pkey: string): 
  * DirectoryError, or a code with no public meaning (a fault of the server),
  * is returned unchanged: the transport logs it and answers InternalError.
  */
+/** What ReferencedEntry says where the object names no referrers itself (idp-del names the linked users). */
+export const REFERENCED = 'This entry is being referenced by other entries';
+
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
   const attrName = err.attr ?? '';
@@ -103,7 +106,7 @@ export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string
     case 'entryAlreadyExists':
       return publicError('DuplicateEntry', { reason: `${obj.labelSingular} with name "${named}" already exists` });
     case 'referenced':
-      return publicError('ReferencedEntry');
+      return publicError('ReferencedEntry', { reason: REFERENCED });
     case 'referenceTargetMissing':
       return publicError('NotFound', { reason: `${attrName}: referenced entry not found` });
     case 'constraintViolation': {

@@ -48,7 +48,7 @@ const templates = {
   DatabaseError: '{desc}',
   ObjectclassViolation: 'attribute "{attr}" not allowed',
   NotAllowedOnNonLeaf: 'Not allowed on non-leaf entry',
-  ReferencedEntry: 'This entry is being referenced by other entries',
+  ReferencedEntry: '{reason}',
   OnlyOneValueAllowed: '{attr}: Only one value allowed.',
   DiscoveryError: 'OIDC discovery at {url} failed: {reason}',
 } as const satisfies Record<ErrorName, string>;

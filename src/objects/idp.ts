@@ -13,6 +13,8 @@
  */
 import type { CallContext, OidcProviderMetadata } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
+import { containers } from '../directory/layout.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { dnOf, withArticle } from '../framework/crud.js';
 import { defineObject, type PendingEntry } from '../framework/object.js';
 import { cliName, httpsUrlProblem, URL_MAX_LENGTH } from '../framework/params.js';
@@ -425,6 +427,15 @@ export const idpObject = defineObject({
   ],
   searchAttributes: ['name', 'client_id', 'auth_uri', 'token_uri', 'issuer_url', 'scope'],
   hooks: {
+    async preDel(ctx, entry) {
+      // users linked to the reference keep it (the store refuses the delete): name them, and what to do
+      const linked = await ctx.dir.search({ base: containers(ctx.dir.baseDn).users, scope: 'one', filter: `(dirIdpConfigLink=${filterEscape(entry.dn)})`, attrs: ['uid'], sizeLimit: LINKED_NAMED + 1 });
+      if (linked.entries.length === 0) return;
+      const names = linked.entries.slice(0, LINKED_NAMED).map((u) => u.attrs.uid?.[0] ?? '?').sort();
+      const more = linked.entries.length > LINKED_NAMED ? ' and more' : '';
+      const who = `${names.length === 1 && !more ? 'user' : 'users'} ${names.join(', ')}${more}`;
+      throw publicError('ReferencedEntry', { reason: `IdP reference "${entry.attrs.cn?.[0] ?? ''}" is still linked to ${who}: change that with user-mod first` });
+    },
     async complete(ctx, entry, options) {
       // the generic provider is the absence of a template (docs/conventions.md, Provider templates)
       if (entry.values('dirIdpProvider')[0] === 'oidc') entry.set('dirIdpProvider', []);
@@ -442,6 +453,9 @@ export const idpObject = defineObject({
     },
   },
 });
+
+/** Linked users idp-del names at most when it refuses. */
+const LINKED_NAMED = 5;
 
 /**
  * The public key set a reference using private_key_jwt publishes
