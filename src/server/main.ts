@@ -29,11 +29,38 @@ function idNumber(v: string, name: string): number {
   return Number(v);
 }
 
+/** A usage error: the reason, then the usage, exit 2. */
+class UsageError extends Error {}
+
+/**
+ * A subcommand's options, as node:util parses them, with -h/--help (undefined:
+ * the usage was printed on standard output) and a usage error for an option
+ * it does not know.
+ */
+function options<T extends Parameters<typeof parseArgs>[0] & { options: object }>(rest: string[], config: T) {
+  let parsed;
+  try {
+    parsed = parseArgs({ ...config, args: rest, options: { ...config.options, help: { type: 'boolean', short: 'h' } }, strict: true });
+  } catch (e) {
+    // Node's text for an unknown option goes on about positionals after `--`: its first sentence says it
+    const text = e instanceof Error ? ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? e.message.replace(/\. .*$/s, '') : e.message) : String(e);
+    throw new UsageError(text);
+  }
+  if ((parsed.values as { help?: boolean }).help) {
+    process.stdout.write(USAGE);
+    return undefined;
+  }
+  return parsed;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   if (cmd === 'init') {
-    const { values } = parseArgs({
-      args: rest,
+    const parsed = options(rest, {
       options: {
         'data-dir': { type: 'string' },
         realm: { type: 'string' },
@@ -50,8 +77,9 @@ async function main(argv: string[]): Promise<number> {
         idmax: { type: 'string' },
         database: { type: 'string' },
       },
-      strict: true,
     });
+    if (!parsed) return 0;
+    const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'realm', 'domain', 'admin-password-file'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
     }
@@ -77,7 +105,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (cmd === 'replica-prepare') {
-    const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' } }, strict: true });
+    const parsed = options(rest, { options: { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' } } });
+    if (!parsed) return 0;
+    const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'hostname', 'out'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
     }
@@ -85,8 +115,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (cmd === 'start') {
-    const { values } = parseArgs({
-      args: rest,
+    const parsed = options(rest, {
       options: {
         'data-dir': { type: 'string' },
         listen: { type: 'string' },
@@ -100,8 +129,9 @@ async function main(argv: string[]): Promise<number> {
         'exit-with-parent': { type: 'boolean' },
         'exit-with-pid': { type: 'string', multiple: true },
       },
-      strict: true,
     });
+    if (!parsed) return 0;
+    const values = parsed.values as { [k in 'data-dir' | 'listen' | 'https-port' | 'http-port' | 'kdc-port' | 'kpasswd-port' | 'ldap-port' | 'ldaps-port' | 'idp-ca-file']?: string } & { 'exit-with-parent'?: boolean; 'exit-with-pid'?: string[] };
     if (!values['data-dir']) throw new InitError(`--data-dir is required\n${USAGE}`);
     const starterPids = (values['exit-with-pid'] ?? []).map((v) => {
       if (!/^[1-9]\d{0,9}$/.test(v)) throw new InitError(`--exit-with-pid must be a process id, not '${v}'\n${USAGE}`);
@@ -136,15 +166,14 @@ async function main(argv: string[]): Promise<number> {
     await server.stop();
     return 0;
   }
-  process.stderr.write(USAGE);
-  return cmd === undefined || cmd === '--help' || cmd === '-h' ? 0 : 2;
+  throw new UsageError(cmd === undefined ? 'no command given' : `unknown command '${cmd}'`);
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const msg = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`dirid-server: ERROR: ${msg}\n`);
-    process.exit(1);
+    process.stderr.write(`dirid-server: ERROR: ${msg}\n${err instanceof UsageError ? USAGE : ''}`);
+    process.exit(err instanceof UsageError ? 2 : 1);
   },
 );
