@@ -150,7 +150,7 @@ Lists the tickets in a credential cache.
   -h, --help        this text
 `;
 
-/** The options of a local command, or its usage: on standard output for -h/--help (undefined), with exit 2 for a misuse. */
+/** The options of a local command, or its usage: on standard output for -h/--help (undefined), as the error of a misuse (exit 1, docs/conventions.md). */
 function localOptions(argv: string[], strings: readonly string[], usage: string): { values: Record<string, string | undefined>; positionals: string[] } | undefined {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
   for (const name of strings) options[name] = { type: 'string' };
@@ -160,7 +160,7 @@ function localOptions(argv: string[], strings: readonly string[], usage: string)
   } catch (e) {
     // Node's text for an unknown option goes on about positionals after `--`: its first sentence says it
     const text = e instanceof Error ? ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? e.message.replace(/\. .*$/s, '') : e.message) : String(e);
-    throw new CliError(`${text}\n${usage}`, 2);
+    throw new CliError(`${text}\n${usage}`);
   }
   const { help, ...values } = parsed.values;
   if (help) {
@@ -177,7 +177,7 @@ export async function kinitCommand(argv: string[]): Promise<number> {
   const conf = loadKrb5Conf();
   const realmDefault = conf.defaultRealm;
   const who = positionals[0];
-  if (!who) throw new CliError(KINIT_USAGE.trimEnd(), 2);
+  if (!who) throw new CliError(KINIT_USAGE.trimEnd());
   if (!realmDefault && !who.includes('@')) throw new CliError('no default realm: give PRINCIPAL@REALM or set KRB5_CONFIG');
   const { name, realm } = parsePrincipal(who, realmDefault ?? '');
   const full = principalToString(name, realm);
@@ -221,7 +221,7 @@ const fmt = (s: number) => {
 export async function klistCommand(argv: string[]): Promise<number> {
   const parsed = localOptions(argv, ['c'], KLIST_USAGE);
   if (!parsed) return 0;
-  if (parsed.positionals.length > 0) throw new CliError(`unexpected argument '${parsed.positionals[0]}'\n${KLIST_USAGE}`, 2);
+  if (parsed.positionals.length > 0) throw new CliError(`unexpected argument '${parsed.positionals[0]}'\n${KLIST_USAGE}`);
   const values = parsed.values;
   const path = resolveCcacheName(values.c ?? process.env.KRB5CCNAME);
   const cc = loadCcacheFile(path);

@@ -29,7 +29,7 @@ function idNumber(v: string, name: string): number {
   return Number(v);
 }
 
-/** A usage error: the reason, then the usage, exit 2. */
+/** A usage error: the reason, then the usage (exit 1, as every error: docs/conventions.md). */
 class UsageError extends Error {}
 
 /**
@@ -174,6 +174,6 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`dirid-server: ERROR: ${msg}\n${err instanceof UsageError ? USAGE : ''}`);
-    process.exit(err instanceof UsageError ? 2 : 1);
+    process.exit(1);
   },
 );

@@ -2,7 +2,7 @@
  * dirid-server's usage as a new administrator meets it: --help and -h, at
  * the top and after a command, print the usage on standard output and exit
  * 0; no command, an unknown command or an unknown option is a usage error
- * (the reason and the usage on standard error, exit 2).
+ * (the reason and the usage on standard error, exit 1 as every error).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +22,7 @@ describe('dirid-server usage', () => {
     }
   });
 
-  it('no command, an unknown command or an unknown option: the reason and the usage on standard error, exit 2', () => {
+  it('no command, an unknown command or an unknown option: the reason and the usage on standard error, exit 1', () => {
     for (const [args, reason] of [
       [[], 'no command given'],
       [['serve'], "unknown command 'serve'"],
@@ -30,7 +30,7 @@ describe('dirid-server usage', () => {
       [['start', '--data-dir'], "Option '--data-dir <value>' argument missing"],
     ] as const) {
       const r = run([...args]);
-      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
       assert.equal(r.stdout, '', args.join(' '));
       assert.ok(r.stderr.startsWith(`dirid-server: ERROR: ${reason}\nusage:\n`), `${args.join(' ')}: ${r.stderr}`);
     }
