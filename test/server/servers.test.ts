@@ -23,6 +23,12 @@ import { startServer, type RunningServer } from '../../src/server/start.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
 import { RpcSession, testHosts } from '../support/rpc-client.js';
+import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { asReqBody, asWithKeys } from '../../src/kerberos/client.js';
+import { armoredAsReq, parseIdpChallenge, processArmored } from '../../src/kerberos/fast-client.js';
+import { PaType } from '../../src/kerberos/iana.js';
+import { readKeytab } from '../../src/kerberos/keytab.js';
+import { sendUdp } from '../../src/kerberos/transport.js';
 
 const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
 const PASSWORD = 'Admin-pass-1';
@@ -40,6 +46,7 @@ describe('two servers on one PostgreSQL database', () => {
   let one: RunningServer;
   let two: RunningServer;
   let oneStopped = false;
+  let idp: TestIdp;
   const d1 = () => join(tmp, 'one');
   const d2 = () => join(tmp, 'two');
   const hosts = () => join(tmp, 'hosts');
@@ -58,9 +65,11 @@ describe('two servers on one PostgreSQL database', () => {
     tmp = mkdtempSync(join(tmpdir(), 'dirid-servers-'));
     writeFileSync(hosts(), '127.0.0.1 localhost one.example.test two.example.test\n');
     testHosts.set('one.example.test', '127.0.0.1').set('two.example.test', '127.0.0.1');
+    idp = await startTestIdp({ accounts: ['flo-sub'] });
+    writeFileSync(join(tmp, 'idp-ca.pem'), idp.caPem);
     const database = await createDatabase(await startPostgres(), 'realm');
     await initRealm({ dataDir: d1(), realm: 'EXAMPLE.TEST', domain: 'example.test', hostname: 'one.example.test', adminPassword: PASSWORD, database });
-    const ports = { listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {} };
+    const ports = { listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {}, idpCaFile: join(tmp, 'idp-ca.pem') };
     one = await startServer({ dataDir: d1(), ...ports });
     await prepareReplica({ dataDir: d1(), hostname: 'two.example.test', out: d2() });
     two = await startServer({ dataDir: d2(), ...ports });
@@ -68,6 +77,7 @@ describe('two servers on one PostgreSQL database', () => {
   after(async () => {
     if (!oneStopped) await one?.stop();
     await two?.stop();
+    await idp?.stop();
     stopPostgres();
     testHosts.clear();
     rmSync(tmp, { recursive: true, force: true });
@@ -135,6 +145,32 @@ describe('two servers on one PostgreSQL database', () => {
     const again = await kinit('Bob-pass-new1');
     assert.equal(again.code, 0, again.stderr);
     assert.notEqual((await kinit('Bob-pass-old1')).code, 0);
+  });
+
+  it("a device-flow login started at one server's KDC completes at the other's: the cookie and the flow travel between them", async () => {
+    const a = await session(one, 'one.example.test');
+    await a.call('idp_add', ['flows'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid' });
+    await a.call('user_add', ['flo'], { first: 'Flo', last: 'Flow' });
+    await a.call('user_mod', ['flo'], { user_auth_type: ['idp'], idp: 'flows', idp_user_id: 'flo-sub' });
+    const kdcOf = (server: RunningServer) => (m: Buffer) => sendUdp({ host: '127.0.0.1', port: server.kdcPort }, m, [2000, 4000, 12000]);
+    const hostKeys = readKeytab(readFileSync(join(d1(), 'host.keytab'))).map((k) => ({ etype: k.etype, value: k.key }));
+    const armor = await asWithKeys(kdcOf(one), { nameType: 3, nameString: ['host', 'one.example.test'] }, 'EXAMPLE.TEST', hostKeys);
+    const flo = { nameType: 1, nameString: ['flo'] };
+    // the challenge from the first server
+    let body = asReqBody(flo, 'EXAMPLE.TEST', {});
+    let req = armoredAsReq(armor, body, []);
+    const first = processArmored(await kdcOf(one)(req.msg), req, body, req.armorKey);
+    assert.equal(first.kind, 'error');
+    const challenge = first.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
+    const cookie = first.padata.find((p) => p.type === PaType.FX_COOKIE);
+    assert.ok(challenge && cookie, 'the first server asks for the device flow, with its cookie');
+    await idp.approveDevice(parseIdpChallenge(challenge.value).user_code, 'flo-sub');
+    // the answer to the second server
+    body = asReqBody(flo, 'EXAMPLE.TEST', {});
+    req = armoredAsReq(armor, body, [{ type: PaType.REDHAT_IDP_OAUTH2, value: Buffer.alloc(0) }, cookie]);
+    const answer = processArmored(await kdcOf(two)(req.msg), req, body, req.armorKey);
+    assert.equal(answer.kind, 'rep', answer.kind === 'error' ? `KRB-ERROR ${answer.error.errorCode}: ${answer.error.eText ?? ''}` : '');
+    if (answer.kind === 'rep') assert.deepEqual(answer.creds.client.nameString, ['flo']);
   });
 
   it('keeps Kerberos and the API working through the second server when the first stops', async () => {
