@@ -113,7 +113,6 @@ export async function asWithKeys(send: Send, cname: PrincipalName, realm: string
   return processKdcRep(await send(encodeKdcReq({ msgType: MsgType.AS_REQ, padata: [encTimestamp(key)], body })), body, key, KeyUsage.AS_REP_ENC_PART);
 }
 
-/** Password login: AS-REQ, PREAUTH_REQUIRED with ETYPE-INFO2, AS-REQ with PA-ENC-TIMESTAMP. */
 /**
  * The KDC offers the principal no pre-authentication outside FAST (no
  * password keys, only armored methods such as an IdP login): a password
@@ -127,10 +126,10 @@ export class FastRequiredError extends KrbClientError {
 }
 
 /**
- * An AS exchange with encrypted-timestamp pre-authentication. `password`
- * may be a function asked only once the KDC has said how the principal
- * pre-authenticates (as MIT's kinit prompts): no prompt for a principal
- * that has no password there.
+ * Password login: AS-REQ, PREAUTH_REQUIRED with ETYPE-INFO2, AS-REQ with
+ * PA-ENC-TIMESTAMP. `password` may be a function asked only once the KDC
+ * has said how the principal pre-authenticates (as MIT's kinit prompts):
+ * no prompt for a principal that has no password there.
  */
 export async function asWithPassword(send: Send, cname: PrincipalName, realm: string, password: string | (() => Promise<string>), o: Parameters<typeof asReqBody>[2] = {}): Promise<Credentials> {
   let body = asReqBody(cname, realm, o);

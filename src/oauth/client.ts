@@ -2,7 +2,8 @@
  * One server's IdP client: the HTTP client for IdP endpoints (http.ts: one
  * TLS context, the configured IdP CAs, kept-alive connections per IdP) and
  * what it remembers between calls, the discovery documents per issuer
- * (discovery.ts) and, for a short while, the failures of logins' discoveries, the JWKS key sets per URL (key-sets.ts), the device codes
+ * (discovery.ts) and, for a short while, the failures of logins'
+ * discoveries, the JWKS key sets per URL (key-sets.ts), the device codes
  * it has already exchanged for tokens (device-flow.ts refuses a second
  * exchange of one) and, per pending device code, when it last polled it, at
  * which interval and the poll in flight (device-flow.ts polls a code once

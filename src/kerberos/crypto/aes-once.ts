@@ -40,6 +40,9 @@ export function loadOnceAes(): typeof NobleAes.unsafe {
 
 const BLOCK = 16;
 
+/** The library's block encryption or decryption: a block as four words in, four words out. */
+type NobleBlockCipher = typeof NobleAes.unsafe.encrypt;
+
 /** A key's schedules, each made on first use: a key that only decrypts (an authenticator's Ke) needs no encryption schedule. */
 interface Schedule {
   enc: Uint32Array | undefined;
@@ -73,12 +76,13 @@ function putWord(b: Uint8Array, o: number, w: number): void {
   b[o + 3] = (w >>> 24) & 0xff;
 }
 
-/** CBC encryption of whole blocks in place, starting from `iv`; returns `blocks`. */
+/** The key's encryption schedule, made on its first use. */
 function encryptionSchedule(key: Buffer): Uint32Array {
   const s = scheduleOf(key);
   return (s.enc ??= loadOnceAes().expandKeyLE(key));
 }
 
+/** CBC encryption of whole blocks in place, starting from `iv`; returns `blocks`. */
 export function onceCbcEncrypt(key: Buffer, blocks: Buffer, iv: Uint8Array): Buffer {
   const xk = encryptionSchedule(key);
   const encrypt = loadOnceAes().encrypt;
@@ -100,13 +104,11 @@ export function onceCbcEncrypt(key: Buffer, blocks: Buffer, iv: Uint8Array): Buf
   return blocks;
 }
 
-/** ECB encryption of whole blocks into a new Buffer. */
-export function onceEcbEncrypt(key: Buffer, input: Uint8Array): Buffer {
-  const xk = encryptionSchedule(key);
-  const encrypt = loadOnceAes().encrypt;
+/** Each whole block of `input` through the library's block `cipher` under the schedule `xk`, into a new Buffer (ECB). */
+function ecb(xk: Uint32Array, cipher: NobleBlockCipher, input: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(input.length - (input.length % BLOCK));
   for (let o = 0; o + BLOCK <= input.length; o += BLOCK) {
-    const r = encrypt(xk, word(input, o), word(input, o + 4), word(input, o + 8), word(input, o + 12));
+    const r = cipher(xk, word(input, o), word(input, o + 4), word(input, o + 8), word(input, o + 12));
     putWord(out, o, r.s0);
     putWord(out, o + 4, r.s1);
     putWord(out, o + 8, r.s2);
@@ -115,18 +117,13 @@ export function onceEcbEncrypt(key: Buffer, input: Uint8Array): Buffer {
   return out;
 }
 
+/** ECB encryption of whole blocks into a new Buffer. */
+export function onceEcbEncrypt(key: Buffer, input: Uint8Array): Buffer {
+  return ecb(encryptionSchedule(key), loadOnceAes().encrypt, input);
+}
+
 /** ECB decryption of whole blocks into a new Buffer. */
 export function onceEcbDecrypt(key: Buffer, input: Uint8Array): Buffer {
   const s = scheduleOf(key);
-  const xk = (s.dec ??= loadOnceAes().expandKeyDecLE(key));
-  const decrypt = loadOnceAes().decrypt;
-  const out = Buffer.allocUnsafe(input.length - (input.length % BLOCK));
-  for (let o = 0; o + BLOCK <= input.length; o += BLOCK) {
-    const r = decrypt(xk, word(input, o), word(input, o + 4), word(input, o + 8), word(input, o + 12));
-    putWord(out, o, r.s0);
-    putWord(out, o + 4, r.s1);
-    putWord(out, o + 8, r.s2);
-    putWord(out, o + 12, r.s3);
-  }
-  return out;
+  return ecb((s.dec ??= loadOnceAes().expandKeyDecLE(key)), loadOnceAes().decrypt, input);
 }

@@ -24,7 +24,7 @@ const PRF_SLOT = -1;
 
 const deriveForUsage = (base: Buffer, usage: number, purpose: number): Buffer => deriveUsageKey(base, usage, purpose as KeyPurpose);
 const derivePrfKey = (base: Buffer): Buffer => deriveKey(base, PRF_CONSTANT);
-// a one-request key's AES object lives in cts.ts's ring of such keys, not in its WeakMap
+// a one-request key's blocks go through aes-once.ts (its schedule in that ring), not an OpenSSL object in cts.ts's WeakMap
 const deriveForUsageOnce = (base: Buffer, usage: number, purpose: number): Buffer => deriveUsageKey(base, usage, purpose as KeyPurpose, true);
 const derivePrfKeyOnce = (base: Buffer): Buffer => deriveKey(base, PRF_CONSTANT, true);
 

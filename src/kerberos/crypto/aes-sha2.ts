@@ -38,7 +38,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
   const derive = (base: Buffer, usage: number, purpose: number): Buffer =>
     kdfHmacSha2(hash, base, usageConstant(usage, purpose as KeyPurpose), EMPTY, (purpose === KeyPurpose.ENCRYPTION ? keyBytes : macBytes) * 8);
   const recent = new RecentDerivedKeys();
-  // a transient key (used in one request): its derived keys from the ring of recent ones, their AES objects in cts.ts's ring
+  // a transient key (used in one request): its derived keys from the ring of recent ones, their AES through aes-once.ts
   const derived = (key: EncryptionKey, usage: number, purpose: KeyPurpose): Buffer => (key.transient ? recent.get(key.value, usage, purpose, derive) : cache.get(key, usage, purpose, derive));
   const mac = (ki: Buffer, c: Buffer): Buffer => hmac(hash, ki, [ZERO_IV, c]).subarray(0, macBytes);
 

@@ -56,15 +56,11 @@ interface AesState {
  */
 const states = new WeakMap<Buffer, AesState>();
 
-function newState(key: Buffer): AesState {
-  checkKey(key);
-  return { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
-}
-
 function stateOf(key: Buffer): AesState {
   let st = states.get(key);
   if (!st) {
-    st = newState(key);
+    checkKey(key);
+    st = { secret: createSecretKey(key), cbc: undefined, chain: Buffer.alloc(BLOCK), ecbDecrypt: undefined, ecbEncrypt: undefined };
     states.set(key, st);
   }
   return st;

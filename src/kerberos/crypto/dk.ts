@@ -53,8 +53,8 @@ function foldedUsage(usage: number, purpose: KeyPurpose): Buffer {
 
 /**
  * DR(base, constant): `outBytes` of AES chained over n-fold(constant), in
- * one call to OpenSSL; `once` for a base key used in one request only
- * (cts.ts keeps its AES object in the ring of such keys).
+ * one CBC pass; `once` for a base key used in one request only (its AES
+ * through aes-once.ts, no OpenSSL object).
  */
 export function deriveRandom(base: Buffer, constant: Buffer, outBytes: number = base.length, once = false): Buffer {
   const out = aesChain(base, foldedConstant(constant), Math.ceil(outBytes / BLOCK), once);
