@@ -142,24 +142,23 @@ export async function authorizationServer(cfg: IdpConfig, idp: IdpClient, requir
       discoveryError = e;
     }
   }
-  if (made && !discoveryError && made.discovered === discovered) {
-    const as = made.as;
-    const have = { device: as.device_authorization_endpoint, token: as.token_endpoint, userinfo: as.userinfo_endpoint, jwks: as.jwks_uri };
-    for (const need of required) if (!have[need]) throw new OAuthError('not_configured', `IdP reference ${cfg.name} has no ${need} endpoint`);
-    return as;
-  }
-  const endpoints = {
-    device: cfg.devAuthUri ?? cfg.authUri ?? discovered?.device_authorization_endpoint,
-    token: cfg.tokenUri ?? discovered?.token_endpoint,
-    // UserInfo is called only when configured or when discovery filled it
-    userinfo: cfg.userinfoUri ?? discovered?.userinfo_endpoint,
-    jwks: cfg.keysUri ?? discovered?.jwks_uri,
-  };
+  // the one this frozen reference made from the same discovered document, if any: its endpoints are the ones below
+  const again = made && !discoveryError && made.discovered === discovered ? made.as : undefined;
+  const endpoints = again
+    ? { device: again.device_authorization_endpoint, token: again.token_endpoint, userinfo: again.userinfo_endpoint, jwks: again.jwks_uri }
+    : {
+        device: cfg.devAuthUri ?? cfg.authUri ?? discovered?.device_authorization_endpoint,
+        token: cfg.tokenUri ?? discovered?.token_endpoint,
+        // UserInfo is called only when configured or when discovery filled it
+        userinfo: cfg.userinfoUri ?? discovered?.userinfo_endpoint,
+        jwks: cfg.keysUri ?? discovered?.jwks_uri,
+      };
   for (const need of required) {
     if (endpoints[need]) continue;
     if (discoveryError && discoveryError.code !== 'discovery_failed') throw discoveryError;
     throw new OAuthError(discoveryError ? 'discovery_failed' : 'not_configured', `IdP reference ${cfg.name} has no ${need} endpoint${discoveryError ? ` (${discoveryError.message})` : ''}`);
   }
+  if (again) return again;
   const authorization = cfg.authUri ?? discovered?.authorization_endpoint;
   const as: oauth.AuthorizationServer = {
     // what oauth4webapi accepts in an ID token's alg: without this member it
