@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
+import { answerInGoogleShapes, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { kinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
@@ -24,7 +24,7 @@ describe("a provider's own answer shapes (Google's)", () => {
   let env: NodeJS.ProcessEnv;
   let armor: string;
   let caFile: string;
-  const statuses: number[] = [];
+  let statuses: number[] = [];
 
   before(async () => {
     idp = await startTestIdp({ accounts: ['gina-sub'], pollInterval: 1 });
@@ -41,16 +41,7 @@ describe("a provider's own answer shapes (Google's)", () => {
     armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
     const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
     assert.equal(a.code, 0, a.stderr);
-    idp.rewriteDeviceAnswers(({ status, body }) => {
-      if (status !== 200) return { status, body };
-      const { verification_uri: page, verification_uri_complete: _complete, ...rest } = body;
-      return { status, body: { ...rest, verification_url: page } };
-    });
-    idp.rewriteTokenAnswers(({ status, body }) => {
-      const shaped = body.error === 'authorization_pending' ? 428 : body.error === 'slow_down' ? 403 : status;
-      statuses.push(shaped);
-      return { status: shaped, body };
-    });
+    statuses = answerInGoogleShapes(idp);
   });
   after(async () => {
     await realm?.stop();

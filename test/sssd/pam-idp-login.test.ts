@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
+import { answerInGoogleShapes, startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 import { createCa } from '../../src/server/pki.js';
 
@@ -30,7 +30,7 @@ describe('host login through SSSD (pam_sss, krb5_child) with the device flow', (
   let idp: TestIdp;
   /** the IdP unlike the first: ES384, discovery, Google's shapes, 1 s interval */
   let other: TestIdp;
-  const otherStatuses: number[] = [];
+  let otherStatuses: number[] = [];
   let host: SssdHost;
   let caFile: string;
 
@@ -50,16 +50,7 @@ describe('host login through SSSD (pam_sss, krb5_child) with the device flow', (
     }
     await admin.call('user_add', ['gus'], { first: 'Gus', last: 'Host' });
     await admin.call('user_mod', ['gus'], { user_auth_type: ['idp'], idp: 'otheridp', idp_user_id: 'gus-sub' });
-    other.rewriteDeviceAnswers(({ status, body }) => {
-      if (status !== 200) return { status, body };
-      const { verification_uri: page, verification_uri_complete: _complete, ...rest } = body;
-      return { status, body: { ...rest, verification_url: page } };
-    });
-    other.rewriteTokenAnswers(({ status, body }) => {
-      const shaped = body.error === 'authorization_pending' ? 428 : body.error === 'slow_down' ? 403 : status;
-      otherStatuses.push(shaped);
-      return { status: shaped, body };
-    });
+    otherStatuses = answerInGoogleShapes(other);
     host = sssdHost({
       realm: 'EXAMPLE.TEST',
       dataDir: join(realm.dataDir, 'realm'),

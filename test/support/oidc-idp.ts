@@ -93,6 +93,29 @@ export interface IdpStats {
   requests: Record<string, number>;
 }
 
+/**
+ * Makes `idp` answer the device flow in Google's shapes: its device
+ * authorization answer names the page `verification_url` (RFC 8628's
+ * `verification_uri` and the complete URI left out, so a client shows the
+ * code to type), and its token endpoint answers a pending code with HTTP 428
+ * and `slow_down` with HTTP 403. Returns the token answers' statuses as
+ * they are served, in order.
+ */
+export function answerInGoogleShapes(idp: TestIdp): number[] {
+  const statuses: number[] = [];
+  idp.rewriteDeviceAnswers(({ status, body }) => {
+    if (status !== 200) return { status, body };
+    const { verification_uri: page, verification_uri_complete: _complete, ...rest } = body;
+    return { status, body: { ...rest, verification_url: page } };
+  });
+  idp.rewriteTokenAnswers(({ status, body }) => {
+    const shaped = body.error === 'authorization_pending' ? 428 : body.error === 'slow_down' ? 403 : status;
+    statuses.push(shaped);
+    return { status: shaped, body };
+  });
+  return statuses;
+}
+
 /** An answer of the token endpoint, as TestIdp.rewriteTokenAnswers sees and returns it. */
 export interface TokenAnswer {
   status: number;
