@@ -19,14 +19,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { asReqBody, asWithKeys } from '../src/kerberos/client.js';
-import { armoredAsReq, processArmored } from '../src/kerberos/fast-client.js';
-import { PaType } from '../src/kerberos/iana.js';
-import { readKeytab } from '../src/kerberos/keytab.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import { initRealm } from '../src/server/init.js';
 import { startServer } from '../src/server/start.js';
 import { RpcSession } from '../test/support/rpc-client.js';
+import { addFlowUser, flowClient } from './support/flow-user.js';
 import { startRemoteIdp } from './support/remote-idp.js';
 
 const { values } = parseArgs({ options: { flows: { type: 'string', default: '10000' } } });
@@ -42,23 +39,14 @@ await initRealm({ dataDir: tmp, realm: REALM, domain: 'mem.test', hostname: 'loc
 const srv = await startServer({ dataDir: tmp, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {}, idpCaFile: join(tmp, 'idp-ca.pem') });
 const rpc = new RpcSession(`https://localhost:${srv.httpsPort}`, readFileSync(join(tmp, 'ca.crt'), 'utf8'));
 await rpc.login('admin', 'Admin-pass-42');
-await rpc.call('idp_add', ['local'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid' });
-await rpc.call('user_add', ['flow'], { first: 'F', last: 'L' });
-await rpc.call('user_mod', ['flow'], { user_auth_type: ['idp'], idp: 'local', idp_user_id: 'flow-sub' });
+await addFlowUser(rpc, idp);
 
 const kdc = { host: '127.0.0.1', port: srv.kdcPort };
 const send = (m: Buffer) => sendUdp(kdc, m, [2000, 4000]);
-const hostKeys = readKeytab(readFileSync(join(tmp, 'host.keytab'))).map((k) => ({ etype: k.etype, value: k.key }));
-const armor = await asWithKeys(send, { nameType: 3, nameString: ['host', 'localhost'] }, REALM, hostKeys);
-const flowName = { nameType: 1, nameString: ['flow'] };
+const flows = await flowClient(send, REALM, join(tmp, 'host.keytab'));
 
 /** one flow started: true when the KDC answered with the idp challenge */
-async function startFlow(): Promise<boolean> {
-  const body = asReqBody(flowName, REALM, {});
-  const req = armoredAsReq(armor, body, []);
-  const r = processArmored(await send(req.msg), req, body, req.armorKey);
-  return r.kind === 'error' && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
-}
+const startFlow = async (): Promise<boolean> => (await flows.start()) !== null;
 async function startFlows(n: number): Promise<number> {
   let started = 0;
   for (let i = 0; i < n; i += 50) started += (await Promise.all(Array.from({ length: Math.min(50, n - i) }, startFlow))).filter(Boolean).length;

@@ -46,15 +46,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { encodeKdcReq } from '../src/kerberos/asn1/kdc-req.js';
-import { asReqBody, asWithKeys, encTimestamp, randomNonce, type Credentials } from '../src/kerberos/client.js';
+import { asReqBody, encTimestamp, randomNonce } from '../src/kerberos/client.js';
 import { profile } from '../src/kerberos/crypto/index.js';
 import { armoredAsReq, processArmored } from '../src/kerberos/fast-client.js';
 import { PaType } from '../src/kerberos/iana.js';
-import { readKeytab } from '../src/kerberos/keytab.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import type { PaData } from '../src/kerberos/asn1/primitives.js';
 import { startTestIdp } from '../test/support/oidc-idp.js';
 import { RpcSession } from '../test/support/rpc-client.js';
+import { addFlowUser, flowClient } from './support/flow-user.js';
 import { udpLoad } from './support/kdc-load.js';
 import { startRemoteIdp } from './support/remote-idp.js';
 
@@ -126,15 +126,13 @@ const cpuOf = (pid: number): number => {
 const cpu = (): number => cpuOf(server.pid!);
 const rpc = new RpcSession(`https://localhost:${ports.https}`, readFileSync(join(tmp, 'realm', 'ca.crt'), 'utf8'));
 await rpc.login('admin', 'Admin-pass-42');
-await rpc.call('idp_add', ['local'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid' });
-await rpc.call('user_add', ['flow'], { first: 'F', last: 'L' });
-await rpc.call('user_mod', ['flow'], { user_auth_type: ['idp'], idp: 'local', idp_user_id: 'flow-sub' });
+await addFlowUser(rpc, idp);
 await rpc.call('user_add', ['bench'], { first: 'B', last: 'E', password: 'Bench-password-1' });
 
 const kdc = { host: '127.0.0.1', port: ports.kdc };
 const send = (m: Buffer) => sendUdp(kdc, m, [2000, 4000]);
-const hostKeys = readKeytab(readFileSync(join(tmp, 'realm', 'host.keytab'))).map((k) => ({ etype: k.etype, value: k.key }));
-const armor: Credentials = await asWithKeys(send, { nameType: 3, nameString: ['host', 'localhost'] }, REALM, hostKeys);
+const flows = await flowClient(send, REALM, join(tmp, 'realm', 'host.keytab'));
+const armor = flows.armor;
 const key = profile(18).stringToKey('Bench-password-1', `${REALM}bench`);
 const cname = { nameType: 1, nameString: ['bench'] };
 
@@ -169,21 +167,6 @@ const PASSWORD_CLIENTS = 64;
 /** requests made ahead for one phase: more than the KDC answers in it */
 const POOL_PER_SECOND = 24_000;
 
-const flowName = { nameType: 1, nameString: ['flow'] };
-async function startFlow(): Promise<PaData | null> {
-  const body = asReqBody(flowName, REALM, {});
-  const req = armoredAsReq(armor, body, []);
-  const r = processArmored(await send(req.msg), req, body, req.armorKey);
-  if (r.kind !== 'error' || !r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2)) return null;
-  return r.padata.find((p) => p.type === PaType.FX_COOKIE) ?? null;
-}
-async function pollFlow(cookie: PaData): Promise<boolean> {
-  const body = asReqBody(flowName, REALM, {});
-  const req = armoredAsReq(armor, body, [{ type: PaType.REDHAT_IDP_OAUTH2, value: Buffer.alloc(0) }, cookie]);
-  const r = processArmored(await send(req.msg), req, body, req.armorKey);
-  return r.kind === 'error' && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
-}
-
 /** One armored AS-REQ of the password user without pre-authentication: the KDC unwraps the FAST armor and answers an armored PREAUTH_REQUIRED, as for a flow's answer but without the IdP. */
 async function armoredRequest(): Promise<boolean> {
   const body = asReqBody(cname, REALM, {});
@@ -217,7 +200,7 @@ function answerFlows(cookies: PaData[]): { answered(): number; stop(): Promise<{
   const workers = Array.from({ length: ANSWERERS }, async () => {
     while (polling) {
       const c = cookies[next++ % cookies.length]!;
-      if (await pollFlow(c).catch(() => false)) pending++;
+      if (await flows.answer(c).catch(() => false)) pending++;
       answers++;
     }
   });
@@ -270,7 +253,7 @@ await Promise.all(
   Array.from({ length: 32 }, async () => {
     while (started < FLOWS) {
       started++;
-      const c = await startFlow().catch(() => null);
+      const c = await flows.start().catch(() => null);
       if (c) cookies.push(c);
     }
   }),
