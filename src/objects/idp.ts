@@ -207,15 +207,16 @@ export function discoveryUrl(issuer: string): string {
   return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 }
 
-async function discoverProvider(ctx: CallContext, issuer: string): Promise<OidcProviderMetadata> {
+/** The issuer's provider metadata; `hint` follows the reason when it fails. */
+async function discoverProvider(ctx: CallContext, issuer: string, hint = ''): Promise<OidcProviderMetadata> {
   const url = discoveryUrl(issuer);
   const discover = ctx.registry.services.oidcDiscovery;
-  if (!discover) throw publicError('DiscoveryError', { url, reason: 'this server has no IdP client' });
+  if (!discover) throw publicError('DiscoveryError', { url, reason: `this server has no IdP client${hint}` });
   try {
     return await discover(issuer);
   } catch (e) {
     const message = e instanceof Error ? e.message : 'unknown error';
-    throw publicError('DiscoveryError', { url, reason: message.replace(`OIDC discovery at ${issuer}: `, '') });
+    throw publicError('DiscoveryError', { url, reason: message.replace(`OIDC discovery at ${issuer}: `, '') + hint });
   }
 }
 
@@ -226,6 +227,13 @@ async function discoverProvider(ctx: CallContext, issuer: string): Promise<OidcP
  * shown is what logins will use; a failed discovery fails the write. A
  * reference stored with an issuer and no endpoints (before discovery ran
  * at write time) keeps them to discovery at login.
+ *
+ * A new issuer is another IdP, or the same one moved: an idp-mod that
+ * changes the issuer and gives no endpoint leaves every endpoint to it, as
+ * idp-add with that issuer would, instead of keeping the old IdP's
+ * endpoints beside an issuer whose tokens they never sign. An idp-mod that
+ * gives endpoints with the issuer keeps the others (a reference configured
+ * by hand for an IdP without discovery).
  */
 async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<void> {
   for (const [k, attr] of Object.entries(templateParams)) {
@@ -233,13 +241,15 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
   }
   const has = (attr: string) => entry.values(attr).length > 0;
   const canLogIn = () => has('dirIdpTokenEndpoint') && (has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint'));
+  const newIssuer = entry.before !== null && entry.changes('dirIdpIssuerUrl') && has('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr));
+  if (newIssuer) for (const e of endpoints) entry.set(e.attr, []);
   if (canLogIn()) return;
   const issuer = entry.values('dirIdpIssuerUrl')[0];
   if (issuer === undefined) {
     throw publicError('RequirementError', { name: has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint') ? 'token_uri' : 'auth_uri' });
   }
   if (!entry.changes('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr))) return;
-  const found = await discoverProvider(ctx, issuer);
+  const found = await discoverProvider(ctx, issuer, newIssuer ? ': a new issuer takes its endpoints from discovery unless the same idp-mod gives endpoints (--token-uri, --dev-auth-uri, --keys-uri, ...)' : '');
   const url = discoveryUrl(issuer);
   for (const e of endpoints) {
     const value = found[e.discovered];

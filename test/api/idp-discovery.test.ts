@@ -4,13 +4,15 @@
  * real OpenID Provider (oidc-provider) and stores the endpoints it found, so
  * idp-show shows what logins will use; when discovery fails the command
  * fails, names the discovery URL and stores nothing. idp-mod completes a
- * reference the same way when it leaves a login endpoint to discovery.
+ * reference the same way when it leaves a login endpoint to discovery, and
+ * a new issuer given alone brings its own endpoints.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createCa } from '../../src/server/pki.js';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { RpcSession } from '../support/rpc-client.js';
@@ -30,27 +32,32 @@ function closedPort(): Promise<number> {
 describe('idp-add with --issuer-url runs OIDC discovery', () => {
   let realm: TestRealm;
   let idp: TestIdp;
+  /** another provider under the same CA, with keys of its own */
+  let other: TestIdp;
   let admin: RpcSession;
   const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-discovery-ca-${process.pid}.pem`);
 
   before(async () => {
-    idp = await startTestIdp();
+    const ca = await createCa('Test IdP CA');
+    idp = await startTestIdp({ ca });
+    other = await startTestIdp({ ca, keyIdPrefix: 'other-key', signingAlg: 'ES256' });
     writeFileSync(caFile, idp.caPem);
     ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
   });
   after(async () => {
     await realm?.stop();
     await idp?.stop();
+    await other?.stop();
     rmSync(caFile, { force: true });
   });
 
-  const discovered = () => ({
-    diridpauthendpoint: [idp.endpoints.auth],
-    diridpdevauthendpoint: [idp.endpoints.devAuth],
-    diridptokenendpoint: [idp.endpoints.token],
-    diridpuserinfoendpoint: [idp.endpoints.userinfo],
-    diridpkeysendpoint: [idp.endpoints.keys],
-    diridpissuerurl: [idp.issuer],
+  const discovered = (at: TestIdp = idp) => ({
+    diridpauthendpoint: [at.endpoints.auth],
+    diridpdevauthendpoint: [at.endpoints.devAuth],
+    diridptokenendpoint: [at.endpoints.token],
+    diridpuserinfoendpoint: [at.endpoints.userinfo],
+    diridpkeysendpoint: [at.endpoints.keys],
+    diridpissuerurl: [at.issuer],
   });
   const endpointsOf = (e: Record<string, unknown>) => Object.fromEntries(Object.keys(discovered()).map((k) => [k, e[k]]));
 
@@ -105,5 +112,28 @@ describe('idp-add with --issuer-url runs OIDC discovery', () => {
     const again = await admin.call('idp_mod', ['moved'], { delattr: ['dirIdpTokenEndpoint'] });
     assert.deepEqual(again.result.diridptokenendpoint, [idp.endpoints.token]);
     assert.deepEqual((await admin.call('idp_show', ['moved'])).result.diridptokenendpoint, [idp.endpoints.token]);
+  });
+
+  it('idp-mod with a new issuer alone takes every endpoint from the new issuer', async () => {
+    await admin.call('idp_add', ['moving'], { issuer_url: idp.issuer, client_id: idp.clientId, secret: idp.clientSecret, scope: 'openid email' });
+    // the old IdP's endpoints kept beside the new issuer would send every login to the old IdP and refuse its tokens (iss)
+    const r = await admin.call('idp_mod', ['moving'], { issuer_url: other.issuer });
+    assert.deepEqual(endpointsOf(r.result), discovered(other));
+    assert.deepEqual(endpointsOf((await admin.call('idp_show', ['moving'])).result), discovered(other));
+    // a new issuer without a discovery document fails the change, says how to keep the endpoints, and changes nothing
+    const issuer = `${other.issuer}/no-such-tenant`;
+    const e = await rpcError(admin.call('idp_mod', ['moving'], { issuer_url: issuer }));
+    assert.ok(e.message.includes(`${issuer}/.well-known/openid-configuration`), e.message);
+    assert.match(e.message, /unless the same idp-mod gives endpoints/);
+    assert.deepEqual(endpointsOf((await admin.call('idp_show', ['moving'])).result), discovered(other));
+  });
+
+  it('idp-mod with a new issuer and an endpoint keeps the endpoints it does not give', async () => {
+    await admin.call('idp_add', ['byhand'], { client_id: 'c', secret: 's3cret', dev_auth_uri: 'https://idp.example.test/device', token_uri: 'https://idp.example.test/token', keys_uri: 'https://idp.example.test/keys', issuer_url: 'https://idp.example.test' });
+    const r = await admin.call('idp_mod', ['byhand'], { issuer_url: 'https://idp.example.test/v2', token_uri: 'https://idp.example.test/v2/token' });
+    assert.deepEqual(r.result.diridptokenendpoint, ['https://idp.example.test/v2/token']);
+    assert.deepEqual(r.result.diridpdevauthendpoint, ['https://idp.example.test/device']);
+    assert.deepEqual(r.result.diridpkeysendpoint, ['https://idp.example.test/keys']);
+    assert.deepEqual(r.result.diridpissuerurl, ['https://idp.example.test/v2']);
   });
 });
