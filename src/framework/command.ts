@@ -45,6 +45,8 @@ export interface OidcProviderMetadata {
   token_endpoint?: string;
   userinfo_endpoint?: string;
   jwks_uri?: string;
+  /** how the token endpoint takes client credentials (OpenID Connect Discovery 1.0 §3; absent: client_secret_basic) */
+  token_endpoint_auth_methods_supported?: string[];
 }
 
 /** An IdP reference as its check needs it (objects/idp-check.ts): its name, its stored attributes and its client secret, opened. */

@@ -163,7 +163,9 @@ function refusal(e: OAuthError, cfg: IdpConfig): string {
         const kids = (cfg.clientKeys ?? []).map((k) => k.kid).join(', ');
         return `invalid_client: the IdP does not accept client ${client} with a client assertion signed by its client key${kids ? ` (key ID ${kids})` : ''} (the public key is not registered at the IdP, the client is not set to private_key_jwt there, or an unknown client ID: register the key set that idp-show prints)${tail}`;
       }
-      return `invalid_client: the IdP does not accept client ${client} with the stored secret (a wrong or expired secret, or an unknown client ID)${tail}`;
+      return cfg.clientAuth === 'client_secret_basic'
+        ? `invalid_client: the IdP does not accept client ${client} with the stored secret in an HTTP Basic header (a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only in the request body: --client-auth=client_secret_post)${tail}`
+        : `invalid_client: the IdP does not accept client ${client} with the stored secret in the request body (a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only in an HTTP Basic header: --client-auth=client_secret_basic)${tail}`;
     case 'unauthorized_client':
       return `unauthorized_client: client ${client} may not use the device authorization grant; allow it for the client at the IdP${tail}`;
     case 'invalid_scope':
@@ -275,7 +277,8 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
       const scope = cfg.scope ? ` and scope ${JSON.stringify(cfg.scope)}` : ' (no scope set)';
       const lifetime = Math.max(0, Math.round((da.expiresAt - Date.now()) / 1000));
       const signer = cfg.clientKeys?.[0];
-      const credential = cfg.clientAuth !== 'private_key_jwt' ? 'the stored secret' : `a client assertion signed by key ${kid ?? '?'}`;
+      const credential =
+        cfg.clientAuth === 'private_key_jwt' ? `a client assertion signed by key ${kid ?? '?'}` : cfg.clientAuth === 'client_secret_basic' ? 'the stored secret in an HTTP Basic header' : 'the stored secret';
       const rollover =
         signer && kid !== undefined && kid !== signer.kid
           ? `; the IdP refused the new client key ${signer.kid} (invalid_client) and logins use the previous one until the new public key is registered at the IdP`

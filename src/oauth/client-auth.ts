@@ -1,7 +1,9 @@
 /**
  * How the client authenticates to an IdP (docs/client-auth.md): with its
- * secret in the form body (client_secret_post, RFC 6749 §2.3.1), or with a
- * signed client assertion (private_key_jwt: RFC 7523 §2.2 and §3 as OpenID
+ * secret in the form body (client_secret_post, RFC 6749 §2.3.1), in an HTTP
+ * Basic Authorization header (client_secret_basic, the same section: the
+ * one every authorization server must take), or with a signed client
+ * assertion (private_key_jwt: RFC 7523 §2.2 and §3 as OpenID
  * Connect Core §9 uses them). An assertion is made for one request and never
  * again: `iss` and `sub` are the client ID, `aud` the token endpoint URL
  * (OIDC Core §9; IdPs also accept it at the device authorization endpoint),
@@ -9,8 +11,9 @@
  * names the key's `alg` and `kid`. With several keys (a rollover, see
  * docs/client-auth.md) the first signs and the others are tried in turn
  * when the IdP answers invalid_client: `withClientKeys` runs a request so.
- * The form parameters are made in one place (`clientAuthParams`), for the
- * token poll that sends them itself and for oauth4webapi (`clientAuthOf`).
+ * The form parameters and the header are made in one place
+ * (`clientAuthParams`, `clientAuthHeader`), for the token poll that sends
+ * them itself and for oauth4webapi (`clientAuthOf`).
  */
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
@@ -59,7 +62,22 @@ export async function clientAuthParams(cfg: IdpConfig, audience: string | undefi
       ['client_assertion', await clientAssertion(cfg.clientId, audience, key)],
     ];
   }
+  // with client_secret_basic the header names the client (clientAuthHeader), and the body does not again
+  if (cfg.clientAuth === 'client_secret_basic' && cfg.clientSecret) return [];
   return cfg.clientSecret ? [['client_id', cfg.clientId], ['client_secret', cfg.clientSecret]] : [['client_id', cfg.clientId]];
+}
+
+/** RFC 6749 §2.3.1: a client ID or secret as it goes into the Basic credentials, form-encoded first (Appendix B). */
+const formEncoded = (v: string): string => new URLSearchParams([['', v]]).toString().slice(1);
+
+/**
+ * The Authorization header of a request by the client of `cfg`
+ * (client_secret_basic: `Basic` and base64 of the form-encoded client ID,
+ * a colon and the form-encoded secret), or undefined when it sends none.
+ */
+export function clientAuthHeader(cfg: IdpConfig): string | undefined {
+  if (cfg.clientAuth !== 'client_secret_basic' || !cfg.clientSecret) return undefined;
+  return `Basic ${Buffer.from(`${formEncoded(cfg.clientId)}:${formEncoded(cfg.clientSecret)}`).toString('base64')}`;
 }
 
 function signingKeyOf(cfg: IdpConfig): ClientKey {
@@ -71,8 +89,10 @@ function signingKeyOf(cfg: IdpConfig): ClientKey {
 /** The client authentication of `cfg` for oauth4webapi: its first client key's assertion, its secret, or none (clientAuthParams). */
 export function clientAuthOf(cfg: IdpConfig): oauth.ClientAuth {
   if (cfg.clientAuth === 'private_key_jwt') signingKeyOf(cfg); // a reference without a key is refused before any request
-  return async (as, _client, body) => {
+  return async (as, _client, body, headers) => {
     for (const [name, value] of await clientAuthParams(cfg, as.token_endpoint)) body.set(name, value);
+    const authorization = clientAuthHeader(cfg);
+    if (authorization) headers.set('authorization', authorization);
   };
 }
 

@@ -25,7 +25,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import { codeKey, type IdpClient, type PollRecord } from './client.js';
-import { clientAuthOf, clientAuthParams, withClientKeys } from './client-auth.js';
+import { clientAuthHeader, clientAuthOf, clientAuthParams, withClientKeys } from './client-auth.js';
 import { authorizationServer, REQUEST_TIMEOUT_MS, requestOptions } from './discovery.js';
 import { answeredError, codedError } from './errors.js';
 import { readAnswer, requestOf, toResponse, type FetchLike, type HttpAnswer } from './http.js';
@@ -152,9 +152,11 @@ export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.Authorization
     const url = as.token_endpoint;
     if (!url) throw new OAuthError('not_configured', `IdP reference ${cfg.name} has no token endpoint`);
     const body = new URLSearchParams([['device_code', deviceCode], ['grant_type', DEVICE_CODE_GRANT], ...(await clientAuthParams(cfg, url))]).toString();
+    const authorization = clientAuthHeader(cfg);
+    const headers = authorization ? { ...TOKEN_REQUEST_HEADERS, authorization } : TOKEN_REQUEST_HEADERS;
     const request = requestOf(fetch);
-    if (request) return await request(url, { method: 'POST', headers: TOKEN_REQUEST_HEADERS, body });
-    return await readAnswer(await fetch(url, { method: 'POST', headers: { ...TOKEN_REQUEST_HEADERS }, body, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
+    if (request) return await request(url, { method: 'POST', headers, body });
+    return await readAnswer(await fetch(url, { method: 'POST', headers: { ...headers }, body, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
   } catch (e) {
     throw codedError(e, 'token request', [cfg.clientSecret, deviceCode]);
   }

@@ -13,7 +13,7 @@ export interface IdpConfig {
   clientId: string;
   clientSecret?: string;
   /** how the client authenticates (docs/client-auth.md); absent: client_secret_post */
-  clientAuth?: 'private_key_jwt';
+  clientAuth?: 'private_key_jwt' | 'client_secret_basic';
   /** private_key_jwt: the client's private keys, the signing key first (never logged) */
   clientKeys?: ClientKey[];
   authUri?: string;
@@ -78,7 +78,7 @@ export function idpConfigOf(name: string, attrs: Readonly<Record<string, readonl
   if (first('dirIdpClientAuth') === 'private_key_jwt') {
     cfg.clientAuth = 'private_key_jwt';
     cfg.clientKeys = parseClientKeys(clientKeys);
-  }
+  } else if (first('dirIdpClientAuth') === 'client_secret_basic') cfg.clientAuth = 'client_secret_basic';
   for (const [field, attr] of REFERENCE_ATTRIBUTES) {
     const v = first(attr);
     if (v) cfg[field] = v;

@@ -9,7 +9,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-export const clientAuthMethods = ['client_secret_post', 'private_key_jwt'] as const;
+export const clientAuthMethods = ['client_secret_post', 'client_secret_basic', 'private_key_jwt'] as const;
 export const clientKeyAlgorithms = ['ES256', 'RS256'] as const;
 export type ClientKeyAlgorithm = (typeof clientKeyAlgorithms)[number];
 

@@ -260,6 +260,26 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
   }
   if (!has('dirIdpTokenEndpoint')) throw publicError('DiscoveryError', { url, reason: 'it names no token_endpoint' });
   if (!canLogIn()) throw publicError('DiscoveryError', { url, reason: 'it names no device_authorization_endpoint' });
+  if (entry.before === null && !has('dirIdpClientAuth')) {
+    const method = secretMethodOf(found);
+    if (method !== 'client_secret_post') entry.set('dirIdpClientAuth', [method]);
+  }
+}
+
+/**
+ * How a new reference sends its secret when the add does not say: in the
+ * form body (client_secret_post, the default, as FreeIPA and SSSD send it)
+ * unless the issuer's discovery document lists the methods its token
+ * endpoint takes and that list has HTTP Basic (client_secret_basic) but not
+ * the body. A document without the list keeps the default (OpenID Connect
+ * Discovery 1.0 §3 reads an absent list as Basic alone, but we cannot tell
+ * that from an omission): --client-auth sets either, and idp-check's device
+ * authorization shows whether the IdP takes the secret as sent.
+ */
+function secretMethodOf(found: OidcProviderMetadata): 'client_secret_post' | 'client_secret_basic' {
+  const methods = Array.isArray(found.token_endpoint_auth_methods_supported) ? found.token_endpoint_auth_methods_supported : null;
+  if (methods === null) return 'client_secret_post';
+  return !methods.includes('client_secret_post') && methods.includes('client_secret_basic') ? 'client_secret_basic' : 'client_secret_post';
 }
 
 /**
@@ -392,7 +412,7 @@ export const idpObject = defineObject({
       type: 'enum',
       values: clientAuthMethods,
       label: 'Client authentication',
-      doc: 'How the server authenticates to the IdP: client_secret_post (the secret; default) or private_key_jwt (a signed assertion made with a key pair the server generates)',
+      doc: 'How the server authenticates to the IdP: client_secret_post (the secret in the request body; default), client_secret_basic (the secret in an HTTP Basic header; chosen on add when the issuer takes only that) or private_key_jwt (a signed assertion made with a key pair the server generates)',
       noSearch: true,
     },
     client_key_alg: {

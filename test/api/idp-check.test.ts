@@ -141,7 +141,7 @@ describe('idp-check', () => {
     await admin.call('idp_add', ['badsecret'], { ...explicit(), secret: wrongSecret });
     const { lines, summary } = await check('badsecret');
     assert.deepEqual(failures(lines).map((l) => l.check), ['Device authorization']);
-    assert.match(byCheck(lines)['Device authorization']!.message, /^invalid_client: the IdP does not accept client "dirid-kdc" with the stored secret \(a wrong or expired secret, or an unknown client ID\)/);
+    assert.match(byCheck(lines)['Device authorization']!.message, /^invalid_client: the IdP does not accept client "dirid-kdc" with the stored secret in the request body \(a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only in an HTTP Basic header: --client-auth=client_secret_basic\)/);
     assert.match(summary, /: 7 passed, 1 failed, 0 skipped$/);
   });
 

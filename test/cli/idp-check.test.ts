@@ -67,7 +67,7 @@ describe('dirid idp-check', () => {
     const r = await dirid(['idp-check', 'stale']);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.equal(r.stderr, '');
-    assert.match(r.stdout, /\nFAIL Device authorization: invalid_client: the IdP does not accept client "dirid-kdc" with the stored secret \(a wrong or expired secret, or an unknown client ID\)/);
+    assert.match(r.stdout, /\nFAIL Device authorization: invalid_client: the IdP does not accept client "dirid-kdc" with the stored secret in the request body \(a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only in an HTTP Basic header: --client-auth=client_secret_basic\)/);
     assert.match(r.stdout, /\nChecked IdP reference "stale": 7 passed, 1 failed, 0 skipped\n/);
     assert.ok(!r.stdout.includes(wrongSecret));
   });

@@ -2,13 +2,14 @@
  * Client assertions for private_key_jwt (src/oauth/client-auth.ts,
  * docs/client-auth.md): the claims and header each assertion carries, a
  * fresh jti for every request, the lifetime, the form parameters sent, and
- * the walk through older keys on invalid_client during a rollover.
+ * the walk through older keys on invalid_client during a rollover; and the
+ * Basic header of client_secret_basic.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import type * as oauth from 'oauth4webapi';
-import { ASSERTION_LIFETIME_S, clientAssertion, clientAuthOf, JWT_BEARER_ASSERTION_TYPE, withClientKeys } from '../../src/oauth/client-auth.js';
+import { ASSERTION_LIFETIME_S, clientAssertion, clientAuthHeader, clientAuthOf, clientAuthParams, JWT_BEARER_ASSERTION_TYPE, withClientKeys } from '../../src/oauth/client-auth.js';
 import { OAuthError, idpConfigOf, type ClientKey, type IdpConfig } from '../../src/oauth/types.js';
 import { newClientKey, publicJwk, publicKeySet, writeClientKeys } from '../../src/objects/idp-client-key.js';
 
@@ -111,5 +112,29 @@ describe('private_key_jwt client assertions', () => {
       (e: unknown) => e instanceof OAuthError && e.code === 'invalid_scope',
     );
     assert.deepEqual(tried, [fresh.kid]);
+  });
+});
+
+describe('client_secret_basic', () => {
+  it('sends the form-encoded client ID and secret in a Basic header (RFC 6749 §2.3.1), and neither in the body', async () => {
+    const cfg: IdpConfig = { name: 'b', clientId: 'my client', clientSecret: 'p:+/ é%', clientAuth: 'client_secret_basic' };
+    const header = clientAuthHeader(cfg)!;
+    assert.match(header, /^Basic [A-Za-z0-9+/]+=*$/);
+    // a colon in the secret must not split it: each part is form-encoded before they are joined
+    assert.equal(Buffer.from(header.slice(6), 'base64').toString(), 'my+client:p%3A%2B%2F+%C3%A9%25');
+    assert.deepEqual(await clientAuthParams(cfg, TOKEN), []);
+    const body = new URLSearchParams();
+    const headers = new Headers();
+    await clientAuthOf(cfg)({ issuer: 'https://idp.example.test', token_endpoint: TOKEN } as oauth.AuthorizationServer, { client_id: cfg.clientId }, body, headers);
+    assert.equal(headers.get('authorization'), header);
+    assert.equal(body.toString(), '');
+  });
+
+  it('is read from the stored reference; client_secret_post sends no header', () => {
+    const basic = idpConfigOf('r', { dirIdpClientId: ['c'], dirIdpClientAuth: ['client_secret_basic'] }, 's');
+    assert.equal(basic.clientAuth, 'client_secret_basic');
+    assert.equal(clientAuthHeader(basic), `Basic ${Buffer.from('c:s').toString('base64')}`);
+    const post = idpConfigOf('r', { dirIdpClientId: ['c'], dirIdpClientAuth: ['client_secret_post'] }, 's');
+    assert.equal(clientAuthHeader(post), undefined);
   });
 });

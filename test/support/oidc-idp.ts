@@ -145,6 +145,10 @@ export interface TestIdpOptions {
   pollInterval?: number;
   /** How the kids of the signing keys begin (default `test-key`): two IdPs of one test keep their kids apart. */
   keyIdPrefix?: string;
+  /** How the clients are registered to send their secrets (default client_secret_post; oidc-provider refuses any other way). */
+  clientAuthMethod?: 'client_secret_post' | 'client_secret_basic';
+  /** The client authentication methods the provider takes at all, which discovery lists (default: oidc-provider's). */
+  clientAuthMethods?: string[];
 }
 
 export type SigningAlg = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA' | 'HS256' | 'HS384' | 'HS512';
@@ -205,12 +209,13 @@ export async function startTestIdp(o: TestIdpOptions = {}): Promise<TestIdp> {
   const signedWith = o.signingAlg ? { id_token_signed_response_alg: alg } : {};
   const makeProvider = () => new Provider(issuer, {
     clients: [
-      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', ...signedWith },
-      { client_id: noDeviceGrant.clientId, client_secret: noDeviceGrant.clientSecret, grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: ['https://rp.example.test/cb'], token_endpoint_auth_method: 'client_secret_post', ...(hmac ? {} : signedWith) },
-      { client_id: narrowScope.clientId, client_secret: narrowScope.clientSecret, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', scope: 'openid', ...(hmac ? {} : signedWith) },
+      { client_id: clientId, client_secret: clientSecret, grant_types: [DEVICE_GRANT, 'refresh_token'], response_types: [], redirect_uris: [], token_endpoint_auth_method: o.clientAuthMethod ?? 'client_secret_post', ...signedWith },
+      { client_id: noDeviceGrant.clientId, client_secret: noDeviceGrant.clientSecret, grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: ['https://rp.example.test/cb'], token_endpoint_auth_method: o.clientAuthMethod ?? 'client_secret_post', ...(hmac ? {} : signedWith) },
+      { client_id: narrowScope.clientId, client_secret: narrowScope.clientSecret, grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [], token_endpoint_auth_method: o.clientAuthMethod ?? 'client_secret_post', scope: 'openid', ...(hmac ? {} : signedWith) },
       ...(o.clients ?? []),
     ] as never,
     jwks: { keys: [jwk as never] },
+    ...(o.clientAuthMethods ? { clientAuthMethods: o.clientAuthMethods } : {}),
     ...(o.signingAlg ? { enabledJWA: { idTokenSigningAlgValues: hmac ? [alg, 'RS256'] : [alg] } } : {}),
     features: { deviceFlow: { enabled: true }, devInteractions: { enabled: true } },
     scopes: ['openid', 'email', 'profile', 'offline_access'],
