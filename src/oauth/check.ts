@@ -205,7 +205,10 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
       }
       discovered = await processDiscoveryResponse(cfg.issuerUrl, response);
       const named = (['authorization_endpoint', 'device_authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'] as const).filter((k) => discovered![k] !== undefined);
-      lines.push({ check: 'Discovery', status: 'PASS', message: `${docUrl} names issuer ${discovered.issuer} and ${named.length ? named.join(', ') : 'no endpoint'}` });
+      if (discovered.issuer !== cfg.issuerUrl) {
+        // the same URL written otherwise (a trailing slash): discovery takes it, the ID tokens' iss will not match the stored one
+        lines.push({ check: 'Discovery', status: 'FAIL', message: `${docUrl} names issuer ${foreign(discovered.issuer, [])}, and ID tokens carry it so in iss, but the reference says ${cfg.issuerUrl}: set --issuer-url ${foreign(discovered.issuer, [])}` });
+      } else lines.push({ check: 'Discovery', status: 'PASS', message: `${docUrl} names issuer ${discovered.issuer} and ${named.length ? named.join(', ') : 'no endpoint'}` });
     } catch (e) {
       discoveryFailed = true;
       const failure = rec.failure();

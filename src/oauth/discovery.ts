@@ -14,7 +14,7 @@
  */
 import * as oauth from 'oauth4webapi';
 import type { IdpClient } from './client.js';
-import { codedError } from './errors.js';
+import { codedError, foreign } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
@@ -42,7 +42,9 @@ export async function processDiscoveryResponse(issuerUrl: string, response: Resp
     as = await oauth.processDiscoveryResponse(new URL(issuerUrl), response);
   } catch (e) {
     if (e instanceof oauth.OperationProcessingError && e.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
-      throw new OAuthError('issuer_mismatch', `Issuer does not match: the discovery document at ${issuerUrl} names another issuer`);
+      const named = (e.cause as { body?: { issuer?: unknown } } | undefined)?.body?.issuer;
+      const which = typeof named === 'string' ? `names issuer ${foreign(named, [])}, which ID tokens carry in iss: give exactly that as the issuer URL` : 'names another issuer';
+      throw new OAuthError('issuer_mismatch', `Issuer does not match: the discovery document at ${issuerUrl} ${which}`);
     }
     const coded = codedError(e, `OIDC discovery at ${issuerUrl}`, []);
     throw coded.code === 'idp_unreachable' ? coded : new OAuthError('discovery_failed', coded.message);

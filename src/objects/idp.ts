@@ -251,6 +251,9 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
   if (!entry.changes('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr))) return;
   const found = await discoverProvider(ctx, issuer, newIssuer ? ': a new issuer takes its endpoints from discovery unless the same idp-mod gives endpoints (--token-uri, --dev-auth-uri, --keys-uri, ...)' : '');
   const url = discoveryUrl(issuer);
+  // the document's issuer matched the one given as URLs do (https://idp.example and https://idp.example/ are one);
+  // ID tokens carry it as the document writes it, and iss is compared as a string
+  if (found.issuer !== issuer && found.issuer.length <= URL_MAX_LENGTH && !httpsUrlProblem(found.issuer)) entry.set('dirIdpIssuerUrl', [found.issuer]);
   for (const e of endpoints) {
     const value = found[e.discovered];
     if (has(e.attr) || value === undefined) continue;

@@ -201,7 +201,24 @@ describe('idp-check', () => {
     await admin.call('idp_add', ['otheriss'], { ...explicit(), issuer_url: issuer });
     const { lines } = await check('otheriss');
     assert.deepEqual(failures(lines), [
-      { check: 'Discovery', status: 'FAIL', message: `${issuer}/.well-known/openid-configuration: Issuer does not match: the discovery document at ${issuer} names another issuer` },
+      {
+        check: 'Discovery',
+        status: 'FAIL',
+        message: `${issuer}/.well-known/openid-configuration: Issuer does not match: the discovery document at ${issuer} names issuer ${idp.issuer}, which ID tokens carry in iss: give exactly that as the issuer URL`,
+      },
+    ]);
+  });
+
+  it('an issuer that differs from the document\'s by a trailing slash: discovery reads it, but iss would not match', async () => {
+    // the same URL to discovery (and oauth4webapi), not to an ID token's iss, which is compared as a string
+    await admin.call('idp_add', ['slash'], { ...explicit(), issuer_url: `${idp.issuer}/` });
+    const { lines } = await check('slash');
+    assert.deepEqual(failures(lines), [
+      {
+        check: 'Discovery',
+        status: 'FAIL',
+        message: `${idp.issuer}/.well-known/openid-configuration names issuer ${idp.issuer}, and ID tokens carry it so in iss, but the reference says ${idp.issuer}/: set --issuer-url ${idp.issuer}`,
+      },
     ]);
   });
 

@@ -69,6 +69,12 @@ describe('idp-add with --issuer-url runs OIDC discovery', () => {
     assert.deepEqual(endpointsOf(shown.result), discovered());
   });
 
+  it('stores the issuer as the document writes it, which ID tokens carry in iss', async () => {
+    // https://localhost:PORT/ and https://localhost:PORT are one URL to discovery; a login compares iss as a string
+    const r = await admin.call('idp_add', ['slashed'], { issuer_url: `${idp.issuer}/`, client_id: idp.clientId, secret: idp.clientSecret, scope: 'openid email' });
+    assert.deepEqual(endpointsOf(r.result), discovered());
+  });
+
   it('keeps an endpoint that was given and fills the others', async () => {
     const r = await admin.call('idp_add', ['partial'], { issuer_url: idp.issuer, dev_auth_uri: 'https://device.example.test/auth', client_id: 'c', secret: 's3cret' });
     assert.deepEqual(endpointsOf(r.result), { ...discovered(), diridpdevauthendpoint: ['https://device.example.test/auth'] });
@@ -94,6 +100,7 @@ describe('idp-add with --issuer-url runs OIDC discovery', () => {
     const e = await rpcError(admin.call('idp_add', ['mismatch'], { issuer_url: issuer, client_id: 'c', secret: 's3cret' }));
     assert.ok(e.message.includes(`${issuer}/.well-known/openid-configuration`), e.message);
     assert.match(e.message, /Issuer does not match/);
+    assert.ok(e.message.includes(`names issuer ${idp.issuer}, which ID tokens carry in iss: give exactly that as the issuer URL`), e.message);
     assert.equal((await rpcError(admin.call('idp_show', ['mismatch']))).code, 4001);
   });
 

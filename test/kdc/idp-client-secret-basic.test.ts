@@ -6,7 +6,9 @@
  * the body, which is what dirid sent always; against this IdP each request
  * was refused invalid_client. Here the IdP signs with ES256 and its
  * discovery document lists only client_secret_basic:
- * - idp-add by issuer alone chooses client_secret_basic from discovery;
+ * - idp-add by issuer alone (typed with a trailing slash the IdP's issuer
+ *   lacks) chooses client_secret_basic from discovery and stores the issuer
+ *   as the document writes it;
  * - idp-check passes, and MIT kinit through the KDC gets a TGT;
  * - a reference set to client_secret_post fails idp-check with invalid_client,
  *   naming --client-auth=client_secret_basic, and its login is refused.
@@ -56,8 +58,10 @@ describe('an IdP that takes the client secret only in an HTTP Basic header', () 
   };
 
   it('idp-add by issuer chooses client_secret_basic from discovery, and kinit gets a TGT', async () => {
-    const r = await admin.call('idp_add', ['basic'], { issuer_url: idp.issuer, client_id: idp.clientId, secret: idp.clientSecret, scope: 'openid email' });
+    // the issuer typed with a trailing slash the IdP's does not have: the reference keeps the document's, which iss carries
+    const r = await admin.call('idp_add', ['basic'], { issuer_url: `${idp.issuer}/`, client_id: idp.clientId, secret: idp.clientSecret, scope: 'openid email' });
     assert.deepEqual(r.result.diridpclientauth, ['client_secret_basic']);
+    assert.deepEqual(r.result.diridpissuerurl, [idp.issuer]);
     const line = await deviceLine('basic');
     assert.equal(line.status, 'PASS', line.message);
     assert.match(line.message, /with the stored secret in an HTTP Basic header/);
