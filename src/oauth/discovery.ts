@@ -37,6 +37,10 @@ export function discoveryRequest(issuerUrl: string, fetch: FetchLike): Promise<R
 
 /** Validates the document: JSON object, issuer equal to the configured one, https endpoints. */
 export async function processDiscoveryResponse(issuerUrl: string, response: Response): Promise<oauth.AuthorizationServer> {
+  if (response.status !== 200) {
+    await response.body?.cancel().catch(() => {});
+    throw new OAuthError('discovery_failed', `OIDC discovery at ${issuerUrl}: answered HTTP ${response.status} instead of a discovery document (is the issuer URL right?)`);
+  }
   let as: oauth.AuthorizationServer;
   try {
     as = await oauth.processDiscoveryResponse(new URL(issuerUrl), response);

@@ -84,6 +84,8 @@ describe('idp-add with --issuer-url runs OIDC discovery', () => {
     const issuer = `${idp.issuer}/no-such-tenant`;
     const e = await rpcError(admin.call('idp_add', ['nodoc'], { issuer_url: issuer, client_id: 'c', secret: 's3cret' }));
     assert.ok(e.message.includes(`${issuer}/.well-known/openid-configuration`), e.message);
+    // in words, as idp-check says it (not the client library's "not a conform ... response")
+    assert.ok(e.message.endsWith('failed: answered HTTP 404 instead of a discovery document (is the issuer URL right?)'), e.message);
     assert.equal((await rpcError(admin.call('idp_show', ['nodoc']))).code, 4001);
   });
 
