@@ -7,7 +7,7 @@
  * realm's master key with HKDF-SHA256 (RFC 5869) and a label per use, so a
  * box made for one use never opens as another.
  */
-import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomFillSync, type KeyObject } from 'node:crypto';
 
 const NONCE = 12;
 const TAG = 16;
@@ -30,8 +30,28 @@ function keyObjectOf(key: Buffer): KeyObject {
   return o;
 }
 
+/**
+ * Nonces drawn from random bytes fetched in bulk: one randomFillSync per 512
+ * boxes instead of a randomBytes call (about 2 µs, a third of sealing a KDC
+ * cookie) per box. Each nonce is copied out and its bytes cleared, so no two
+ * boxes share one.
+ */
+const NONCE_POOL = Buffer.alloc(NONCE * 512);
+let noncesUsed = NONCE_POOL.length;
+function freshNonce(): Buffer {
+  if (noncesUsed === NONCE_POOL.length) {
+    randomFillSync(NONCE_POOL);
+    noncesUsed = 0;
+  }
+  const nonce = Buffer.allocUnsafe(NONCE);
+  NONCE_POOL.copy(nonce, 0, noncesUsed, noncesUsed + NONCE);
+  NONCE_POOL.fill(0, noncesUsed, noncesUsed + NONCE);
+  noncesUsed += NONCE;
+  return nonce;
+}
+
 export function seal(key: Buffer, plaintext: Buffer | string, aad?: Buffer): Buffer {
-  const nonce = randomBytes(NONCE);
+  const nonce = freshNonce();
   const c = createCipheriv('aes-256-gcm', keyObjectOf(key), nonce);
   if (aad) c.setAAD(aad);
   const ct = Buffer.concat([c.update(plaintext), c.final()]);

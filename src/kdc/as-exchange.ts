@@ -69,7 +69,7 @@ async function unwrapArmor(ctx: ExchangeContext, outer: KdcReq): Promise<KdcReq>
   const unwrapped = await unwrapAsFast(ctx.caches, ctx.db, ctx.realm, ctx.cookies, outer, ctx.now());
   if (!unwrapped) return outer;
   ctx.fast = unwrapped.fast;
-  ctx.cookies = ctx.cookies.binding({ armor: unwrapped.fast.armor });
+  ctx.cookies = unwrapped.cookies;
   return unwrapped.req;
 }
 

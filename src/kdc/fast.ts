@@ -18,10 +18,10 @@
  */
 import { hash } from 'node:crypto';
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
-import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastResponse } from '../kerberos/asn1/fast.js';
+import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastArmoredReq, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString, type PaData } from '../kerberos/asn1/primitives.js';
-import { cf2, checksumProfile, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
+import { checksumProfile, prfPlus, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { KdcError } from './errors.js';
@@ -40,12 +40,47 @@ export interface FastState {
 /** How long a conversation may continue with its first armor: as long as the idp mechanism's device flow may last. */
 const CONVERSATION_MS = 3600_000;
 
-export function armorKeyOf(subkey: EncryptionKey, ticketSessionKey: EncryptionKey): EncryptionKey {
-  return cf2(subkey, 'subkeyarmor', ticketSessionKey, 'ticketarmor');
+const SUBKEY_ARMOR = Buffer.from('subkeyarmor');
+const TICKET_ARMOR = Buffer.from('ticketarmor');
+
+/**
+ * PRF+(ticket session key, "ticketarmor") by the session key's Buffer, for
+ * the session keys of kept TGTs (state.ts hands out the same Buffer on
+ * every hit): the half of the armor key that depends on the ticket alone,
+ * the same for every request armored with that ticket (the host TGT of a
+ * machine whose users log in through the idp mechanism). A transient session
+ * key (a TGT met once) is not kept; its entry would never be read.
+ */
+const ticketArmorPrf = new WeakMap<Buffer, { etype: number; prf: Buffer }>();
+
+function ticketArmor(session: EncryptionKey, length: number): Buffer {
+  if (session.transient) return prfPlus(session, TICKET_ARMOR, length);
+  const kept = ticketArmorPrf.get(session.value);
+  if (kept !== undefined && kept.etype === session.etype && kept.prf.length === length) return kept.prf;
+  // memory of its own: a view into Node's shared pool would keep the whole pool alive
+  const prf = Buffer.allocUnsafeSlow(length);
+  prfPlus(session, TICKET_ARMOR, length).copy(prf);
+  ticketArmorPrf.set(session.value, { etype: session.etype, prf });
+  return prf;
 }
 
-function verifyAndDecrypt(fastPa: PaData, checksummed: Buffer, armorKey: EncryptionKey) {
-  const armored = decodeFastArmoredReq(fastPa.value);
+/**
+ * KRB-FX-CF2(subkey, "subkeyarmor", ticket session key, "ticketarmor")
+ * (RFC 6113 §5.4.1.1), of the subkey's enctype: random-to-key of the two
+ * PRF+ outputs xored, the ticket's half kept with a kept ticket.
+ */
+export function armorKeyOf(subkey: EncryptionKey, ticketSessionKey: EncryptionKey): EncryptionKey {
+  const out = profile(subkey.etype);
+  // a fresh Buffer of PRF+'s own: xored in place
+  const seed = prfPlus(subkey, SUBKEY_ARMOR, out.keyBytes);
+  const half = ticketArmor(ticketSessionKey, out.keyBytes);
+  for (let i = 0; i < seed.length; i++) seed[i]! ^= half[i]!;
+  const key = out.randomToKey(seed);
+  // a combination with a key used in one request is used in that request only
+  return subkey.transient || ticketSessionKey.transient ? { ...key, transient: true } : key;
+}
+
+function verifyAndDecrypt(armored: KrbFastArmoredReq, checksummed: Buffer, armorKey: EncryptionKey) {
   let cp;
   try {
     cp = checksumProfile(armored.reqChecksum.type);
@@ -61,7 +96,7 @@ function verifyAndDecrypt(fastPa: PaData, checksummed: Buffer, armorKey: Encrypt
   } catch {
     throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'FAST request does not decrypt');
   }
-  return { armored, inner };
+  return inner;
 }
 
 /** Whether a request carries a FAST armored request (an empty PA-FX-FAST only says the client knows FAST). */
@@ -77,9 +112,10 @@ function armorDigest(authenticatorCipher: Buffer): string {
 /**
  * Unwraps an armored AS-REQ; null when the request is not armored. The
  * armor is verified as an AP-REQ; a repeated one is accepted only with a
- * cookie of ours naming it.
+ * cookie of ours naming it. With the request comes its cookie jar, bound
+ * to the armor (every cookie it seals names it).
  */
-export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: string, cookies: CookieJar, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState } | null> {
+export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: string, cookies: CookieJar, req: KdcReq, now: number): Promise<{ req: KdcReq; fast: FastState; cookies: CookieJar } | null> {
   const pa = req.padata.find((p) => p.type === PaType.FX_FAST);
   if (!pa || pa.value.length === 0) return null;
   const armored = decodeFastArmoredReq(pa.value);
@@ -91,7 +127,7 @@ export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: st
   if (opened instanceof Promise) opened = await opened;
   const { etp, session } = opened;
   const armor = armorDigest(ap.authenticator.cipher);
-  let unwrapped: { req: KdcReq; fast: FastState } | undefined;
+  let unwrapped: { req: KdcReq; fast: FastState; cookies: CookieJar } | undefined;
   verifyApReq(ap, etp, session, {
     usage: KeyUsage.AP_REQ_AUTH,
     now,
@@ -100,9 +136,11 @@ export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: st
       if (!auth.subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'armor authenticator has no subkey');
       // the subkey, and so the armor key, serve this request only: keys derived from them are kept in no cache
       const armorKey = armorKeyOf({ etype: auth.subkey.etype, value: auth.subkey.value, transient: true }, session);
-      const { inner } = verifyAndDecrypt(pa, req.bodyRaw, armorKey);
-      unwrapped = { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce, armor } };
-      return cookies.open<{ armor?: string }>(inner.padata, CONVERSATION_MS)?.armor === armor ? 'continued' : undefined;
+      const inner = verifyAndDecrypt(armored, req.bodyRaw, armorKey);
+      const continued = cookies.open<{ armor?: string }>(inner.padata, CONVERSATION_MS)?.armor === armor;
+      // bound right after the open: the request's jar starts with its cookie opened
+      unwrapped = { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce, armor }, cookies: cookies.binding({ armor }) };
+      return continued ? 'continued' : undefined;
     },
   });
   return unwrapped!;
@@ -118,7 +156,7 @@ export function unwrapTgsFast(req: KdcReq, subkey: EncryptionKey | undefined, se
   if (!subkey) throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'FAST TGS request without an authenticator subkey');
   const armorKey = armorKeyOf(subkey, session);
   const apReq = req.padata.find((p) => p.type === PaType.TGS_REQ)!.value;
-  const { inner } = verifyAndDecrypt(pa, apReq, armorKey);
+  const inner = verifyAndDecrypt(decodeFastArmoredReq(pa.value), apReq, armorKey);
   return { req: { msgType: req.msgType, padata: req.padata, body: inner.body, bodyRaw: req.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce } };
 }
 

@@ -22,6 +22,18 @@ describe('sealed boxes', () => {
     assert.notDeepEqual(seal(key, 'same'), seal(key, 'same'));
   });
 
+  it('gives every box a nonce of its own, across refills of the nonce pool', () => {
+    const nonces = new Set<string>();
+    const n = 1500;
+    for (let i = 0; i < n; i++) {
+      const box = seal(key, 'same');
+      assert.equal(open(key, box)?.toString(), 'same');
+      nonces.add(box.subarray(0, 12).toString('hex'));
+    }
+    assert.equal(nonces.size, n);
+    assert.ok(!nonces.has('00'.repeat(12)));
+  });
+
   it('refuses a changed byte anywhere, other additional data, another use, and short input', () => {
     const aad = Buffer.from('a');
     const box = seal(key, 'payload', aad);
