@@ -315,7 +315,12 @@ export const seqOfItems = (items: readonly DerPart[]): Der => constructedOf(SEQ,
 export const ctx = (n: number, inner: DerPart | undefined): Der | undefined => (inner === undefined ? undefined : wrap(identifier('context', true, n), inner));
 export const app = (n: number, inner: DerPart): Der => wrap(identifier('application', true, n), inner);
 
+/** INTEGERs of the small values most fields hold (versions, message types, enctypes, name types, key versions), made once: a Tlv is never changed. */
+const SMALL_INTS = 256;
+const smallInts: (Der | undefined)[] = new Array<Der | undefined>(SMALL_INTS).fill(undefined);
+
 export function int(v: number): Der {
+  if (v >= 0 && v < SMALL_INTS && Number.isInteger(v)) return (smallInts[v] ??= Tlv.integer(0x02, v));
   if (!Number.isSafeInteger(v)) throw new Asn1Error('integer out of range');
   return Tlv.integer(0x02, v);
 }
@@ -326,10 +331,34 @@ const latin1 = (tag: number, s: string): Der => Tlv.latin1(tag, s);
 export const gstr = (s: string): Der => latin1(27, s);
 export const octets = (b: Buffer): Der => wrap(0x04, b);
 
-export function time(d: Date): Der {
+/**
+ * The last few KerberosTimes written, by whole second, as their whole DER
+ * bytes: a message repeats its times (a ticket's authtime is also its
+ * reply's last-request time; its starttime is the current second, as is
+ * every other reply's of that second; a TGT's times recur in each ticket
+ * issued with it), and writing the digits (a Date and six calendar fields)
+ * cost more than copying them. The Buffers are only ever copied into
+ * messages, never handed out to be changed.
+ */
+const TIME_SLOTS = 16;
+const timeSeconds = new Float64Array(TIME_SLOTS).fill(NaN);
+const timeBytes: (Buffer | undefined)[] = new Array<Buffer | undefined>(TIME_SLOTS).fill(undefined);
+let timeNext = 0;
+
+export function time(d: Date): DerPart {
+  const ms = d.getTime();
+  // milliseconds are not written: the second is the whole value
+  const second = Math.floor(ms / 1000);
+  for (let i = 0; i < TIME_SLOTS; i++) if (timeSeconds[i] === second) return timeBytes[i]!;
   const y = d.getUTCFullYear();
   if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
-  return Tlv.time(24, d.getTime());
+  // memory of its own, not a view into Node's pool: the entry outlives the message
+  const bytes = Buffer.allocUnsafeSlow(17);
+  Tlv.time(24, ms).write(bytes, 0);
+  timeSeconds[timeNext] = second;
+  timeBytes[timeNext] = bytes;
+  timeNext = (timeNext + 1) % TIME_SLOTS;
+  return bytes;
 }
 
 /** A 32-bit flags word as BIT STRING (as MIT encodes KDCOptions/TicketFlags). */
