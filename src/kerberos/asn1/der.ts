@@ -210,8 +210,12 @@ export function readUInt32(n: DerNode, what: string): number {
   return v >>> 0;
 }
 
+/** The universal string types read as text (GeneralString 27, UTF8String 12, IA5String 22, PrintableString 19, VisibleString 26), as bits of one word: no list to search per string. */
+const STRING_TAGS = (1 << 27) | (1 << 12) | (1 << 22) | (1 << 19) | (1 << 26);
+
 export function readString(n: DerNode, what: string): string {
-  if (n.cls !== 'universal' || ![27, 12, 22, 19, 26].includes(n.tag) || n.constructed) throw new Asn1Error(`${what}: expected a string`);
+  // universal class, primitive (identifier bits 000): the tag is one of the string types
+  if (n.id !== 0 || n.tag > 30 || ((STRING_TAGS >>> n.tag) & 1) === 0) throw new Asn1Error(`${what}: expected a string`);
   return n.buf.toString(n.tag === 12 ? 'utf8' : 'latin1', n.contentStart, n.end);
 }
 
