@@ -6,7 +6,8 @@
  * (It replaced asn1js here after profiling: asn1js's object-heavy parse took
  * about 40% of the KDC's CPU per AS request.) Encoding goes through the shared TLV
  * writer (asn1/writer.ts), which gives exact control of tags and of the
- * GeneralizedTime form.
+ * GeneralizedTime form; the encoders here keep the last few times written
+ * and the small INTEGERs ready made, since every reply repeats them.
  */
 import { encodeTlv, Tlv, type TlvPart } from '../../asn1/writer.js';
 
