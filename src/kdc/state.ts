@@ -121,7 +121,9 @@ export class TgtCache {
         throw new KdcError('KRB_AP_ERR_BAD_INTEGRITY', 'the ticket does not decrypt');
       }
       // the session key of a TGT not kept is met afresh on its next use: keys derived from it would only fill the cache
-      result = { etp, session: { etype: etp.key.etype, value: etp.key.value, ...(own ? {} : { transient: true }) } };
+      const session: EncryptionKey = { etype: etp.key.etype, value: etp.key.value };
+      if (!own) session.transient = true;
+      result = { etp, session };
       if (own && id !== undefined) this.opened.set(id, { ...result, cipher: own.subarray(0, cipher.length), key: stored.key }, now + OPENED_TTL_MS, now);
     }
     if (result.etp.endtime.getTime() < now) throw new KdcError('KRB_AP_ERR_TKT_EXPIRED', 'ticket expired');

@@ -87,7 +87,9 @@ function verifyTgsRequest(ctx: ExchangeContext, outer: KdcReq): Maybe<VerifiedTg
     // MIT clients that know the KDC does FAST wrap the real request (implicit armor, RFC 6113 §5.4.1.1)
     const unwrapped = unwrapTgsFast(outer, subkey, session);
     if (unwrapped) ctx.fast = unwrapped.fast;
-    return { req: unwrapped?.req ?? outer, tgt: etp, session, ...(subkey ? { subkey } : {}), clientName, now };
+    const v: VerifiedTgsReq = { req: unwrapped?.req ?? outer, tgt: etp, session, clientName, now };
+    if (subkey) v.subkey = subkey;
+    return v;
   });
 }
 
@@ -120,7 +122,8 @@ function verifyAuthenticator(ctx: ExchangeContext, req: KdcReq, ap: ApReq, sessi
       }
       if (cp.etype !== session.etype && cp.keyBytes !== session.value.length) throw new KdcError('KRB_AP_ERR_INAPP_CKSUM', 'checksum type does not fit the session key');
       // the session key of a TGT seen once stays transient here too: its Kc would only fill the derived-key cache
-      const ckey = { etype: cp.etype, value: session.value, ...(session.transient ? { transient: true } : {}) };
+      const ckey: EncryptionKey = { etype: cp.etype, value: session.value };
+      if (session.transient) ckey.transient = true;
       if (!cp.verifyChecksum(ckey, KeyUsage.TGS_REQ_AUTH_CKSUM, req.bodyRaw, auth.cksum.value)) {
         throw new KdcError('KRB_AP_ERR_MODIFIED', 'request body checksum mismatch');
       }

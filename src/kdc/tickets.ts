@@ -5,7 +5,7 @@
  * Shared by the AS and TGS exchanges.
  */
 import { encodeEncKdcRepPart, encodeKdcRep, type EncKdcRepPart } from '../kerberos/asn1/kdc-rep.js';
-import type { HostAddress, KeyBlock, PaData, PrincipalName } from '../kerberos/asn1/primitives.js';
+import type { EncryptedData, HostAddress, KeyBlock, PaData, PrincipalName } from '../kerberos/asn1/primitives.js';
 import { encodeEncTicketPart, encodeTicket, type EncTicketPart, type Ticket } from '../kerberos/asn1/ticket.js';
 import { profile, supportedEtypes, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, LastReqType, MsgType, TransitedType } from '../kerberos/iana.js';
@@ -67,8 +67,8 @@ export function makeTicket(spec: TicketSpec): Ticket {
   // the KDC verifier covers the whole ticket part, so the indicators go in last
   if (spec.authIndicators?.values.length) etp.authorizationData = indicatorAuthData(etp, spec.authIndicators.values, spec.authIndicators.kdc, key);
   const cipher = profile(key.etype).encrypt(key, KeyUsage.TICKET, encodeEncTicketPart(etp));
-  const t = { realm: spec.srealm, sname: spec.sname, encPart: { etype: key.etype, kvno, cipher } };
-  return { ...t, raw: encodeTicket(t) };
+  const encPart = { etype: key.etype, kvno, cipher };
+  return { realm: spec.srealm, sname: spec.sname, encPart, raw: encodeTicket({ realm: spec.srealm, sname: spec.sname, encPart }) };
 }
 
 export interface ReplySpec {
@@ -102,14 +102,9 @@ export function makeReply(r: ReplySpec): Buffer {
   if (r.keyExpiration) part.keyExpiration = r.keyExpiration;
   if (r.encryptedPaData && r.encryptedPaData.length) part.encryptedPaData = r.encryptedPaData;
   const cipher = profile(r.replyKey.etype).encrypt(r.replyKey, r.usage, encodeEncKdcRepPart(part, r.msgType === MsgType.AS_REP ? EncPartTag.AS : EncPartTag.TGS));
-  return encodeKdcRep({
-    msgType: r.msgType,
-    padata: r.padata ?? [],
-    crealm: s.crealm,
-    cname: s.cname,
-    ticket: r.ticket,
-    encPart: { etype: r.replyKey.etype, ...(r.replyKvno !== undefined ? { kvno: r.replyKvno } : {}), cipher },
-  });
+  const encPart: EncryptedData = { etype: r.replyKey.etype, cipher };
+  if (r.replyKvno !== undefined) encPart.kvno = r.replyKvno;
+  return encodeKdcRep({ msgType: r.msgType, padata: r.padata ?? [], crealm: s.crealm, cname: s.cname, ticket: r.ticket, encPart });
 }
 
 /** `till` of 19700101000000Z means "as long as allowed" (RFC 4120 §5.4.1). */

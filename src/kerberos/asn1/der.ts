@@ -6,7 +6,8 @@
  * (It replaced asn1js here after profiling: asn1js's object-heavy parse took
  * about 40% of the KDC's CPU per AS request.) Encoding goes through the shared TLV
  * writer (asn1/writer.ts), which gives exact control of tags and of the
- * GeneralizedTime form.
+ * GeneralizedTime form; the encoders here keep the last few times written
+ * and the small INTEGERs ready made, since every reply repeats them.
  */
 import { encodeTlv, Tlv, type TlvPart } from '../../asn1/writer.js';
 
@@ -210,8 +211,12 @@ export function readUInt32(n: DerNode, what: string): number {
   return v >>> 0;
 }
 
+/** The universal string types read as text (GeneralString 27, UTF8String 12, IA5String 22, PrintableString 19, VisibleString 26), as bits of one word: no list to search per string. */
+const STRING_TAGS = (1 << 27) | (1 << 12) | (1 << 22) | (1 << 19) | (1 << 26);
+
 export function readString(n: DerNode, what: string): string {
-  if (n.cls !== 'universal' || ![27, 12, 22, 19, 26].includes(n.tag) || n.constructed) throw new Asn1Error(`${what}: expected a string`);
+  // universal class, primitive (identifier bits 000): the tag is one of the string types
+  if (n.id !== 0 || n.tag > 30 || ((STRING_TAGS >>> n.tag) & 1) === 0) throw new Asn1Error(`${what}: expected a string`);
   return n.buf.toString(n.tag === 12 ? 'utf8' : 'latin1', n.contentStart, n.end);
 }
 
@@ -315,7 +320,12 @@ export const seqOfItems = (items: readonly DerPart[]): Der => constructedOf(SEQ,
 export const ctx = (n: number, inner: DerPart | undefined): Der | undefined => (inner === undefined ? undefined : wrap(identifier('context', true, n), inner));
 export const app = (n: number, inner: DerPart): Der => wrap(identifier('application', true, n), inner);
 
+/** INTEGERs of the small values most fields hold (versions, message types, enctypes, name types, key versions), made once: a Tlv is never changed. */
+const SMALL_INTS = 256;
+const smallInts: (Der | undefined)[] = new Array<Der | undefined>(SMALL_INTS).fill(undefined);
+
 export function int(v: number): Der {
+  if (v >= 0 && v < SMALL_INTS && Number.isInteger(v)) return (smallInts[v] ??= Tlv.integer(0x02, v));
   if (!Number.isSafeInteger(v)) throw new Asn1Error('integer out of range');
   return Tlv.integer(0x02, v);
 }
@@ -326,10 +336,34 @@ const latin1 = (tag: number, s: string): Der => Tlv.latin1(tag, s);
 export const gstr = (s: string): Der => latin1(27, s);
 export const octets = (b: Buffer): Der => wrap(0x04, b);
 
-export function time(d: Date): Der {
+/**
+ * The last few KerberosTimes written, by whole second, as their whole DER
+ * bytes: a message repeats its times (a ticket's authtime is also its
+ * reply's last-request time; its starttime is the current second, as is
+ * every other reply's of that second; a TGT's times recur in each ticket
+ * issued with it), and writing the digits (a Date and six calendar fields)
+ * cost more than copying them. The Buffers are only ever copied into
+ * messages, never handed out to be changed.
+ */
+const TIME_SLOTS = 16;
+const timeSeconds = new Float64Array(TIME_SLOTS).fill(NaN);
+const timeBytes: (Buffer | undefined)[] = new Array<Buffer | undefined>(TIME_SLOTS).fill(undefined);
+let timeNext = 0;
+
+export function time(d: Date): DerPart {
+  const ms = d.getTime();
+  // milliseconds are not written: the second is the whole value
+  const second = Math.floor(ms / 1000);
+  for (let i = 0; i < TIME_SLOTS; i++) if (timeSeconds[i] === second) return timeBytes[i]!;
   const y = d.getUTCFullYear();
   if (!(y >= 0 && y <= 9999)) throw new Asn1Error('KerberosTime out of range');
-  return Tlv.time(24, d.getTime());
+  // memory of its own, not a view into Node's pool: the entry outlives the message
+  const bytes = Buffer.allocUnsafeSlow(17);
+  Tlv.time(24, ms).write(bytes, 0);
+  timeSeconds[timeNext] = second;
+  timeBytes[timeNext] = bytes;
+  timeNext = (timeNext + 1) % TIME_SLOTS;
+  return bytes;
 }
 
 /** A 32-bit flags word as BIT STRING (as MIT encodes KDCOptions/TicketFlags). */

@@ -54,11 +54,10 @@ export function decodeEncryptedData(input: Uint8Array | DerNode): EncryptedData 
   const n = asNode(input);
   const f = fields(n, 'EncryptedData');
   const kvno = f.get(1);
-  return {
-    etype: readInt(req(f, 0, 'EncryptedData'), 'etype'),
-    ...(kvno ? { kvno: readInt(kvno, 'kvno') >>> 0 } : {}),
-    cipher: readOctets(req(f, 2, 'EncryptedData'), 'cipher'),
-  };
+  // the optional field set on the object made, not spread into it: a conditional spread costs V8 several times the decoding
+  const e: EncryptedData = { etype: readInt(req(f, 0, 'EncryptedData'), 'etype'), cipher: readOctets(req(f, 2, 'EncryptedData'), 'cipher') };
+  if (kvno) e.kvno = readInt(kvno, 'kvno') >>> 0;
+  return e;
 }
 export const encodeEncryptedData = (e: EncryptedData): Der => seq(ctx(0, int(e.etype)), e.kvno === undefined ? undefined : ctx(1, int(e.kvno)), ctx(2, octets(e.cipher)));
 

@@ -7,7 +7,8 @@
  * per byte) and written into Buffers here: a digest returned as a Buffer
  * costs Node a native allocation of its own, about three times the hashing
  * of a short message (docs/kerberos.md). The pads are built per call: a few
- * dozen bytes, cheaper than looking up a cached pair.
+ * dozen bytes, cheaper than looking up a cached pair. A received MAC is
+ * checked against the digest string itself (hmacMatches).
  */
 import { hash } from 'node:crypto';
 
@@ -31,6 +32,27 @@ export function hmac(alg: HmacHash, key: Buffer, parts: readonly Buffer[]): Buff
 
 /** The first `n` bytes of HMAC-`alg` under `key` of the concatenation of `parts`, written into `out` at `off`. */
 export function hmacInto(alg: HmacHash, key: Buffer, parts: readonly Buffer[], out: Buffer, off: number, n: number): void {
+  out.write(hmacLatin1(alg, key, parts), off, n, 'latin1');
+}
+
+/**
+ * Whether `received` is HMAC-`alg` under `key` of `parts`, truncated to
+ * its length (at least one byte, at most the digest's): compared with the
+ * digest's characters in place, every byte looked at whatever the earlier
+ * ones were, with no Buffer for the computed MAC and no native call to
+ * compare (each cost more than the comparison).
+ */
+export function hmacMatches(alg: HmacHash, key: Buffer, parts: readonly Buffer[], received: Buffer): boolean {
+  const n = received.length;
+  if (n === 0 || n > DIGEST_BYTES[alg]) return false;
+  const mine = hmacLatin1(alg, key, parts);
+  let diff = 0;
+  for (let i = 0; i < n; i++) diff |= mine.charCodeAt(i) ^ received[i]!;
+  return diff === 0;
+}
+
+/** HMAC-`alg` under `key` of the concatenation of `parts`, as a latin1 string (one character per byte). */
+function hmacLatin1(alg: HmacHash, key: Buffer, parts: readonly Buffer[]): string {
   const block = BLOCK_BYTES[alg];
   // a key longer than the hash's block is hashed first (RFC 2104 §2)
   const k = key.length > block ? digest(alg, key) : key;
@@ -52,5 +74,5 @@ export function hmacInto(alg: HmacHash, key: Buffer, parts: readonly Buffer[], o
   let at = block;
   for (const p of parts) at += p.copy(inner, at);
   outer.write(digestLatin1(alg, inner), block, 'latin1');
-  out.write(digestLatin1(alg, outer), off, n, 'latin1');
+  return digestLatin1(alg, outer);
 }
