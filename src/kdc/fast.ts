@@ -21,7 +21,7 @@ import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastArmoredReq, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString, type PaData } from '../kerberos/asn1/primitives.js';
-import { checksumProfile, prfPlus, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
+import { cf2WithSecond, checksumProfile, prfPlus, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
 import { verifyApReq } from '../kerberos/ap-exchange.js';
 import { KdcError } from './errors.js';
@@ -70,14 +70,7 @@ function ticketArmor(session: EncryptionKey, length: number): Buffer {
  * PRF+ outputs xored, the ticket's half kept with a kept ticket.
  */
 export function armorKeyOf(subkey: EncryptionKey, ticketSessionKey: EncryptionKey): EncryptionKey {
-  const out = profile(subkey.etype);
-  // a fresh Buffer of PRF+'s own: xored in place
-  const seed = prfPlus(subkey, SUBKEY_ARMOR, out.keyBytes);
-  const half = ticketArmor(ticketSessionKey, out.keyBytes);
-  for (let i = 0; i < seed.length; i++) seed[i]! ^= half[i]!;
-  const key = out.randomToKey(seed);
-  // a combination with a key used in one request is used in that request only
-  return subkey.transient || ticketSessionKey.transient ? { ...key, transient: true } : key;
+  return cf2WithSecond(subkey, SUBKEY_ARMOR, ticketArmor(ticketSessionKey, profile(subkey.etype).keyBytes), ticketSessionKey.transient === true);
 }
 
 function verifyAndDecrypt(armored: KrbFastArmoredReq, checksummed: Buffer, armorKey: EncryptionKey) {

@@ -30,10 +30,18 @@ export function combineKeys(
   key2: EncryptionKey,
   pepper2: string | Buffer,
 ): EncryptionKey {
-  const a = prfPlus(p1, key1, Buffer.from(pepper1), out.keyBytes);
-  const b = prfPlus(p2, key2, Buffer.from(pepper2), out.keyBytes);
+  return combineHalves(out, prfPlus(p1, key1, Buffer.from(pepper1), out.keyBytes), key1.transient === true, prfPlus(p2, key2, Buffer.from(pepper2), out.keyBytes), key2.transient === true);
+}
+
+/**
+ * The second step of KRB-FX-CF2 on the two PRF+ outputs already made (each
+ * `out.keyBytes` long; `a` is xored in place): a caller that keeps one half
+ * (FAST keeps PRF+ of a kept ticket's session key) gives it here.
+ */
+export function combineHalves(out: EnctypeProfile, a: Buffer, aTransient: boolean, b: Buffer, bTransient: boolean): EncryptionKey {
+  if (a.length !== out.keyBytes || b.length !== out.keyBytes) throw new KrbCryptoError('KRB-FX-CF2 halves of the wrong length');
   for (let i = 0; i < a.length; i++) a[i]! ^= b[i]!;
   const key = out.randomToKey(a);
   // a combination with a key used in one request is used in that request only
-  return key1.transient || key2.transient ? { ...key, transient: true } : key;
+  return aTransient || bTransient ? { ...key, transient: true } : key;
 }

@@ -5,7 +5,7 @@
  */
 import { aes128CtsHmacSha1, aes256CtsHmacSha1 } from './aes-sha1.js';
 import { aes128CtsHmacSha256, aes256CtsHmacSha384 } from './aes-sha2.js';
-import { combineKeys, prfPlus as prfPlusWith } from './cf2.js';
+import { combineHalves, combineKeys, prfPlus as prfPlusWith } from './cf2.js';
 import { KrbCryptoError, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 export { KrbCryptoError, type KrbCryptoErrorCode, type EncryptionKey, type EnctypeProfile } from './types.js';
@@ -66,4 +66,14 @@ export function cf2(key1: EncryptionKey, pepper1: string, key2: EncryptionKey, p
 export function cf2(...args: [number, EncryptionKey, string, EncryptionKey, string] | [EncryptionKey, string, EncryptionKey, string]): EncryptionKey {
   const [etype, key1, pepper1, key2, pepper2] = args.length === 5 ? args : [args[0].etype, ...args];
   return combineKeys(profile(etype), profile(key1.etype), key1, pepper1, profile(key2.etype), key2, pepper2);
+}
+
+/**
+ * KRB-FX-CF2(key1, pepper1, key2, pepper2) in key1's enctype, with
+ * PRF+(key2, pepper2) given (`second`, key1's enctype's seed length, made
+ * with prfPlus): for a caller that keeps that half between requests.
+ */
+export function cf2WithSecond(key1: EncryptionKey, pepper1: Buffer, second: Buffer, secondTransient: boolean): EncryptionKey {
+  const out = profile(key1.etype);
+  return combineHalves(out, prfPlus(key1, pepper1, out.keyBytes), key1.transient === true, second, secondTransient);
 }
