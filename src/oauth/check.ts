@@ -16,7 +16,7 @@ import { importJWK, type JWK } from 'jose';
 import type { IdpClient } from './client.js';
 import { withClientKeys } from './client-auth.js';
 import { deviceAuthorizationRequest, processDeviceAuthorization } from './device-flow.js';
-import { discoveryRequest, processDiscoveryResponse } from './discovery.js';
+import { discoveryRequest, processDiscoveryResponse, rememberDiscovered } from './discovery.js';
 import { foreign, redact } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
@@ -199,6 +199,7 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
     const docUrl = `${cfg.issuerUrl.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     try {
       discovered = await processDiscoveryResponse(cfg.issuerUrl, await discoveryRequest(cfg.issuerUrl, rec.fetch));
+      rememberDiscovered(idp, cfg.issuerUrl, discovered);
       const named = (['authorization_endpoint', 'device_authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'] as const).filter((k) => discovered![k] !== undefined);
       if (discovered.issuer !== cfg.issuerUrl) {
         // the same URL written otherwise (a trailing slash): discovery takes it, the ID tokens' iss will not match the stored one

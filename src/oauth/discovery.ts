@@ -72,9 +72,18 @@ export async function discover(issuerUrl: string, idp: IdpClient, now = Date.now
     throw coded.code === 'insecure_endpoint' ? coded : new OAuthError('discovery_failed', coded.message);
   }
   const as = await processDiscoveryResponse(issuerUrl, response);
+  rememberDiscovered(idp, issuerUrl, as, now);
+  return as;
+}
+
+/**
+ * A document just read at `issuerUrl` (by discover() or by idp-check, which
+ * always asks): kept for the logins, and a failure remembered for them
+ * ends, so a fixed IdP serves logins as soon as it has been asked.
+ */
+export function rememberDiscovered(idp: IdpClient, issuerUrl: string, as: oauth.AuthorizationServer, now = Date.now()): void {
   idp.discovery.set(issuerUrl, { as, expires: now + DISCOVERY_TTL_MS });
   idp.discoveryFailures.delete(issuerUrl);
-  return as;
 }
 
 /**

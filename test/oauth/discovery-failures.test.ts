@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { IdpClient } from '../../src/oauth/client.js';
 import { devicePolling, pollToken } from '../../src/oauth/device-flow.js';
+import { checkIdp } from '../../src/oauth/check.js';
 import { discover, DISCOVERY_FAILURE_TTL_MS, DISCOVERY_FAILURES_MAX } from '../../src/oauth/discovery.js';
 import type { FetchLike } from '../../src/oauth/http.js';
 import { OAuthError, type IdpConfig } from '../../src/oauth/types.js';
@@ -91,6 +92,21 @@ describe('discovery failures of logins', () => {
     assert.equal(f.discoveries(), 3);
     await answer(f.idp, 'after');
     assert.equal(f.discoveries(), 3, 'the document idp-add found serves the logins');
+  });
+
+  it("idp-check's discovery always asks, and its success ends a remembered failure", async () => {
+    // the administrator fixes the IdP and checks it: logins need not wait out the remembered failure
+    let published = false;
+    const f = fakeIdp(() => published);
+    await answer(f.idp, 'before');
+    assert.equal(f.discoveries(), 1);
+    published = true;
+    const lines = await checkIdp(cfg, f.idp);
+    assert.equal(lines.find((l) => l.check === 'Discovery')?.status, 'PASS');
+    assert.equal(f.discoveries(), 2);
+    const { tokenUri: _, ...noToken } = cfg;
+    assert.deepEqual(await pollToken(noToken, 'after', f.idp, { interval: 5, expiresAt: Date.now() + 600_000 }), { status: 'pending' });
+    assert.equal(f.discoveries(), 2, 'the document idp-check read serves the logins');
   });
 
   it('remembers a bounded number of issuers', async () => {
