@@ -18,7 +18,7 @@
  * A key used for one request only (`once`: a TGS request's subkey, the
  * session key of a TGT seen once, FAST's armor subkey and armor key, and
  * the keys derived from them) makes no OpenSSL object at all: its blocks go
- * through aes-once.ts (JavaScript AES from @noble/ciphers), because the
+ * through aes-once.ts (JavaScript AES from @stablelib/aes), because the
  * native objects of short-lived keys were what the garbage collector's
  * pauses spent their time freeing (docs/kerberos.md).
  */
