@@ -6,7 +6,7 @@
  * the polling costs the server: its CPU time (utime + stime from /proc)
  * per token request it sent the IdP, in a phase where only the pending
  * flows' answers run, beside its CPU time per password AS-REQ. The KDC
- * runs on core 0; the password load, the clients answering the flows and
+ * runs on core 0; the password load (a worker thread of its own), the clients answering the flows and
  * the IdP share core 1.
  *
  * The IdP (`--idp`) is by default a lean stand-in for a remote IdP
@@ -36,18 +36,19 @@
  * request move much less. The IdP counts the TLS connections it accepted
  * and how many resumed a session.
  *   node --import tsx bench/idp-flows.ts [--flows N] [--seconds N] [--answerers N] [--idp stand-in|oidc-provider] [--hold S]
+ * BENCH_PASSWORD_CLIENTS: the password load's clients side by side
+ * (default 64; at 128 the KDC's socket drops a few requests).
  * BENCH_SERVER_ARGS: Node options for the server (e.g. "--cpu-prof
  * --cpu-prof-dir=/tmp/prof"; the bench then prints the answers phase's
  * window on the profile's clock); BENCH_SERVER_LOG: a file for its log.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { encodeKdcReq } from '../src/kerberos/asn1/kdc-req.js';
-import { asReqBody, encTimestamp, randomNonce } from '../src/kerberos/client.js';
-import { profile } from '../src/kerberos/crypto/index.js';
+import { asReqBody } from '../src/kerberos/client.js';
 import { armoredAsReq, processArmored } from '../src/kerberos/fast-client.js';
 import { PaType } from '../src/kerberos/iana.js';
 import { sendUdp } from '../src/kerberos/transport.js';
@@ -55,7 +56,6 @@ import type { PaData } from '../src/kerberos/asn1/primitives.js';
 import { startTestIdp } from '../test/support/oidc-idp.js';
 import { RpcSession } from '../test/support/rpc-client.js';
 import { addFlowUser, flowClient } from './support/flow-user.js';
-import { udpLoad } from './support/kdc-load.js';
 import { startRemoteIdp } from './support/remote-idp.js';
 
 const { values } = parseArgs({
@@ -133,37 +133,39 @@ const kdc = { host: '127.0.0.1', port: ports.kdc };
 const send = (m: Buffer) => sendUdp(kdc, m, [2000, 4000]);
 const flows = await flowClient(send, REALM, join(tmp, 'realm', 'host.keytab'));
 const armor = flows.armor;
-const key = profile(18).stringToKey('Bench-password-1', `${REALM}bench`);
 const cname = { nameType: 1, nameString: ['bench'] };
 
 /**
- * Password AS-REQs made ahead of a phase, each with a nonce of its own (so
- * the KDC's lookaside cache never answers one): sending them costs the
- * load's core little, so the load is bounded by the KDC, not by the core it
- * shares with the IdP and the flows' answers.
+ * The password load runs in a worker thread of its own (support/
+ * password-load-worker.ts), on this process's core: on this thread it
+ * shared an event loop with the answering clients, and its replies waited
+ * behind their JavaScript while the KDC ran out of requests.
  */
-function passwordRequests(n: number): Buffer[] {
-  return Array.from({ length: n }, () => encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body: asReqBody(cname, REALM, { etypes: [18], nonce: randomNonce() }) }));
+/** password clients side by side: enough that the KDC, not the round trips, bounds the load */
+const PASSWORD_CLIENTS = Number(process.env.BENCH_PASSWORD_CLIENTS ?? 64);
+const passwordWorker = new Worker(new URL('./support/password-load-worker.ts', import.meta.url), {
+  workerData: { port: ports.kdc, realm: REALM, user: 'bench', password: 'Bench-password-1', concurrency: PASSWORD_CLIENTS },
+});
+const fromWorker = <T>(): Promise<T> => new Promise((resolve) => passwordWorker.once('message', resolve));
+/** Makes `n` password AS-REQs ahead of a phase in the worker, each with a nonce of its own (so the KDC's lookaside cache never answers one). */
+async function preparePasswordRequests(n: number): Promise<void> {
+  passwordWorker.postMessage({ prepare: n });
+  await fromWorker();
 }
 
 /**
  * password AS-REQs answered per second over `seconds`, PASSWORD_CLIENTS
- * clients side by side, from `pool` (made on the fly once it runs out):
- * the generator of bench/support/kdc-load.ts, connected sockets each
- * sending its next request from its reply handler, no promise or timer per
- * request, so that its core, which the answerers and the bench's side of
- * the IdP share, keeps the KDC saturated.
+ * clients side by side, from the requests the worker made ahead (made on the fly once they
+ * run out): kdc-load.ts's generator, connected sockets each sending its
+ * next request from its reply handler, no promise or timer per request.
  */
-async function passwordLoad(seconds: number, pool: Buffer[]): Promise<number> {
-  let used = 0;
-  const next = () => (used < pool.length ? pool[used++]! : passwordRequests(1)[0]!);
-  const r = await udpLoad({ seconds, concurrency: PASSWORD_CLIENTS, prepared: 0 })([kdc.port], next, 0);
-  if (used >= pool.length) console.log(`(the ${pool.length} requests made ahead ran out: the load made the rest itself)`);
+async function passwordLoad(seconds: number): Promise<number> {
+  passwordWorker.postMessage({ run: seconds });
+  const r = await fromWorker<{ rps: number; errors: number; ranOut: boolean; made: number }>();
+  if (r.ranOut) console.log(`(the ${r.made} requests made ahead ran out: the load made the rest itself)`);
   if (r.errors) console.log(`(${r.errors} password AS-REQs answered with a KRB-ERROR or not within 2 s)`);
   return r.rps;
 }
-/** password clients side by side: enough that the KDC, not the round trips, bounds the load */
-const PASSWORD_CLIENTS = 64;
 /** requests made ahead for one phase: more than the KDC answers in it (some 30,000 a second idle now; 24,000 ran out) */
 const POOL_PER_SECOND = 40_000;
 
@@ -215,8 +217,9 @@ function answerFlows(cookies: PaData[]): { answered(): number; stop(): Promise<{
 }
 const tokenRequests = async () => (await idp.stats()).requests['/token'] ?? 0;
 
-await passwordLoad(1, passwordRequests(POOL_PER_SECOND));
-let pool = passwordRequests(POOL_PER_SECOND * SECONDS);
+await preparePasswordRequests(POOL_PER_SECOND);
+await passwordLoad(1);
+await preparePasswordRequests(POOL_PER_SECOND * SECONDS);
 /** the stand-in IdP's CPU time so far (0 for oidc-provider, which runs in this process) */
 const idpCpu = () => ('pid' in idp ? cpuOf(idp.pid) : 0);
 /** the CPU time so far of what runs on core 1: this process (the load, the answerers, oidc-provider) and the stand-in IdP's */
@@ -239,7 +242,7 @@ let c0 = cpu();
 let o0 = own();
 let w0 = performance.now();
 let k0 = coresBusy();
-const idleRps = await passwordLoad(SECONDS, pool);
+const idleRps = await passwordLoad(SECONDS);
 const idleCpu = cpu() - c0;
 const idleOther = otherOnCore0(k0, idleCpu, (performance.now() - w0) / 1000);
 const idleOwn = own() - o0;
@@ -283,7 +286,7 @@ const after = await idp.stats();
 const alone = await answering.stop();
 
 // the password load beside them
-pool = passwordRequests(POOL_PER_SECOND * SECONDS);
+await preparePasswordRequests(POOL_PER_SECOND * SECONDS);
 tok0 = await tokenRequests();
 c0 = cpu();
 o0 = own();
@@ -291,7 +294,7 @@ a0 = performance.now();
 k0 = coresBusy();
 const busyFrom = process.hrtime.bigint() / 1000n;
 answering = answerFlows(cookies);
-const busyRps = await passwordLoad(SECONDS, pool);
+const busyRps = await passwordLoad(SECONDS);
 const busyCpu = cpu() - c0;
 const busyOther = otherOnCore0(k0, busyCpu, (performance.now() - a0) / 1000);
 const busyTo = process.hrtime.bigint() / 1000n;
@@ -320,6 +323,7 @@ console.log(
 );
 // a CPU profile's timestamps are on the same monotonic clock: the window to sum an answer's cost over
 if (nodeArgs.includes('--cpu-prof')) console.log(`answers alone ran from ${aloneFrom} to ${aloneTo} µs, answers and password load from ${busyFrom} to ${busyTo} µs (monotonic clock, as in the server's .cpuprofile)`);
+await passwordWorker.terminate();
 server.kill('SIGTERM');
 await new Promise((r) => server.once('exit', r));
 await idp.stop();
