@@ -64,6 +64,10 @@ describe('crypto profiles', () => {
         const sum = p.checksum(k, usage, msg);
         assert.equal(sum.length, p.checksumBytes);
         assert.ok(p.verifyChecksum(k, usage, msg, sum));
+        // a prefix of the right checksum, an extended one or none is no checksum: the MAC compare takes any length up to the digest's
+        for (const other of [sum.subarray(0, 1), sum.subarray(0, sum.length - 1), Buffer.concat([sum, Buffer.from([0])]), Buffer.alloc(0)]) {
+          assert.equal(p.verifyChecksum(k, usage, msg, other), false, `etype ${etype} checksum of ${other.length} bytes`);
+        }
       }
     }
   });

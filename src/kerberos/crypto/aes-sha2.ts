@@ -11,8 +11,8 @@ import { pbkdf2Sync } from 'node:crypto';
 import { ctsDecrypt, ctsEncrypt } from './cts.js';
 import { DerivedKeyCache, KeyPurpose, RecentDerivedKeys, usageConstant } from './dk.js';
 import { randomBytesPooled } from './random.js';
-import { hmac } from './hmac.js';
-import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, macMatches, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
+import { hmac, hmacMatches } from './hmac.js';
+import { aesKeyFactory, iterationCount, keyLengthGuard, KrbCryptoError, s2kParams, type EncryptionKey, type EnctypeProfile } from './types.js';
 
 const BLOCK = 16;
 const ZERO_IV = Buffer.alloc(BLOCK);
@@ -72,7 +72,7 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
       if (ciphertext.length < BLOCK + macBytes) throw new KrbCryptoError(`${name} ciphertext too short`, 'BAD_LENGTH');
       const split = ciphertext.length - macBytes;
       const c = ciphertext.subarray(0, split);
-      if (!macMatches(mac(derived(key, usage, KeyPurpose.INTEGRITY), c), ciphertext.subarray(split))) {
+      if (!hmacMatches(hash, derived(key, usage, KeyPurpose.INTEGRITY), [ZERO_IV, c], ciphertext.subarray(split))) {
         throw new KrbCryptoError('integrity check failed (wrong key or modified data)', 'INTEGRITY');
       }
       return ctsDecrypt(derived(key, usage, KeyPurpose.ENCRYPTION), c, ZERO_IV, key.transient === true).subarray(BLOCK);
@@ -83,7 +83,11 @@ function makeProfile(etype: 19 | 20, keyBytes: 16 | 32, hash: 'sha256' | 'sha384
       return hmac(hash, derived(key, usage, KeyPurpose.CHECKSUM), [data]).subarray(0, macBytes);
     },
 
-    verifyChecksum: (key, usage, data, cksum) => macMatches(profile.checksum(key, usage, data), cksum),
+    verifyChecksum(key, usage, data, cksum) {
+      checkKey(key);
+      // a checksum of another length never matches
+      return cksum.length === macBytes && hmacMatches(hash, derived(key, usage, KeyPurpose.CHECKSUM), [data], cksum);
+    },
 
     prf(key, data) {
       checkKey(key);

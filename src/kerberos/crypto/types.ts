@@ -1,9 +1,8 @@
 /**
  * Shared types of the Kerberos crypto profiles (RFC 3961 §3): keys, the
- * profile interface every enctype implements, the typed error, and the
- * constant-time MAC comparison.
+ * profile interface every enctype implements, and the typed error (a
+ * received MAC is compared in hmac.ts, hmacMatches).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { randomBytesPooled } from './random.js';
 
 export interface EncryptionKey {
@@ -61,11 +60,6 @@ export function keyLengthGuard(name: string, keyBytes: number): (key: Encryption
   return (key) => {
     if (!Buffer.isBuffer(key.value) || key.value.length !== keyBytes) throw new KrbCryptoError(`a ${name} key has ${keyBytes} bytes`, 'BAD_KEY');
   };
-}
-
-/** Constant-time comparison of a received MAC with a computed one. */
-export function macMatches(mine: Buffer, received: Buffer): boolean {
-  return received.length === mine.length && timingSafeEqual(mine, received);
 }
 
 /** s2kparams of the AES profiles: a 4-byte big-endian iteration count (RFC 3962 §4, RFC 8009 §4). */
