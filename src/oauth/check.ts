@@ -163,9 +163,12 @@ function refusal(e: OAuthError, cfg: IdpConfig): string {
         const kids = (cfg.clientKeys ?? []).map((k) => k.kid).join(', ');
         return `invalid_client: the IdP does not accept client ${client} with a client assertion signed by its client key${kids ? ` (key ID ${kids})` : ''} (the public key is not registered at the IdP, the client is not set to private_key_jwt there, or an unknown client ID: register the key set that idp-show prints)${tail}`;
       }
-      return cfg.clientAuth === 'client_secret_basic'
-        ? `invalid_client: the IdP does not accept client ${client} with the stored secret in an HTTP Basic header (a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only in the request body: --client-auth=client_secret_post)${tail}`
-        : `invalid_client: the IdP does not accept client ${client} with the stored secret in the request body (a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only in an HTTP Basic header: --client-auth=client_secret_basic)${tail}`;
+      {
+        // how the secret went, and the other way an IdP may want it
+        const [sent, otherWay, otherMethod] =
+          cfg.clientAuth === 'client_secret_basic' ? ['in an HTTP Basic header', 'in the request body', 'client_secret_post'] : ['in the request body', 'in an HTTP Basic header', 'client_secret_basic'];
+        return `invalid_client: the IdP does not accept client ${client} with the stored secret ${sent} (a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only ${otherWay}: --client-auth=${otherMethod})${tail}`;
+      }
     case 'unauthorized_client':
       return `unauthorized_client: client ${client} may not use the device authorization grant; allow it for the client at the IdP${tail}`;
     case 'invalid_scope':
@@ -203,7 +206,8 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
       const named = (['authorization_endpoint', 'device_authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'] as const).filter((k) => discovered![k] !== undefined);
       if (discovered.issuer !== cfg.issuerUrl) {
         // the same URL written otherwise (a trailing slash): discovery takes it, the ID tokens' iss will not match the stored one
-        lines.push({ check: 'Discovery', status: 'FAIL', message: `${docUrl} names issuer ${foreign(discovered.issuer, [])}, and ID tokens carry it so in iss, but the reference says ${cfg.issuerUrl}: set --issuer-url ${foreign(discovered.issuer, [])}` });
+        const theirs = foreign(discovered.issuer, []);
+        lines.push({ check: 'Discovery', status: 'FAIL', message: `${docUrl} names issuer ${theirs}, and ID tokens carry it so in iss, but the reference says ${cfg.issuerUrl}: set --issuer-url ${theirs}` });
       } else lines.push({ check: 'Discovery', status: 'PASS', message: `${docUrl} names issuer ${discovered.issuer} and ${named.length ? named.join(', ') : 'no endpoint'}` });
     } catch (e) {
       discoveryFailed = true;

@@ -253,11 +253,11 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
   const url = discoveryUrl(issuer);
   // the document's issuer matched the one given as URLs do (https://idp.example and https://idp.example/ are one);
   // ID tokens carry it as the document writes it, and iss is compared as a string
-  if (found.issuer !== issuer && found.issuer.length <= URL_MAX_LENGTH && !httpsUrlProblem(found.issuer)) entry.set('dirIdpIssuerUrl', [found.issuer]);
+  if (found.issuer !== issuer && !discoveredUrlProblem(found.issuer)) entry.set('dirIdpIssuerUrl', [found.issuer]);
   for (const e of endpoints) {
     const value = found[e.discovered];
     if (has(e.attr) || value === undefined) continue;
-    const problem = value.length > URL_MAX_LENGTH ? `is longer than ${URL_MAX_LENGTH} characters` : httpsUrlProblem(value);
+    const problem = discoveredUrlProblem(value);
     if (problem) throw publicError('DiscoveryError', { url, reason: `its ${e.discovered} ${problem}` });
     entry.set(e.attr, [value]);
   }
@@ -267,6 +267,11 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
     const method = secretMethodOf(found);
     if (method !== 'client_secret_post') entry.set('dirIdpClientAuth', [method]);
   }
+}
+
+/** Why a URL a discovery document names cannot be stored (too long, or not an https:// URL with a host), or null. */
+function discoveredUrlProblem(value: string): string | null {
+  return value.length > URL_MAX_LENGTH ? `is longer than ${URL_MAX_LENGTH} characters` : httpsUrlProblem(value);
 }
 
 /**
@@ -280,9 +285,8 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
  * authorization shows whether the IdP takes the secret as sent.
  */
 function secretMethodOf(found: OidcProviderMetadata): 'client_secret_post' | 'client_secret_basic' {
-  const methods = Array.isArray(found.token_endpoint_auth_methods_supported) ? found.token_endpoint_auth_methods_supported : null;
-  if (methods === null) return 'client_secret_post';
-  return !methods.includes('client_secret_post') && methods.includes('client_secret_basic') ? 'client_secret_basic' : 'client_secret_post';
+  const methods = found.token_endpoint_auth_methods_supported;
+  return Array.isArray(methods) && !methods.includes('client_secret_post') && methods.includes('client_secret_basic') ? 'client_secret_basic' : 'client_secret_post';
 }
 
 /**
