@@ -14,7 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { DEFAULT_LOCKOUT, failuresAfter, verdict, type Account } from '../../src/account/state.js';
@@ -33,9 +33,7 @@ describe('account state is checked on every way in', () => {
     admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
     await admin.call('service_add', ['HTTP/other.example.test']);
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(realm.dataDir, 'realm', 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
   });
   after(async () => realm.stop());
 

@@ -20,7 +20,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { kinitViaIdp } from '../support/pty.js';
 import { freeUdpPort } from '../support/mit-realm.js';
@@ -83,9 +83,7 @@ describe('authentication indicators', () => {
     await admin.call('service_add', ['HTTP/plain.example.test']);
     await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'] });
     await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'] });
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
   });
   after(async () => realm?.stop());
 
@@ -260,8 +258,7 @@ describe('authentication indicators of an IdP login', () => {
     await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'alice-sub' });
     await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'] });
     await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'] });
-    const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    assert.equal((await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env)).code, 0);
+    const armor = await hostArmor(realm, env);
     const k = await kinitViaIdp({ idp, armor, env }, 'alice', 'alice-sub', `FILE:${ccFile()}`);
     assert.equal(k.code, 0, k.out);
   });

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { pty } from '../support/pty.js';
 import { launchChromium, type TestBrowser } from '../support/browser.js';
 import { RpcSession } from '../support/rpc-client.js';
@@ -51,9 +51,7 @@ describe('device flow: the other device is a browser', () => {
       await admin.call('user_add', [user], { first: user, last: 'T' });
       await admin.call('user_mod', [user], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: sub });
     }
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
   });
   after(async () => {
     await chromium?.close();

@@ -13,7 +13,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type SigningAlg, type TestIdp } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { kinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
@@ -52,9 +52,7 @@ describe('IdP login through the KDC with EC, RSA-PSS and EdDSA ID tokens', () =>
         await admin.call('user_mod', [userOf(alg, how)], { user_auth_type: ['idp'], idp: refOf(alg, how), idp_user_id: 'alice-sub' });
       }
     }
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
   });
   after(async () => {
     await realm?.stop();

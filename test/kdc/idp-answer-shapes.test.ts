@@ -14,7 +14,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { answerInGoogleShapes, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { kinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 
@@ -38,9 +38,7 @@ describe("a provider's own answer shapes (Google's)", () => {
     await admin.call('idp_add', ['g'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, dev_auth_uri: idp.endpoints.devAuth, token_uri: idp.endpoints.token, keys_uri: idp.endpoints.keys, scope: 'openid email' });
     await admin.call('user_add', ['gina'], { first: 'Gina', last: 'G' });
     await admin.call('user_mod', ['gina'], { user_auth_type: ['idp'], idp: 'g', idp_user_id: 'gina-sub' });
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
     statuses = answerInGoogleShapes(idp);
   });
   after(async () => {

@@ -13,7 +13,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { idpPrompts, pty } from '../support/pty.js';
 
 describe('device-flow answers: the KDC asks the IdP before it answers', () => {
@@ -34,9 +34,7 @@ describe('device-flow answers: the KDC asks the IdP before it answers', () => {
     await admin.call('idp_add', ['answers'], idpReference(idp));
     await admin.call('user_add', ['ann'], { first: 'Ann', last: 'A' });
     await admin.call('user_mod', ['ann'], { user_auth_type: ['idp'], idp: 'answers', idp_user_id: 'ann-sub' });
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
   });
   after(async () => {
     await realm?.stop();

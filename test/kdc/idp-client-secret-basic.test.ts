@@ -17,11 +17,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { kinitViaIdp } from '../support/pty.js';
-import { RpcSession } from '../support/rpc-client.js';
+import type { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
 
 describe('an IdP that takes the client secret only in an HTTP Basic header', () => {
@@ -37,14 +37,9 @@ describe('an IdP that takes the client secret only in an HTTP Basic header', () 
     idp = await startTestIdp({ accounts: ['basil-sub'], ca, signingAlg: 'ES256', clientAuthMethod: 'client_secret_basic', clientAuthMethods: ['client_secret_basic', 'private_key_jwt'] });
     caFile = join(process.env.TMPDIR ?? '/tmp', `idp-basic-ca-${process.pid}.pem`);
     writeFileSync(caFile, ca.certPem);
-    realm = await startTestRealm({ idpCaFile: caFile });
-    const data = join(realm.dataDir, 'realm');
-    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'x.cc')}` };
-    admin = new RpcSession(realm.url, realm.ca);
-    await admin.login('admin', realm.adminPassword);
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    ({ realm, admin } = await startAdminRealm({ idpCaFile: caFile }));
+    env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'x.cc')}` };
+    armor = await hostArmor(realm, env);
   });
   after(async () => {
     await realm?.stop();

@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp, kinitViaIdp } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
@@ -45,9 +45,7 @@ describe('IdP login through the KDC (device flow)', () => {
     });
     await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L' });
     await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'alice-sub' });
-    armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(data, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    armor = await hostArmor(realm, env);
     assert.match(readFileSync(join(data, 'krb5.conf'), 'utf8'), /module = idp:\/usr\/lib\/x86_64-linux-gnu\/sssd\/modules\/sssd_krb5_idp_plugin\.so/);
   });
   after(async () => {
@@ -162,8 +160,7 @@ describe('dirid kinit for linked users', () => {
   });
 
   it('with -T and another identity at the IdP: "User not found"', async () => {
-    const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    assert.equal((await runTool('kinit', ['-k', '-t', join(realm.dataDir, 'realm', 'host.keytab'), '-c', armor, 'host/localhost'], env)).code, 0);
+    const armor = await hostArmor(realm, env);
     const r = await diridKinit(['-T', armor, '-c', `FILE:${join(realm.dataDir, 'eve.cc')}`, 'dora'], 'eve-sub');
     assert.equal(r.code, 1);
     assert.equal(r.stderr, 'dirid: ERROR: User not found while getting initial credentials\n');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
-import { runTool } from '../support/mit-tools.js';
+import { hostArmor, runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 describe('KDC interop with MIT kinit, klist and kvno', () => {
@@ -149,9 +149,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
   });
 
   it('FAST: kinit -T with a host armor ccache uses encrypted challenge; klist -C shows fast_avail', async () => {
-    const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
-    const a = await runTool('kinit', ['-k', '-t', join(dataDir, 'host.keytab'), '-c', armor, 'host/localhost'], env);
-    assert.equal(a.code, 0, a.stderr);
+    const armor = await hostArmor(realm, env);
     const fastCc = `FILE:${join(realm.dataDir, 'fast.cc')}`;
     const k = await runTool('kinit', ['-T', armor, '-c', fastCc, 'alice'], env, 'Alice-pass-1\n');
     assert.equal(k.code, 0, k.stderr);

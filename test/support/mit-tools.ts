@@ -1,8 +1,11 @@
 /**
  * Runs MIT's client tools (kinit, klist, kvno) against a realm's generated
- * krb5.conf, asynchronously so an in-process KDC keeps answering.
+ * krb5.conf, asynchronously so an in-process KDC keeps answering; and the
+ * host's FAST armor cache that MIT kinit -T logins use (hostArmor).
  */
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 
 export interface ToolResult {
   code: number | null;
@@ -29,4 +32,16 @@ export function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv, inp
     c.stdin.on('error', () => {});
     c.stdin.end(input ?? '');
   });
+}
+
+/**
+ * The armor for `kinit -T`: the host's ticket (host/localhost, from the
+ * realm's host.keytab) got by MIT kinit into `armor.cc` beside the realm;
+ * its FILE: name. Asserts that kinit succeeded.
+ */
+export async function hostArmor(realm: { dataDir: string }, env: NodeJS.ProcessEnv): Promise<string> {
+  const armor = `FILE:${join(realm.dataDir, 'armor.cc')}`;
+  const a = await runTool('kinit', ['-k', '-t', join(realm.dataDir, 'realm', 'host.keytab'), '-c', armor, 'host/localhost'], env);
+  assert.equal(a.code, 0, a.stderr);
+  return armor;
 }
