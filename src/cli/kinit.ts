@@ -20,7 +20,7 @@ import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc } from '../kerberos/transport.js';
 import { readSecret } from './prompt.js';
 
-import { CliError } from './errors.js';
+import { CliError, parseArgsProblem } from './errors.js';
 
 export { CliError };
 
@@ -158,9 +158,7 @@ function localOptions(argv: string[], strings: readonly string[], usage: string)
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (e) {
-    // Node's text for an unknown option goes on about positionals after `--`: its first sentence says it
-    const text = e instanceof Error ? ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? e.message.replace(/\. .*$/s, '') : e.message) : String(e);
-    throw new CliError(`${text}\n${usage}`);
+    throw new CliError(`${parseArgsProblem(e)}\n${usage}`);
   }
   const { help, ...values } = parsed.values;
   if (help) {

@@ -19,7 +19,7 @@ import { ErrorCode, flagBit, KeyUsage } from './iana.js';
 import type { ReplayCache } from './replay-cache.js';
 import { microseconds, wholeSeconds } from './time.js';
 import { serviceVerifiedIndicators } from './auth-indicators.js';
-import { sameComponents } from './principal.js';
+import { samePrincipalName } from './principal.js';
 
 /** A failed AP-REQ check; `code` is the KRB_AP_ERR code the KDC answers with. */
 export class ApError extends Error {
@@ -61,7 +61,7 @@ export function verifyApReq(ap: ApReq, ticket: EncTicketPart, sessionKey: Encryp
   } catch {
     throw new ApError('the authenticator does not decrypt', ErrorCode.KRB_AP_ERR_BAD_INTEGRITY);
   }
-  if (auth.crealm !== ticket.crealm || !sameComponents(auth.cname, ticket.cname)) {
+  if (auth.crealm !== ticket.crealm || !samePrincipalName(auth.cname, ticket.cname)) {
     throw new ApError('authenticator and ticket name different clients', ErrorCode.KRB_AP_ERR_BADMATCH);
   }
   if ((ticket.starttime ?? ticket.authtime).getTime() > o.now + SKEW_MS) throw new ApError('ticket not yet valid', ErrorCode.KRB_AP_ERR_TKT_NYV);

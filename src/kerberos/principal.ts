@@ -41,14 +41,6 @@ export function formatPrincipal(p: PrincipalName, realm?: string): string {
   return realm !== undefined ? s + '@' + escapeRealm(realm) : s;
 }
 
-/** Whether two names have the same components (what their texts comparing equal means: escaping is one-to-one); the name type is not compared. */
-export function sameComponents(a: PrincipalName, b: PrincipalName): boolean {
-  const x = a.nameString;
-  const y = b.nameString;
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
-}
 
 export interface ParsedPrincipal {
   name: PrincipalName;
@@ -86,38 +78,46 @@ export function parsePrincipalName(text: string, defaultRealm: string, nameType?
   return { name: { nameType: type, nameString: parts }, realm: realm ?? defaultRealm };
 }
 
-/** True when two names have the same components (name types are not compared, RFC 4120 §6.2). */
+/**
+ * True when two names have the same components (name types are not
+ * compared, RFC 4120 §6.2): what their texts comparing equal means, since
+ * escaping is one-to-one. A loop, not every() with a closure: the KDC
+ * compares an authenticator's name with its ticket's on every AP-REQ.
+ */
 export function samePrincipalName(a: PrincipalName, b: PrincipalName): boolean {
-  return a.nameString.length === b.nameString.length && a.nameString.every((s, i) => s === b.nameString[i]);
+  const x = a.nameString;
+  const y = b.nameString;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/**
+ * A name made from a realm, the last realm's kept: the KDC looks its
+ * krbtgt up several times a request, and a name made afresh is a new
+ * string whose hash a Map look-up computes again.
+ */
+function perRealm(make: (realm: string) => string): (realm: string) => string {
+  let lastRealm: string | undefined;
+  let lastName = '';
+  return (realm) => {
+    if (realm !== lastRealm) {
+      lastRealm = realm;
+      lastName = make(realm);
+    }
+    return lastName;
+  };
 }
 
 /** The ticket-granting service of a realm, `krbtgt/REALM@REALM` (RFC 4120 §7.3). */
-export function tgsPrincipal(realm: string): string {
-  // the last realm's name is kept: the KDC looks its krbtgt up several times a request, and a name made afresh
-  // is a new string whose hash a Map look-up computes again
-  if (realm !== lastTgsRealm) {
-    lastTgsRealm = realm;
-    lastTgsName = `krbtgt/${realm}@${realm}`;
-  }
-  return lastTgsName;
-}
-let lastTgsRealm: string | undefined;
-let lastTgsName = '';
+export const tgsPrincipal = perRealm((realm) => `krbtgt/${realm}@${realm}`);
 
 /**
  * The password-change service of a realm, `kadmin/changepw@REALM`: the
  * name MIT's clients (kpasswd, kinit with an expired password) ask an
  * initial ticket for before they send a password change (RFC 3244).
  */
-export function changepwPrincipal(realm: string): string {
-  if (realm !== lastChangepwRealm) {
-    lastChangepwRealm = realm;
-    lastChangepwName = `kadmin/changepw@${realm}`;
-  }
-  return lastChangepwName;
-}
-let lastChangepwRealm: string | undefined;
-let lastChangepwName = '';
+export const changepwPrincipal = perRealm((realm) => `kadmin/changepw@${realm}`);
 
 /** The same name as a PrincipalName (NT-SRV-INST, without the realm). */
 export function tgsPrincipalName(realm: string): PrincipalName {

@@ -8,6 +8,7 @@ import { initRealm, readPasswordFile, InitError } from './init.js';
 import { prepareReplica } from './replica.js';
 import { startServer } from './start.js';
 import { watchStarters } from './starter-watch.js';
+import { parseArgsProblem } from '../cli/errors.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
@@ -42,9 +43,7 @@ function options<T extends Parameters<typeof parseArgs>[0] & { options: object }
   try {
     parsed = parseArgs({ ...config, args: rest, options: { ...config.options, help: { type: 'boolean', short: 'h' } }, strict: true });
   } catch (e) {
-    // Node's text for an unknown option goes on about positionals after `--`: its first sentence says it
-    const text = e instanceof Error ? ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? e.message.replace(/\. .*$/s, '') : e.message) : String(e);
-    throw new UsageError(text);
+    throw new UsageError(parseArgsProblem(e));
   }
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write(USAGE);
