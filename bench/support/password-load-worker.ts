@@ -11,16 +11,11 @@
  * ran out.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeKdcReq } from '../../src/kerberos/asn1/kdc-req.js';
-import { asReqBody, encTimestamp, randomNonce } from '../../src/kerberos/client.js';
-import { profile } from '../../src/kerberos/crypto/index.js';
-import { udpLoad } from './kdc-load.js';
+import { asPasswordMaker, udpLoad } from './kdc-load.js';
 
 const { port, realm, user, password, concurrency } = workerData as { port: number; realm: string; user: string; password: string; concurrency: number };
-const key = profile(18).stringToKey(password, `${realm}${user}`);
-const cname = { nameType: 1, nameString: [user] };
 /** one password AS-REQ with a nonce of its own, so the KDC's lookaside cache never answers it */
-const request = () => encodeKdcReq({ msgType: 10, padata: [encTimestamp(key)], body: asReqBody(cname, realm, { etypes: [18], nonce: randomNonce() }) });
+const request = asPasswordMaker(user, realm, password, 18);
 
 let pool: Buffer[] = [];
 parentPort!.on('message', async (m: { prepare?: number; run?: number }) => {
