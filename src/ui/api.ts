@@ -74,23 +74,30 @@ export async function loginPassword(user: string, password: string): Promise<voi
 }
 
 /**
- * Kerberos login: the browser answers the Negotiate challenge if it holds a
- * ticket (and trusts this host). Asked twice: Chromium lets the first
- * challenge of a browser session go unanswered (it sets up its GSS-API
- * library then) and answers the next one.
+ * Kerberos login: one POST to login_kerberos, which the browser answers with
+ * Negotiate if it holds a ticket (and trusts this host). 'ok' is a session;
+ * 'challenged' a 401 asking for Negotiate that the browser did not answer;
+ * 'refused' anything else (no Negotiate offered, a refused ticket, no network).
  */
-export async function loginKerberos(): Promise<boolean> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const res = await fetch('/dirid/session/login_kerberos', { method: 'POST', credentials: 'include' });
-      if (res.ok) return true;
-      if (res.status !== 401 || !/^Negotiate\b/i.test(res.headers.get('WWW-Authenticate') ?? '')) return false;
-    } catch {
-      return false;
-    }
+export async function loginKerberos(): Promise<'ok' | 'challenged' | 'refused'> {
+  try {
+    const res = await fetch('/dirid/session/login_kerberos', { method: 'POST', credentials: 'include' });
+    if (res.ok) return 'ok';
+    return res.status === 401 && /^Negotiate\b/i.test(res.headers.get('WWW-Authenticate') ?? '') ? 'challenged' : 'refused';
+  } catch {
+    return 'refused';
   }
-  return false;
 }
+
+/**
+ * Pauses (ms) before the console asks login_kerberos again, in the
+ * background, after the page's first attempt was challenged and not
+ * answered, for as long as the login form stays untouched. Chromium on Linux
+ * leaves the first Negotiate challenge a profile ever receives unanswered:
+ * it records that it met one and restarts its network service with the
+ * GSS-API library allowed, which took 4–134 ms in our runs (docs/console.md).
+ */
+export const KERBEROS_RETRY_PAUSES_MS = [250, 1000, 3000];
 
 /** The first value of an attribute in an entry as the API returns it. */
 export function first(entry: Record<string, Wire> | undefined, key: string): string {

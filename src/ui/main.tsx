@@ -9,7 +9,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { allowed, call, first, SESSION_ENDED, loginKerberos, loginPassword, logout, RpcError, type CommandSpec, type ParamSpec, type Schema, type Wire } from './api.js';
+import { allowed, call, first, SESSION_ENDED, KERBEROS_RETRY_PAUSES_MS, loginKerberos, loginPassword, logout, RpcError, type CommandSpec, type ParamSpec, type Schema, type Wire } from './api.js';
 
 type Entry = Record<string, Wire>;
 
@@ -74,13 +74,15 @@ function Dialog({ title, onClose, children }: { title: string; onClose: () => vo
   );
 }
 
-function Login({ onDone }: { onDone: () => void }) {
+/** The login form; onTouched is called at the user's first input or button. */
+function Login({ onDone, onTouched }: { onDone: () => void; onTouched: () => void }) {
   const [user, setUser] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   async function submit(ev: Event) {
     ev.preventDefault();
+    onTouched();
     setBusy(true);
     setError(null);
     try {
@@ -94,8 +96,9 @@ function Login({ onDone }: { onDone: () => void }) {
     }
   }
   async function kerberos() {
+    onTouched();
     setError(null);
-    if (await loginKerberos()) onDone();
+    if ((await loginKerberos()) === 'ok') onDone();
     else setError('Kerberos login failed: the browser has no ticket for this server, or does not offer it.');
   }
   return (
@@ -103,9 +106,15 @@ function Login({ onDone }: { onDone: () => void }) {
       <h1>dirid console</h1>
       <form onSubmit={submit} aria-label="Log in">
         <label for="login-user">User name</label>
-        <input id="login-user" name="user" autocomplete="username" required value={user} onInput={(e) => setUser(e.currentTarget.value)} />
+        <input id="login-user" name="user" autocomplete="username" required value={user} onInput={(e) => {
+            onTouched();
+            setUser(e.currentTarget.value);
+          }} />
         <label for="login-password">Password</label>
-        <input id="login-password" name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <input id="login-password" name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => {
+            onTouched();
+            setPassword(e.currentTarget.value);
+          }} />
         <button type="submit" disabled={busy}>
           Log in
         </button>
@@ -627,11 +636,27 @@ function App() {
     } catch (e) {
       if (!(e instanceof RpcError && e.name === 'NotAuthenticated')) setError(message(e));
     }
-    if (tryKerberos && (await loginKerberos())) return start(false);
+    const kerberos = tryKerberos ? await loginKerberos() : 'refused';
+    if (kerberos === 'ok') return start(false);
     setState('login');
+    if (kerberos === 'challenged') void askKerberosAgain();
   }
   const ready = useRef(false);
   ready.current = state === 'ready';
+  const untouched = useRef(true);
+  /** The background attempts of KERBEROS_RETRY_PAUSES_MS, while the login form waits untouched. */
+  async function askKerberosAgain() {
+    for (const pause of KERBEROS_RETRY_PAUSES_MS) {
+      await new Promise((r) => setTimeout(r, pause));
+      if (!untouched.current || ready.current) return;
+      const answer = await loginKerberos();
+      if (answer === 'ok') {
+        if (untouched.current && !ready.current) void start(false);
+        return;
+      }
+      if (answer !== 'challenged') return;
+    }
+  }
   useEffect(() => {
     void start(true);
     // a session that ends (expiry, or the account may no longer log in) leads back to the login form
@@ -653,6 +678,9 @@ function App() {
           onDone={() => {
             setError(null);
             void start(false);
+          }}
+          onTouched={() => {
+            untouched.current = false;
           }}
         />
       </>

@@ -12,9 +12,10 @@
  * ambient credentials in an off-the-record one, which every playwright
  * context is, so `launchChromiumWithKerberos` starts a persistent context
  * on a temporary profile, allowed to authenticate to the given hosts, with
- * the ticket cache and krb5.conf the environment names.
+ * the ticket cache and krb5.conf the environment names, and by default
+ * marked as having met Negotiate before (see KerberosBrowserOptions).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
@@ -57,26 +58,90 @@ export async function launchChromium(): Promise<TestBrowser> {
   };
 }
 
+/** How launchChromiumWithKerberos sets up its profile. */
+export interface KerberosBrowserOptions {
+  /**
+   * Whether the profile has met a Negotiate challenge before (default true).
+   * Chromium on Linux records the first challenge a profile ever receives in
+   * its Local State (`net.received_http_auth_negotiate_headers`) and leaves
+   * that challenge unanswered: it restarts its network service with the
+   * GSS-API library allowed, and answers from then on. A browser its user
+   * has logged in with before has the mark; false starts a profile that never
+   * met one, as on a first visit.
+   */
+  metNegotiate?: boolean;
+}
+
 /**
  * A browser that logs in with Kerberos: a persistent context on a temporary
  * profile, Negotiate allowed for `hosts` (e.g. "localhost"), `env` giving
  * KRB5CCNAME and KRB5_CONFIG; close() ends it and removes the profile.
+ * authEvents() reads Chromium's net log so far: each HTTP-auth step, to say
+ * why a login did not happen.
  */
-export async function launchChromiumWithKerberos(hosts: string, env: Record<string, string>): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromiumWithKerberos(
+  hosts: string,
+  env: Record<string, string>,
+  options: KerberosBrowserOptions = {},
+): Promise<{ context: BrowserContext; authEvents(): string[]; close(): Promise<void> }> {
   checkChromium();
   const profile = mkdtempSync(join(tmpdir(), 'dirid-chromium-'));
+  if (options.metNegotiate ?? true) writeFileSync(join(profile, 'Local State'), JSON.stringify({ net: { received_http_auth_negotiate_headers: true } }));
+  const netLog = join(profile, 'net-log.json');
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: [...ARGS, `--auth-server-allowlist=${hosts}`],
+    args: [...ARGS, `--auth-server-allowlist=${hosts}`, `--log-net-log=${netLog}`],
     env: { ...process.env, ...env } as Record<string, string>,
     ignoreHTTPSErrors: true,
   });
   return {
     context,
+    authEvents: () => authEventsOf(netLog),
     async close() {
       await context.close().catch(() => {});
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The HTTP-auth events of a Chromium net log, read while Chromium still
+ * writes it: the first line holds the constants, then one event per line.
+ * Each as "NAME[ BEGIN|END][ net_error][ params]".
+ */
+function authEventsOf(path: string): string[] {
+  let lines: string[];
+  try {
+    lines = readFileSync(path, 'utf8').split('\n');
+  } catch (e) {
+    return [`no net log: ${String(e)}`];
+  }
+  let types: Map<number, string>;
+  let errors: Map<number, string>;
+  try {
+    const constants = (JSON.parse(`${lines[0]!.replace(/,\s*$/, '')}}`) as { constants: { logEventTypes: Record<string, number>; netError: Record<string, number> } }).constants;
+    types = new Map(Object.entries(constants.logEventTypes).map(([k, v]) => [v, k]));
+    errors = new Map(Object.entries(constants.netError).map(([k, v]) => [v, k]));
+  } catch (e) {
+    return [`net log unreadable: ${String(e)}`];
+  }
+  const out: string[] = [];
+  for (const line of lines.slice(1)) {
+    if (!line.startsWith('{')) continue;
+    let ev: { type: number; phase?: number; params?: Record<string, unknown> };
+    try {
+      ev = JSON.parse(line.replace(/,\s*$/, '')) as typeof ev;
+    } catch {
+      continue;
+    }
+    const name = types.get(ev.type) ?? String(ev.type);
+    if (!name.startsWith('AUTH_')) continue;
+    const { net_error: err, ...params } = ev.params ?? {};
+    const phase = ev.phase === 1 ? ' BEGIN' : ev.phase === 2 ? ' END' : '';
+    const error = typeof err === 'number' ? ` ${errors.get(err) ?? err}` : '';
+    const rest = Object.keys(params).length > 0 ? ` ${JSON.stringify(params).slice(0, 200)}` : '';
+    out.push(`${name}${phase}${error}${rest}`);
+  }
+  return out;
 }

@@ -86,38 +86,55 @@ describe('the web console', () => {
     await ctx.close();
   });
 
-  it('logs a browser that holds a Kerberos ticket in through Negotiate, with no password asked', async () => {
+  /**
+   * Opens the console in a Chromium holding admin's ticket from MIT kinit and
+   * waits until it is logged in with no password typed; returns the status
+   * login_kerberos answered each request of the page with (the browser's own
+   * Negotiate round inside one request is not seen here: a request it
+   * answered ends in 200).
+   */
+  async function kerberosLogin(metNegotiate: boolean): Promise<string[]> {
     const dir = mkdtempSync(join(tmpdir(), 'dirid-console-krb-'));
     const env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(dir, 'cc')}` };
     try {
       const k = await runTool('kinit', ['admin'], { ...process.env, ...env }, `${realm.adminPassword}\n`);
       assert.equal(k.code, 0, k.stderr);
       const since = realm.log.length;
-      const krb = await launchChromiumWithKerberos('localhost', env);
+      const krb = await launchChromiumWithKerberos('localhost', env, { metNegotiate });
       try {
         const page = await krb.context.newPage();
         const w = watch(page);
-        // what the browser was answered at the Kerberos login, to say why when it did not log in
         const answers: string[] = [];
         page.on('response', (r) => {
           if (!r.url().endsWith('/dirid/session/login_kerberos')) return;
-          void r.request().allHeaders().then((h) => answers.push(`${r.status()} ${h.authorization ? 'with' : 'without'} Authorization`), () => answers.push(`${r.status()}`));
+          answers.push(String(r.status()));
         });
         await page.goto(`${realm.url}/dirid/ui/`);
-        await page.getByText('Logged in as').waitFor().catch((e: unknown) => {
-          const logged = realm.log.slice(since).filter((l) => /login|negotiate/i.test(l));
-          throw new Error(`no Kerberos login: login_kerberos answered [${answers.join('; ')}]; server: ${logged.join(' | ')}`, { cause: e });
+        await page.getByText('Logged in as').waitFor({ timeout: 15_000 }).catch((e: unknown) => {
+          const logged = realm.log.slice(since).filter((l) => /login|negotiate|HTTP\//i.test(l));
+          throw new Error(`no Kerberos login: login_kerberos answered [${answers.join('; ')}]; server: ${logged.join(' | ')}; Chromium: ${krb.authEvents().join(' | ')}`, { cause: e });
         });
         assert.match(await page.locator('header').innerText(), /admin@EXAMPLE\.TEST/);
         assert.equal(await page.getByLabel('Password').count(), 0, 'no password form');
         assert.ok(realm.log.slice(since).some((l) => /login method=negotiate principal=admin@EXAMPLE\.TEST outcome=ok/.test(l)), 'the server saw a Negotiate login');
         assert.deepEqual(w.problems, []);
+        return answers;
       } finally {
         await krb.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('logs a browser that holds a Kerberos ticket in through Negotiate at its first request, with no password asked', async () => {
+    assert.deepEqual(await kerberosLogin(true), ['200']);
+  });
+
+  it('logs in a browser meeting Negotiate for the first time, which leaves the first challenge unanswered, by asking again while the form waits', async () => {
+    const answers = await kerberosLogin(false);
+    assert.equal(answers[0], '401', 'Chromium answers no first challenge of a new profile: a later request is what logged it in');
+    assert.equal(answers.at(-1), '200');
   });
 
   it('shows the server\'s own words for a wrong password', async () => {
