@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -15,6 +15,7 @@ import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 import { createCa } from '../../src/server/pki.js';
 import { freeUdpPort } from '../support/mit-realm.js';
+import { startSrvDns } from '../support/srv-dns.js';
 
 const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
 
@@ -206,30 +207,19 @@ describe('dirid command-line client', () => {
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
     const deadPort = (dead.address() as { port: number }).port;
     await new Promise<void>((r) => dead.close(() => r()));
-    const dnsPort = await freeUdpPort();
-    const dns: ChildProcess = spawn('/usr/sbin/dnsmasq', [
-      '--no-daemon',
-      `--port=${dnsPort}`,
-      '--listen-address=127.0.0.1',
-      '--bind-interfaces',
-      '--no-resolv',
-      '--no-hosts',
-      `--srv-host=_dirid._tcp.example.test,localhost,${realm.server.httpsPort},0,100`,
-      '--user=root',
-    ]);
-    await new Promise((r) => setTimeout(r, 500));
+    const dns = await startSrvDns([{ name: '_dirid._tcp.example.test', target: 'localhost', port: realm.server.httpsPort }]);
     try {
       const failConf = join(realm.dataDir, 'failover.conf');
       writeFileSync(failConf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = https://localhost:${deadPort}/dirid/xml`));
       mkdirSync(join(realm.dataDir, 'cache5'), { recursive: true });
-      const r = await runTool(process.execPath, [DIRID, '-c', failConf, '-v', 'ping'], { ...env, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache5') });
+      const r = await runTool(process.execPath, [DIRID, '-c', failConf, '-v', 'ping'], { ...env, DIRID_DNS_SERVER: dns.server, XDG_CACHE_HOME: join(realm.dataDir, 'cache5') });
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, new RegExp(`dirid: INFO: trying https://localhost:${deadPort}/dirid/xml`));
       assert.match(r.stderr, new RegExp(`dirid: WARNING: Connection to https://localhost:${deadPort}/dirid/xml failed`));
       assert.match(r.stderr, new RegExp(`dirid: INFO: trying https://localhost:${realm.server.httpsPort}/dirid/xml`));
       assert.match(r.stdout, /dirid server version/);
     } finally {
-      dns.kill('SIGTERM');
+      dns.stop();
     }
   });
 });

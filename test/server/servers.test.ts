@@ -12,15 +12,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initRealm } from '../../src/server/init.js';
 import { prepareReplica } from '../../src/server/replica.js';
 import { startServer, type RunningServer } from '../../src/server/start.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
+import { startSrvDns } from '../support/srv-dns.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
 import { RpcSession, testHosts } from '../support/rpc-client.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
@@ -32,14 +31,6 @@ import { sendUdp } from '../../src/kerberos/transport.js';
 
 const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
 const PASSWORD = 'Admin-pass-1';
-
-async function freeUdpPort(): Promise<number> {
-  const s = createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-  const port = s.address().port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('two servers on one PostgreSQL database', () => {
   let tmp: string;
@@ -185,26 +176,24 @@ describe('two servers on one PostgreSQL database', () => {
     const anon = await tool('kinit', ['-n', '-c', `FILE:${join(tmp, 'anon.cc')}`], env());
     assert.equal(anon.code, 0, anon.stderr);
     // the client's configured server is the stopped one; DNS SRV names the second
-    const dnsPort = await freeUdpPort();
-    const dns: ChildProcess = spawn('/usr/sbin/dnsmasq', ['--no-daemon', `--port=${dnsPort}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts', `--srv-host=_dirid._tcp.example.test,two.example.test,${two.httpsPort},0,100`, '--user=root']);
-    await new Promise((r) => setTimeout(r, 500));
+    const dns = await startSrvDns([{ name: '_dirid._tcp.example.test', target: 'two.example.test', port: two.httpsPort }]);
     try {
       const conf = join(tmp, 'client.conf');
       writeFileSync(conf, readFileSync(join(d2(), 'default.conf'), 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = https://one.example.test:${one.httpsPort}/dirid/xml`));
       mkdirSync(join(tmp, 'cache'), { recursive: true });
-      const r = await tool(process.execPath, [DIRID, '-c', conf, '-v', 'ping'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
+      const r = await tool(process.execPath, [DIRID, '-c', conf, '-v', 'ping'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: dns.server, XDG_CACHE_HOME: join(tmp, 'cache') });
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, new RegExp(`Connection to https://one\\.example\\.test:${one.httpsPort}/dirid/xml failed`));
       assert.match(r.stderr, new RegExp(`trying https://two\\.example\\.test:${two.httpsPort}/dirid/xml`));
       assert.match(r.stdout, /dirid server version/);
-      const find = await tool(process.execPath, [DIRID, '-c', conf, 'user-find', 'alice'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
+      const find = await tool(process.execPath, [DIRID, '-c', conf, 'user-find', 'alice'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: dns.server, XDG_CACHE_HOME: join(tmp, 'cache') });
       assert.equal(find.code, 0, find.stderr);
       assert.match(find.stdout, /User login: alice/);
-      const idps = await tool(process.execPath, [DIRID, '-c', conf, 'idp-find'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: `127.0.0.1:${dnsPort}`, XDG_CACHE_HOME: join(tmp, 'cache') });
+      const idps = await tool(process.execPath, [DIRID, '-c', conf, 'idp-find'], { ...env(), KRB5CCNAME: cc, DIRID_DNS_SERVER: dns.server, XDG_CACHE_HOME: join(tmp, 'cache') });
       assert.equal(idps.code, 0, idps.stderr);
       assert.match(idps.stdout, /IdP reference name: corp/);
     } finally {
-      dns.kill('SIGTERM');
+      dns.stop();
     }
   });
 });
