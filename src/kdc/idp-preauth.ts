@@ -249,7 +249,10 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     const as = await authorizationServer(cfg, ctx.idp);
     const who = await resolveUserIdentifier(cfg, r.tokens, ctx.idp, { endpoints: as });
     if (who !== client.idpSub) {
-      ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))})`;
+      // identifiers compare exactly (an IdP may tell two users apart by case); an administrator who typed the link in another case is told so
+      const linked = client.idpSub;
+      const hint = linked !== undefined && who.toLowerCase() === linked.toLowerCase() ? `; linked as ${JSON.stringify(linked.slice(0, 128))}, which differs only in letter case: set --idp-user-id as the IdP writes it` : '';
+      ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
       // no user has this identity at this IdP reference: kinit says the client was not found
       throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'User not found');
     }

@@ -75,6 +75,19 @@ describe('IdP login through the KDC (device flow)', () => {
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
   });
 
+  it('refuses an identity that differs from the link only in letter case, and logs that for the administrator', async () => {
+    await admin.call('user_add', ['dave'], { first: 'Dave', last: 'D' });
+    await admin.call('user_mod', ['dave'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'Alice-Sub' });
+    const since = realm.log.length;
+    const cc = `FILE:${join(realm.dataDir, 'dave.cc')}`;
+    const r = await kinitViaIdp({ idp, armor, env }, 'dave', 'alice-sub', cc);
+    assert.notEqual(r.code, 0);
+    assert.match(r.out, /Client 'dave@EXAMPLE\.TEST' not found in Kerberos database/);
+    const line = realm.log.slice(since).find((x) => /client=dave@EXAMPLE.TEST .*preauth="idp: User not found/.test(x));
+    assert.match(line ?? realm.log.slice(since).join('\n'), /testidp identified \\"alice-sub\\"; linked as \\"Alice-Sub\\", which differs only in letter case: set --idp-user-id as the IdP writes it/);
+    assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
+  });
+
   it('the TGT from the IdP login works for dirid ping', async () => {
     const conf = join(realm.dataDir, 'realm', 'default.conf');
     writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
