@@ -47,9 +47,15 @@ interface Endpoints {
 interface Template {
   needs: ReadonlyArray<'organization' | 'base_url'>;
   build(i: TemplateInput): Endpoints;
+  /** Why these parameters cannot make a safe reference (the parameter and the reason), or null. */
+  refuse?(i: TemplateInput): { name: 'organization' | 'base_url'; error: string } | null;
 }
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The tenant of personal Microsoft accounts, in the issuer of the `consumers` endpoint's ID tokens. */
+const MICROSOFT_ACCOUNTS_TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad';
+/** Entra ID's endpoints that sign in users of any tenant: the ID tokens' issuer names each user's own tenant. */
+const ENTRA_MULTI_TENANT = new Set(['common', 'organizations']);
 
 type TemplateName = Exclude<ProviderName, 'oidc'>;
 
@@ -98,6 +104,13 @@ export const templates: Record<TemplateName, Template> = {
   },
   microsoft: {
     needs: ['organization'],
+    refuse: ({ org }) =>
+      ENTRA_MULTI_TENANT.has(decodeURIComponent(org).toLowerCase())
+        ? {
+            name: 'organization',
+            error: `"${decodeURIComponent(org)}" is Entra ID's multi-tenant endpoint: users of every Entra tenant sign in there, and their ID tokens could not be told from your users' (a name or email claim is theirs to set). Give your tenant ID (a GUID) or one of its domain names`,
+          }
+        : null,
     build: ({ org }) => {
       const p = `https://login.microsoftonline.com/${org}/oauth2/v2.0/`;
       return {
@@ -106,8 +119,10 @@ export const templates: Record<TemplateName, Template> = {
         token: `${p}token`,
         userinfo: 'https://graph.microsoft.com/oidc/userinfo',
         keys: `https://login.microsoftonline.com/${org}/discovery/v2.0/keys`,
-        // Entra ID puts the tenant GUID in `iss`; a tenant given by domain name cannot predict it.
+        // Entra ID puts the tenant GUID in `iss`; a tenant given by domain name cannot predict it
+        // (its endpoints still sign in only that tenant's users and guests); `consumers` is one tenant
         ...(GUID.test(org) ? { issuer: `https://login.microsoftonline.com/${org}/v2.0` } : {}),
+        ...(org.toLowerCase() === 'consumers' ? { issuer: `https://login.microsoftonline.com/${MICROSOFT_ACCOUNTS_TENANT}/v2.0` } : {}),
         scope: 'openid email',
         userIdAttr: 'email',
       };
@@ -157,7 +172,12 @@ function normalizeBaseUrl(raw: string): string {
 }
 
 function buildFrom(template: Template, org: string | undefined, base: string | undefined): Endpoints {
-  return template.build({ org: org === undefined ? '' : encodeURIComponent(org), base: base ?? '' });
+  return template.build(templateInput(org, base));
+}
+
+/** A template's input: the organization as it goes into a URL path, the base URL as stored. */
+function templateInput(org: string | undefined, base: string | undefined): TemplateInput {
+  return { org: org === undefined ? '' : encodeURIComponent(org), base: base ?? '' };
 }
 
 /**
@@ -178,6 +198,8 @@ function applyTemplate(entry: PendingEntry, provider: TemplateName): void {
   }
   const base = entry.values('dirIdpBaseUrl')[0];
   if (base !== undefined) entry.set('dirIdpBaseUrl', [normalizeBaseUrl(base)]);
+  const refused = template.refuse?.(templateInput(entry.values('dirIdpOrg')[0], entry.values('dirIdpBaseUrl')[0]));
+  if (refused) throw publicError('ValidationError', refused);
   const built = buildFrom(template, entry.values('dirIdpOrg')[0], entry.values('dirIdpBaseUrl')[0]);
   const from = template.needs.length > 0 ? ` and its ${template.needs.map((n) => `--${cliName(n)}`).join(' and ')}` : '';
   for (const e of endpoints) {

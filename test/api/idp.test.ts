@@ -68,16 +68,28 @@ for (const encoding of ['json', 'xml'] as const) {
       const ms = (await admin.call('idp_add', ['entra'], { provider: 'microsoft', organization: 'contoso.example', client_id: 'c', secret: SECRET })).result;
       assert.deepEqual(ms.diridpdevauthendpoint, ['https://login.microsoftonline.com/contoso.example/oauth2/v2.0/devicecode']);
       assert.deepEqual(ms.diridpkeysendpoint, ['https://login.microsoftonline.com/contoso.example/discovery/v2.0/keys']);
+      assert.equal(ms.diridpissuerurl, undefined, 'a tenant named by domain: its GUID, which iss carries, is not known');
+      const byId = (await admin.call('idp_add', ['entra-id'], { provider: 'microsoft', organization: '72f988bf-86f1-41af-91ab-2d7cd011db47', client_id: 'c', secret: SECRET })).result;
+      assert.deepEqual(byId.diridpissuerurl, ['https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0']);
+      const msa = (await admin.call('idp_add', ['msa'], { provider: 'microsoft', organization: 'consumers', client_id: 'c', secret: SECRET })).result;
+      assert.deepEqual(msa.diridpissuerurl, ['https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0']);
       const okta = (await admin.call('idp_add', ['okta'], { provider: 'okta', organization: 'default', base_url: 'dev-1.okta.example', client_id: 'c', secret: SECRET })).result;
       assert.deepEqual(okta.diridpdevauthendpoint, ['https://dev-1.okta.example/oauth2/default/v1/device/authorize']);
       assert.deepEqual(okta.diridpissuerurl, ['https://dev-1.okta.example/oauth2/default']);
-      for (const n of ['gh', 'google', 'entra', 'okta']) await admin.call('idp_del', [n]);
+      for (const n of ['gh', 'google', 'entra', 'entra-id', 'msa', 'okta']) await admin.call('idp_del', [n]);
     });
 
     it('requires the template parameters and rejects unknown templates', async () => {
       await rejects(admin.call('idp_add', ['x'], { provider: 'keycloak', base_url: 'kc.example.test', client_id: 'c', secret: SECRET }), 3007, "'organization' is required");
       await rejects(admin.call('idp_add', ['x'], { provider: 'okta', organization: 'default', client_id: 'c', secret: SECRET }), 3007, "'base_url' is required");
       await rejects(admin.call('idp_add', ['x'], { provider: 'microsoft', client_id: 'c', secret: SECRET }), 3007, "'organization' is required");
+      // Entra ID's multi-tenant endpoints: any tenant's users, whose claims the reference could not tell from this tenant's
+      for (const org of ['common', 'Organizations']) {
+        await rejects(admin.call('idp_add', ['x'], { provider: 'microsoft', organization: org, client_id: 'c', secret: SECRET }), 3009, new RegExp(`^invalid 'organization': "${org}" is Entra ID's multi-tenant endpoint: .* Give your tenant ID \\(a GUID\\) or one of its domain names$`));
+      }
+      await admin.call('idp_add', ['x'], { provider: 'microsoft', organization: 'contoso.example', client_id: 'c', secret: SECRET });
+      await rejects(admin.call('idp_mod', ['x'], { setattr: ['diridporg=common'] }), 3009, /multi-tenant endpoint/);
+      await admin.call('idp_del', ['x']);
       await rejects(
         admin.call('idp_add', ['x'], { provider: 'facebook', client_id: 'c', secret: SECRET }),
         3009,
