@@ -60,8 +60,20 @@ describe('the HTTPS API connection limit', () => {
   it('when every connection is serving a request, a new one is closed and logged; once they end, clients are served again', async () => {
     // requests whose bodies never come: each connection is serving a request until the server's body time-out
     const busy = await Promise.all(Array.from({ length: MAX }, tls));
-    for (const s of busy) s.write(`POST /dirid/session/json HTTP/1.1\r\nHost: localhost:${port}\r\nReferer: ${realm.url}/dirid/\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
-    await new Promise((r) => setTimeout(r, 300));
+    // Expect: 100-continue makes the server say when it has taken the request (a fixed pause could end before that on a loaded machine)
+    const taken = busy.map(
+      (s) =>
+        new Promise<void>((resolve, reject) => {
+          let seen = '';
+          s.on('data', (c: Buffer) => {
+            seen += c.toString('latin1');
+            if (/^HTTP\/1\.1 100 /.test(seen)) resolve();
+          });
+          s.once('close', () => reject(new Error(`closed before the server took the request: ${JSON.stringify(seen)}`)));
+        }),
+    );
+    for (const s of busy) s.write(`POST /dirid/session/json HTTP/1.1\r\nHost: localhost:${port}\r\nReferer: ${realm.url}/dirid/\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n{`);
+    await Promise.all(taken);
     const since = realm.log.length;
     await assert.rejects(ping());
     assert.ok(realm.log.slice(since).some((l) => /https refused from=.* reason="more than 4 connections", every one serving a request/.test(l)), realm.log.slice(since).join('\n'));
