@@ -13,7 +13,8 @@
  *   the count starts again when the previous failure is older than the
  *   failure interval. Reaching the realm's maximum locks the account until
  *   the lockout duration has passed since the last failure (duration 0:
- *   until an administrator resets the count). A correct password resets it.
+ *   until an administrator resets the count), or until `user-unlock`
+ *   (unlockAccount). A correct password resets it.
  *   The policy sits on the realm container (krbPwdMaxFailure,
  *   krbPwdFailureCountInterval, krbPwdLockoutDuration; by default 6
  *   failures within 60 s lock for 600 s; a maximum of 0 turns lockout off).
@@ -157,6 +158,16 @@ async function modifyIfPresent(dir: Directory, dn: string, mods: Parameters<Dire
   } catch (e) {
     if (!(e instanceof DirectoryError && e.code === 'noSuchObject')) throw e;
   }
+}
+
+/** An administrator's unlock (user-unlock): the failure count starts again from none, whatever the lockout's duration. */
+export function unlockAccount(dir: Directory, dn: string): Promise<void> {
+  return serialized(dir, dn, () =>
+    modifyIfPresent(dir, dn, [
+      { op: 'replace', attr: 'krbLoginFailedCount', values: ['0'] },
+      { op: 'replace', attr: 'krbLastFailedAuth', values: [] },
+    ]),
+  );
 }
 
 const POLICY_ATTRS = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;

@@ -17,6 +17,7 @@ import { privilegeCommands, privilegeObject, roleCommands, roleObject } from './
 import { schemaCommand } from './schema.js';
 import { serviceCommands, serviceObject } from './service.js';
 import { userObject } from './user.js';
+import { userUnlockCommand } from './user-unlock.js';
 
 export function buildRegistry(services: Services = {}): CommandRegistry {
   const r = new CommandRegistry(services);
@@ -25,6 +26,7 @@ export function buildRegistry(services: Services = {}): CommandRegistry {
     ...crudCommands(idpObject),
     idpCheckCommand,
     ...crudCommands(userObject),
+    userUnlockCommand,
     ...groupCommands(),
     ...roleCommands(),
     ...privilegeCommands(),

@@ -138,8 +138,17 @@ describe('account state is checked on every way in', () => {
     assert.equal(jsonOf((await curlNegotiate('lara')).stdout).error?.code, 1005);
     assert.ok(realm.log.some((l) => /kdc AS_REQ .*client=lara@EXAMPLE.TEST .*outcome=KDC_ERR_CLIENT_REVOKED/.test(l)));
     assert.ok(realm.log.some((l) => /login method=password user="lara" outcome=denied error=AccountLocked\(1005\) reason="account locked after too many failed logins, until \d{4}-/.test(l)));
-    // an administrator unlocks it by resetting the count
-    await admin.call('user_mod', ['lara'], { setattr: ['krbLoginFailedCount=0'] });
+    // user-unlock: only for those who manage users; an administrator's ends the lockout at once
+    await admin.call('user_add', ['uma'], { first: 'Uma', last: 'U', password: 'Uma-pass-123' });
+    const uma = new RpcSession(realm.url, realm.ca);
+    assert.equal((await uma.login('uma', 'Uma-pass-123')).status, 200);
+    await assert.rejects(uma.call('user_unlock', ['lara']), (e: Error & { errorName?: string }) => e.errorName === 'ACIError' && /not allowed to unlock user accounts/.test(e.message));
+    await assert.rejects(admin.call('user_unlock', ['nobody-here']), (e: Error & { errorName?: string }) => e.errorName === 'NotFound');
+    const unlocked = await admin.call('user_unlock', ['lara']);
+    assert.equal(unlocked.summary, 'Unlocked account "lara"');
+    const after = (await admin.call('user_show', ['lara'], { all: true, raw: true })).result;
+    assert.deepEqual([after.krbloginfailedcount, after.krblastfailedauth], [['0'], undefined]);
+    assert.ok(realm.log.some((l) => /rpc principal=admin@EXAMPLE.TEST command=user_unlock .*outcome=ok/.test(l)));
     assert.equal((await kinit('lara', 'Lara-pass-12')).code, 0);
     assert.equal((await session.raw('ping')).status, 200);
   });
