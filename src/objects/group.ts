@@ -10,7 +10,7 @@ import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import type { Command } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { addGroupPosix, allocateId, checkIdChange } from './posix.js';
+import { addGroupPosix, allocateId, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
@@ -41,10 +41,12 @@ export const groupObject = defineObject({
   defaultAttributes: ['name', 'description', 'gid'],
   searchAttributes: ['name', 'description'],
   hooks: {
-    async preAdd(ctx, attrs, options) {
+    async preAdd(ctx, attrs, options, pkey) {
+      await checkPrivateGroupName(ctx, pkey, 'group');
       await addGroupPosix(ctx, attrs, options.nonposix === true);
     },
     async preMod(ctx, mods, options, entry) {
+      if (typeof options.rename === 'string') await checkPrivateGroupName(ctx, options.rename, 'group');
       const posix = hasObjectClass(entry.attrs.objectClass, 'posixGroup');
       const gidMod = mods.find((m) => m.attr === 'gidNumber');
       if (options.posix === true) {

@@ -17,6 +17,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { containerEntry, containers, idRangeDn } from '../directory/layout.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
@@ -174,6 +175,24 @@ export function posixDefaults(attrs: Attributes, login: string, uid: string): vo
   attrs.homeDirectory ??= [`/home/${login}`];
   attrs.loginShell ??= [DEFAULT_SHELL];
   attrs.gecos ??= [attrs.cn?.[0] ?? login];
+}
+
+/**
+ * A user's login and a group's name are never the same (docs/posix.md):
+ * hosts give each user a private group named after the login (SSSD's
+ * auto_private_groups), which a group of that name would clash with.
+ * `kind` is what is being added or renamed to `name`.
+ */
+export async function checkPrivateGroupName(ctx: CallContext, name: string, kind: 'user' | 'group'): Promise<void> {
+  const c = containers(ctx.dir.baseDn);
+  const [base, attr] = kind === 'group' ? [c.users, 'uid'] : [c.groups, 'cn'];
+  const found = await ctx.dir.search({ base, scope: 'one', filter: `(${attr}=${filterEscape(name)})`, attrs: [attr], sizeLimit: 1 });
+  if (found.entries.length === 0) return;
+  const reason =
+    kind === 'group'
+      ? `user "${name}" exists, and hosts give every user a private group named after the login: choose another group name`
+      : `group "${name}" exists, and hosts would give the user a private group of that name: choose another login`;
+  throw publicError('DuplicateEntry', { reason });
 }
 
 /** A new group's gidNumber, unless it is non-POSIX. */

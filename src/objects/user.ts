@@ -14,7 +14,7 @@ import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
 import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
-import { addUserPosix, checkIdChange } from './posix.js';
+import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
@@ -115,10 +115,12 @@ export const userObject = defineObject({
         attrs.krbLastPwdChange = [generalizedTime()];
         attrs.userPassword = [await hashPassword(password)];
       }
+      await checkPrivateGroupName(ctx, pkey, 'user');
       await addUserPosix(ctx, attrs, pkey);
     },
     async preMod(ctx, mods, options, entry) {
       await checkIdChange(ctx, mods, entry, 'uidNumber');
+      if (typeof options.rename === 'string') await checkPrivateGroupName(ctx, options.rename, 'user');
       // a renamed user logs in under the new name; the keys keep the salt they were made with
       if (typeof options.rename === 'string') mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
       for (let i = 0; i < mods.length; i++) {

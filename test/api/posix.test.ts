@@ -73,6 +73,17 @@ describe('POSIX identities', () => {
     assert.deepEqual((await show('user_show', 'alice')).loginshell, ['/bin/sh']);
   });
 
+  it("a group may not take a user's login, nor a user a group's name: hosts give each user a private group of that name", async () => {
+    const group = await rpcError(admin.call('group_add', ['alice']));
+    assert.equal(group.code, 4002);
+    assert.match(group.message, /user "alice" exists, and hosts give every user a private group named after the login: choose another group name/);
+    assert.match((await rpcError(admin.call('user_add', ['staff'], { first: 'S', last: 'S' }))).message, /group "staff" exists, and hosts would give the user a private group of that name/);
+    assert.match((await rpcError(admin.call('group_add', ['Alice']))).message, /user "Alice" exists/, 'names compare as the directory compares them');
+    assert.match((await rpcError(admin.call('group_mod', ['staff'], { rename: 'alice' }))).message, /user "alice" exists/);
+    assert.match((await rpcError(admin.call('user_mod', ['carol'], { rename: 'staff' }))).message, /group "staff" exists/);
+    await assert.rejects(admin.call('group_show', ['alice']));
+  });
+
   it('bad values get a clear error', async () => {
     assert.equal((await rpcError(admin.call('user_add', ['x1'], { first: 'X', last: 'X', homedir: 'relative/home' }))).code, 3009);
     assert.equal((await rpcError(admin.call('user_add', ['x2'], { first: 'X', last: 'X', shell: '/bin/sh -c' }))).code, 3009);
