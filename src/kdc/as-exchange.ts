@@ -117,7 +117,10 @@ class WrongKey extends KdcError {
 function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, server: KdcPrincipal): Maybe<Proven> {
   const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
   const idp = offersIdp(client);
-  if (!hasKeys && !idp) throw new KdcError('KDC_ERR_ETYPE_NOSUPP', 'the client has no key of a requested enctype');
+  if (!hasKeys && !idp) {
+    const why = client.keys.length > 0 ? 'the client has no key of a requested enctype' : client.isUser ? 'the user has no password and no IdP login (set a password, or link the user to an IdP reference)' : 'the principal has no keys';
+    throw new KdcError('KDC_ERR_ETYPE_NOSUPP', why);
+  }
   const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
   // an expired password may still get the ticket that changes it
   const proof: Proof = server.name === changepwPrincipal(ctx.realm) ? 'password-to-change' : 'password';

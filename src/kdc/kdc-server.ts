@@ -18,7 +18,7 @@ import type { ExchangeContext } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { AnswerOnce } from './lookaside.js';
 import { loadOnceAes } from '../kerberos/crypto/index.js';
-import { errorName, KdcError } from './errors.js';
+import { AccountRefused, errorName, KdcError } from './errors.js';
 import { krbErrorReply } from './kdc-error.js';
 import { PrincipalDb, type RealmPolicy } from './principals.js';
 import { CookieJar } from './cookie-jar.js';
@@ -110,6 +110,7 @@ export class Kdc {
     const note: ExchangeContext['note'] = {};
     let ctx: ExchangeContext | undefined;
     let outcome = 'ISSUE';
+    let reason: string | undefined;
     let reply: Buffer | null;
     try {
       try {
@@ -128,13 +129,15 @@ export class Kdc {
     } catch (e) {
       const answer = krbErrorReply(e, { realm: this.o.realm, now: this.now(), req, fast: ctx?.fast, cookies: ctx?.cookies ?? this.cookies, log: this.o.log });
       outcome = errorName(answer.code);
+      // our own words for the refusal (never a secret), unless the pre-authentication note already says it
+      if (!note.preauth && (e instanceof KdcError || e instanceof AccountRefused)) reason = e.message;
       reply = !req && transport === 'udp' ? null : answer.reply;
     }
     const ms = performance.now() - started;
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
     this.o.log(
       `${isoNow()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
-        `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''}${note.authind ? ` authind=${JSON.stringify(note.authind)}` : ''} duration_ms=${ms.toFixed(2)}`,
+        `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''}${note.authind ? ` authind=${JSON.stringify(note.authind)}` : ''}${reason ? ` reason=${JSON.stringify(reason.slice(0, 200))}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
     return reply;
   }

@@ -136,7 +136,7 @@ describe('account state is checked on every way in', () => {
     assert.equal((await session.raw('ping')).response.error?.code, 1005);
     assert.match((await kvnoHost('lara')).stderr, /Client's credentials have been revoked/);
     assert.equal(jsonOf((await curlNegotiate('lara')).stdout).error?.code, 1005);
-    assert.ok(realm.log.some((l) => /kdc AS_REQ .*client=lara@EXAMPLE.TEST .*outcome=KDC_ERR_CLIENT_REVOKED/.test(l)));
+    assert.ok(realm.log.some((l) => /kdc AS_REQ .*client=lara@EXAMPLE.TEST .*outcome=KDC_ERR_CLIENT_REVOKED reason="client lara@EXAMPLE.TEST: account locked after too many failed logins, until \d{4}-/.test(l)), 'the KDC log says why');
     assert.ok(realm.log.some((l) => /login method=password user="lara" outcome=denied error=AccountLocked\(1005\) reason="account locked after too many failed logins, until \d{4}-/.test(l)));
     // user-unlock: only for those who manage users; an administrator's ends the lockout at once
     await admin.call('user_add', ['uma'], { first: 'Uma', last: 'U', password: 'Uma-pass-123' });
@@ -151,6 +151,14 @@ describe('account state is checked on every way in', () => {
     assert.ok(realm.log.some((l) => /rpc principal=admin@EXAMPLE.TEST command=user_unlock .*outcome=ok/.test(l)));
     assert.equal((await kinit('lara', 'Lara-pass-12')).code, 0);
     assert.equal((await session.raw('ping')).status, 200);
+  });
+
+  it('a user with neither a password nor an IdP login is refused, and the KDC log says why', async () => {
+    await admin.call('user_add', ['nopass'], { first: 'No', last: 'Pass' });
+    const k = await kinit('nopass', 'anything');
+    assert.notEqual(k.code, 0);
+    assert.match(k.stderr, /KDC has no support for encryption type/);
+    assert.ok(realm.log.some((l) => /kdc AS_REQ .*client=nopass@EXAMPLE.TEST .*outcome=KDC_ERR_ETYPE_NOSUPP reason="the user has no password and no IdP login \(set a password, or link the user to an IdP reference\)"/.test(l)), realm.log.filter((l) => l.includes('nopass')).join('\n'));
   });
 
   it('a correct password resets the count: failures before it do not add up with failures after it', async () => {
