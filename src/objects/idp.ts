@@ -277,6 +277,12 @@ async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<v
   if (canLogIn()) return;
   const issuer = entry.values('dirIdpIssuerUrl')[0];
   if (issuer === undefined) {
+    // nothing to log in with and nothing to discover it from: say both ways (RequirementError names one option only)
+    if (!['dirIdpAuthEndpoint', 'dirIdpDevAuthEndpoint', 'dirIdpTokenEndpoint'].some(has)) {
+      throw publicError('MutuallyExclusiveError', {
+        reason: 'an IdP reference without a provider template needs either --issuer-url (its endpoints then come from OIDC discovery) or its endpoints: --auth-uri (or --dev-auth-uri) and --token-uri',
+      });
+    }
     throw publicError('RequirementError', { name: has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint') ? 'token_uri' : 'auth_uri' });
   }
   if (!entry.changes('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr))) return;
