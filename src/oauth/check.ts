@@ -6,7 +6,9 @@
  * HTTPS with a certificate the server trusts (the IdP client's CAs: the
  * system's and --idp-ca-file); the JWKS readable with keys that can verify
  * ID tokens; and a device authorization (RFC 8628 §3.1) with the stored
- * client credentials and scope, whose device code is then left to expire.
+ * client credentials and scope, whose device code is then left to expire;
+ * that check also fails for a reference with an issuer (OpenID Connect)
+ * whose scope has no openid, for which the IdP would issue no ID token.
  * It reads and writes nothing of the server's: no directory write, and
  * neither the IdP client's discovery cache nor its key sets are touched.
  * Every message is passed through `redact` with the client secret.
@@ -227,6 +229,11 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
   const userinfo = from(cfg.userinfoUri, discovered?.userinfo_endpoint);
   const keys = from(cfg.keysUri, discovered?.jwks_uri);
   const wantsIdToken = (cfg.scope ?? '').split(' ').includes('openid');
+  // a reference with an issuer is an OpenID Connect one: without openid in its scope the IdP issues no ID token
+  const scopeProblem =
+    cfg.issuerUrl && !wantsIdToken
+      ? `${cfg.scope ? `scope ${JSON.stringify(cfg.scope)} has no openid` : 'no scope set, so no openid'}: with an issuer the reference is an OpenID Connect one, and without openid the IdP issues no ID token and logins through it fail; set --scope=${JSON.stringify(cfg.scope ? `openid ${cfg.scope}` : 'openid')}`
+      : null;
 
   const endpointLine = async (check: string, e: { url?: string; note: string }, method: 'GET' | 'POST', absent: () => CheckLine): Promise<CheckLine> => {
     if (!e.url) return absent();
@@ -266,7 +273,7 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
 
   const deviceRequest = async (): Promise<CheckLine> => {
     const check = 'Device authorization';
-    if (!device.url) return { check, status: 'FAIL', message: missing('logins cannot start') };
+    if (!device.url) return { check, status: 'FAIL', message: missing('logins cannot start') + (scopeProblem ? `; and ${scopeProblem}` : '') };
     const as: oauth.AuthorizationServer = {
       issuer: cfg.issuerUrl ?? new URL(device.url).origin,
       device_authorization_endpoint: device.url,
@@ -286,12 +293,14 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
         signer && kid !== undefined && kid !== signer.kid
           ? `; the IdP refused the new client key ${signer.kid} (invalid_client) and logins use the previous one until the new public key is registered at the IdP`
           : '';
-      return { check, status: 'PASS', message: `the IdP accepted client ${JSON.stringify(cfg.clientId)} with ${credential}${scope} and issued a device code, left unused to expire (in ${lifetime} s)${rollover}` };
+      const accepted = `the IdP accepted client ${JSON.stringify(cfg.clientId)} with ${credential}${scope} and issued a device code, left unused to expire (in ${lifetime} s)${rollover}`;
+      return scopeProblem ? { check, status: 'FAIL', message: `${scopeProblem} (${accepted})` } : { check, status: 'PASS', message: accepted };
     } catch (e) {
       const failure = rec.failure();
-      if (failure !== undefined) return { check, status: 'FAIL', message: `${device.url}: ${networkProblem(failure, new URL(device.url))}` };
-      if (e instanceof OAuthError) return { check, status: 'FAIL', message: refusal(e, cfg) };
-      return { check, status: 'FAIL', message: 'the device authorization failed' };
+      const also = scopeProblem ? `; and ${scopeProblem}` : '';
+      if (failure !== undefined) return { check, status: 'FAIL', message: `${device.url}: ${networkProblem(failure, new URL(device.url))}${also}` };
+      if (e instanceof OAuthError) return { check, status: 'FAIL', message: refusal(e, cfg) + also };
+      return { check, status: 'FAIL', message: `the device authorization failed${also}` };
     }
   };
 

@@ -242,6 +242,9 @@ async function discoverProvider(ctx: CallContext, issuer: string, hint = ''): Pr
   }
 }
 
+/** The scope a generic reference with an issuer gets when its idp-add gives none. */
+export const OIDC_DEFAULT_SCOPE = 'openid';
+
 /**
  * A generic reference needs what a login uses: a token endpoint and a
  * device or authorization endpoint. When this write leaves one to the
@@ -256,18 +259,30 @@ async function discoverProvider(ctx: CallContext, issuer: string, hint = ''): Pr
  * endpoints beside an issuer whose tokens they never sign. An idp-mod that
  * gives endpoints with the issuer keeps the others (a reference configured
  * by hand for an IdP without discovery).
+ *
+ * A reference added with an issuer and no scope gets the scope openid:
+ * without it an OpenID Connect IdP issues no ID token, and the issuer would
+ * check nothing. One without an issuer (plain OAuth) keeps the scope given.
  */
 async function completeGeneric(ctx: CallContext, entry: PendingEntry): Promise<void> {
   for (const [k, attr] of Object.entries(templateParams)) {
     if (entry.values(attr).length > 0) throw publicError('ValidationError', { name: k, error: 'is only used with the keycloak, microsoft and okta provider templates' });
   }
   const has = (attr: string) => entry.values(attr).length > 0;
+  // an OpenID Connect IdP issues an ID token only for the scope openid (docs/conventions.md, Provider templates)
+  if (entry.before === null && has('dirIdpIssuerUrl') && !has('dirIdpScope')) entry.set('dirIdpScope', [OIDC_DEFAULT_SCOPE]);
   const canLogIn = () => has('dirIdpTokenEndpoint') && (has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint'));
   const newIssuer = entry.before !== null && entry.changes('dirIdpIssuerUrl') && has('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr));
   if (newIssuer) for (const e of endpoints) entry.set(e.attr, []);
   if (canLogIn()) return;
   const issuer = entry.values('dirIdpIssuerUrl')[0];
   if (issuer === undefined) {
+    // nothing to log in with and nothing to discover it from: say both ways (RequirementError names one option only)
+    if (!['dirIdpAuthEndpoint', 'dirIdpDevAuthEndpoint', 'dirIdpTokenEndpoint'].some(has)) {
+      throw publicError('MutuallyExclusiveError', {
+        reason: 'an IdP reference without a provider template needs either --issuer-url (its endpoints then come from OIDC discovery) or its endpoints: --auth-uri (or --dev-auth-uri) and --token-uri',
+      });
+    }
     throw publicError('RequirementError', { name: has('dirIdpDevAuthEndpoint') || has('dirIdpAuthEndpoint') ? 'token_uri' : 'auth_uri' });
   }
   if (!entry.changes('dirIdpIssuerUrl') && !endpoints.some((e) => entry.changes(e.attr))) return;
@@ -396,7 +411,7 @@ export const idpObject = defineObject({
       attr: 'dirIdpScope',
       type: 'str',
       label: 'Scope',
-      doc: 'OAuth 2.0 scope, several separated by single spaces (e.g. "openid email profile")',
+      doc: 'OAuth 2.0 scope, several separated by single spaces (e.g. "openid email profile"; default with --issuer-url and no template: openid)',
       pattern: SCOPE,
       patternError: 'must be scope tokens separated by single spaces',
       maxLength: 1024,

@@ -5,6 +5,7 @@
  * are single-valued: a linked user cannot be linked to a second reference
  * until the first link is removed. The object class dirIdpUser comes with a
  * link and leaves with it, whichever options made or removed the link.
+ * An identity at an IdP (reference and IdP user id) links one user only.
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
@@ -16,12 +17,37 @@ import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
 import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { containers } from '../directory/layout.js';
+import { escapeFilterValue as filterEscape } from '../directory/filter.js';
+import { sameDn } from '../directory/dn.js';
+import { pkeyOfDn } from '../framework/crud.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
 function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
   if (link.length > 0 && sub.length === 0) throw publicError('RequirementError', { name: 'idp_user_id' });
   if (sub.length > 0 && link.length === 0) throw publicError('RequirementError', { name: 'idp' });
+}
+
+/**
+ * One identity at an IdP is one user: a link (reference, user id at the IdP)
+ * that another user holds is refused, naming that user, or its IdP account
+ * would log in as both. `self` is the user being modified (null on add), which
+ * may set its own link again.
+ */
+async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: string | null): Promise<void> {
+  const res = await ctx.dir.search({
+    base: containers(ctx.dir.baseDn).users,
+    scope: 'one',
+    filter: `(&(dirIdpConfigLink=${filterEscape(link)})(dirIdpSub=${filterEscape(sub)}))`,
+    attrs: ['uid'],
+    sizeLimit: 2,
+  });
+  const other = res.entries.find((e) => self === null || !sameDn(e.dn, self));
+  if (!other) return;
+  throw publicError('DuplicateEntry', {
+    reason: `IdP user ID "${sub}" of IdP reference "${pkeyOfDn(link)}" is already linked to user "${other.attrs.uid?.[0] ?? other.dn}"`,
+  });
 }
 
 /**
@@ -143,10 +169,15 @@ export const userObject = defineObject({
         }
       }
     },
-    async complete(_ctx, entry) {
-      // a link is both attributes or neither, whichever options made it
+    async complete(ctx, entry) {
+      // a link is both attributes or neither, whichever options made it, and no other user's
       const link = entry.values('dirIdpConfigLink');
-      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) checkLinkPair(entry.values('dirIdpSub'), link);
+      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {
+        const sub = entry.values('dirIdpSub');
+        checkLinkPair(sub, link);
+        // more than one value of either is left to the store's single-value rule
+        if (link.length === 1 && sub.length === 1) await checkLinkFree(ctx, link[0]!, sub[0]!, entry.before?.dn ?? null);
+      }
       // dirIdpUser marks a linked user: it comes with a link and leaves with it
       const classes = entry.values('objectClass');
       if (link.length > 0 && !hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
