@@ -105,6 +105,8 @@ export interface OptionDef extends ParamDef {
   readonly default?: ParamValue;
   /** the CLI prompts (twice, without echo) when given without a value */
   readonly prompt?: boolean;
+  /** an empty value (`--email=`, "" or [] on the wire) removes what the option sets: a mod's options, as in FreeIPA */
+  readonly clearable?: boolean;
 }
 
 export interface ArgDef extends OptionDef {
@@ -158,6 +160,12 @@ export interface Command {
 /** Options every command accepts and ignores (sent by clients). */
 const ALWAYS_ACCEPTED = new Set(['version']);
 
+/** "", [] or [""]: the empty value that clears a clearable option. */
+function isEmptyValue(raw: unknown): boolean {
+  if (typeof raw === 'string') return raw.trim() === '';
+  return Array.isArray(raw) && raw.every((x) => typeof x === 'string' && x.trim() === '');
+}
+
 /**
  * Validates raw wire arguments and options against the declaration:
  * unknown options, argument count, required values, types.
@@ -186,6 +194,10 @@ export function checkInputs(cmd: Command, rawArgs: unknown[], rawOptions: Record
     const def = Object.prototype.hasOwnProperty.call(cmd.options, key) ? cmd.options[key] : undefined;
     if (!def) throw publicError('OptionError', { option: key });
     if (raw === undefined || raw === null) continue;
+    if (def.clearable && isEmptyValue(raw)) {
+      options[key] = [];
+      continue;
+    }
     options[key] = convertParam(key, def, raw);
   }
   for (const [key, def] of Object.entries(cmd.options)) {

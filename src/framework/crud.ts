@@ -536,7 +536,8 @@ function findCommand(obj: ObjectDef): Command {
 function modCommand(obj: ObjectDef): Command {
   const pk = obj.params[obj.pkey]!;
   const options: Record<string, OptionDef> = {
-    ...paramOptions(obj, (_k, p) => !p.noUpdate, () => ({ required: false })),
+    // an empty value removes the attribute (a required one is then refused by completeEntry); never a secret's or a flag's
+    ...paramOptions(obj, (_k, p) => !p.noUpdate, (p) => ({ required: false, ...(p.secret || p.type === 'bool' ? {} : { clearable: true }) })),
     setattr: commonOptions.setattr,
     addattr: commonOptions.addattr,
     delattr: commonOptions.delattr,
