@@ -5,8 +5,9 @@
  * `oauth2 {"verification_uri","user_code",...}\0` and a sealed PA-FX-COOKIE
  * holding the flow. Each answer (PA 152 empty + cookie) polls the token
  * endpoint at most once per interval, never before the device code is
- * due; while the user has not finished the KDC answers with the same
- * challenge again, until the device code expires.
+ * due; while the user has not finished (or a poll did not reach the IdP)
+ * the KDC answers with the same challenge again, until the device code
+ * expires.
  * On success the ID token's user identifier must equal the user's dirIdpSub
  * at this very IdP reference; the reply key is the FAST armor key,
  * strengthened. The flow travels in the cookie; the IdP client remembers
@@ -48,8 +49,17 @@ export interface IdpFlowState extends DeviceAuthorization {
 export const NOT_DUE = 'not-due';
 /** A held answer whose device code did not come due before the hold ended: answered "pending" without a token request. */
 export const HELD_NOT_DUE = 'held-not-due';
+/**
+ * A token request that did not reach the IdP (connection refused or reset,
+ * no answer in time): the device code may still be valid, so the flow stays
+ * pending and the code is polled again at its next interval.
+ */
+export interface Unreachable {
+  status: 'unreachable';
+  message: string;
+}
 /** What an answer's hold ends with. */
-export type HoldResult = PollResult | typeof NOT_DUE | typeof HELD_NOT_DUE;
+export type HoldResult = PollResult | Unreachable | typeof NOT_DUE | typeof HELD_NOT_DUE;
 
 /**
  * RFC 8628 §3.5 from the KDC's side of an answer: no token request goes
@@ -62,8 +72,10 @@ export type HoldResult = PollResult | typeof NOT_DUE | typeof HELD_NOT_DUE;
  * "pending" with a fresh cookie. When it is not (an interval longer than
  * the hold, a slow_down), the answer is held until the hold ends and
  * answered "pending" without a token request (HELD_NOT_DUE); the client's
- * next answer polls once the code is due. MIT retransmissions of a held
- * request join it through the KDC's in-flight map.
+ * next answer polls once the code is due. A token request that does not
+ * reach the IdP counts as a pending answer (Unreachable). MIT
+ * retransmissions of a held request join it through the KDC's in-flight
+ * map.
  *
  * The interval is the device code's, not the cookie's: the IdP client
  * remembers when it last polled each code and at which interval
@@ -82,8 +94,8 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
   if (held) waits.active++;
   try {
     let s = first;
-    /** the IdP's last answer given after this request came, while the code is pending */
-    let answered: PollResult | undefined;
+    /** the IdP's last answer given after this request came (or the last poll that could not reach it), while the code is pending */
+    let answered: PollResult | Unreachable | undefined;
     for (;;) {
       const known = await devicePolling(cfg, s.deviceCode, ctx.idp);
       if (known && (known.lastPoll > s.lastPoll || known.interval > s.interval)) {
@@ -102,7 +114,14 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
         }
         return held ? HELD_NOT_DUE : NOT_DUE;
       }
-      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, ...(cfg.clientAuth === 'private_key_jwt' ? { accepted: keyAccepted(ctx.db.dir, first.link, cfg) } : {}) });
+      let r: PollResult | Unreachable;
+      try {
+        r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, ...(cfg.clientAuth === 'private_key_jwt' ? { accepted: keyAccepted(ctx.db.dir, first.link, cfg) } : {}) });
+      } catch (e) {
+        // the IdP not reached is no answer from it: the flow is still valid, and the code is polled again when due
+        if (!(e instanceof OAuthError && e.code === 'idp_unreachable')) throw e;
+        r = { status: 'unreachable', message: e.message };
+      }
       s = { ...s, lastPoll: Math.max(s.lastPoll, known?.inFlight ? known.lastPoll : ctx.now()), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? Math.max(s.interval, r.interval) : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
@@ -253,6 +272,10 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     if (r === NOT_DUE || r === HELD_NOT_DUE) {
       const why = r === NOT_DUE ? ' and no more answers may be held' : `, after the hold (held ${ctx.now() - now} ms)`;
       ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms${why}`;
+      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+    }
+    if (r.status === 'unreachable') {
+      ctx.note.preauth = `idp: ${r.message}; pending, polled again at the next interval (${s.polls} poll(s) held ${ctx.now() - now} ms)`;
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     if (r.status !== 'done') {
