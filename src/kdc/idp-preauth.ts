@@ -4,8 +4,10 @@
  * authorization at the user's IdP reference and answers with the challenge
  * `oauth2 {"verification_uri","user_code",...}\0` and a sealed PA-FX-COOKIE
  * holding the flow. Each answer (PA 152 empty + cookie) polls the token
- * endpoint at most once per interval; while the user has not finished the
- * KDC answers with the same challenge again, until the device code expires.
+ * endpoint at most once per interval, never before the device code is
+ * due; while the user has not finished (or a poll did not reach the IdP)
+ * the KDC answers with the same challenge again, until the device code
+ * expires.
  * On success the ID token's user identifier must equal the user's dirIdpSub
  * at this very IdP reference; the reply key is the FAST armor key,
  * strengthened. The flow travels in the cookie; the IdP client remembers
@@ -45,16 +47,35 @@ export interface IdpFlowState extends DeviceAuthorization {
 
 /** An answer past the limit of held answers, for a device code not yet due: answered "pending" without a token request. */
 export const NOT_DUE = 'not-due';
+/** A held answer whose device code did not come due before the hold ended: answered "pending" without a token request. */
+export const HELD_NOT_DUE = 'held-not-due';
+/**
+ * A token request that did not reach the IdP (connection refused or reset,
+ * no answer in time): the device code may still be valid, so the flow stays
+ * pending and the code is polled again at its next interval.
+ */
+export interface Unreachable {
+  status: 'unreachable';
+  message: string;
+}
+/** What an answer's hold ends with. */
+export type HoldResult = PollResult | Unreachable | typeof NOT_DUE | typeof HELD_NOT_DUE;
 
 /**
- * RFC 8628 §3.5 from the KDC's side of an answer: the request is never
- * answered without an IdP answer given after it came (save past the limit
- * of held answers, below). It waits out what remains of the poll interval,
- * polls, and while the IdP says authorization_pending (or slow_down, which
- * lengthens the interval) polls again at the interval as long as the next
- * poll fits in the hold; then the caller answers "pending" with a fresh
- * cookie. MIT retransmissions of a held request join it through the KDC's
- * in-flight map.
+ * RFC 8628 §3.5 from the KDC's side of an answer: no token request goes
+ * before the device code is due, and the request is never answered without
+ * an IdP answer given after it came while the code comes due within the
+ * hold. When it is due within the hold, the answer waits out what remains
+ * of the poll interval, polls, and while the IdP says authorization_pending
+ * (or slow_down, which lengthens the interval) polls again at the interval
+ * as long as the next poll fits in the hold; then the caller answers
+ * "pending" with a fresh cookie. When it is not (an interval longer than
+ * the hold, a slow_down), the answer is held until the hold ends and
+ * answered "pending" without a token request (HELD_NOT_DUE); the client's
+ * next answer polls once the code is due. A token request that does not
+ * reach the IdP counts as a pending answer (Unreachable). MIT
+ * retransmissions of a held request join it through the KDC's in-flight
+ * map.
  *
  * The interval is the device code's, not the cookie's: the IdP client
  * remembers when it last polled each code and at which interval
@@ -65,7 +86,7 @@ export const NOT_DUE = 'not-due';
  * limit of held answers nothing waits: the code is polled if it is due, and
  * otherwise the answer is "pending" without a token request (NOT_DUE).
  */
-export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<PollResult | typeof NOT_DUE> {
+export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<HoldResult> {
   const waits = ctx.caches.idpWaits;
   const start = ctx.now();
   const deadline = start + waits.holdMs;
@@ -73,8 +94,8 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
   if (held) waits.active++;
   try {
     let s = first;
-    /** the IdP's last answer given after this request came, while the code is pending */
-    let answered: PollResult | undefined;
+    /** the IdP's last answer given after this request came (or the last poll that could not reach it), while the code is pending */
+    let answered: PollResult | Unreachable | undefined;
     for (;;) {
       const known = await devicePolling(cfg, s.deviceCode, ctx.idp);
       if (known && (known.lastPoll > s.lastPoll || known.interval > s.interval)) {
@@ -83,14 +104,24 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
       }
       if (known?.lastStatus && !known.inFlight && known.lastPoll >= start) answered = known.lastStatus === 'slow_down' ? { status: 'slow_down', interval: known.interval } : { status: 'pending' };
       const due = s.lastPoll + s.interval * 1000;
-      if (answered && (!held || due > deadline || ctx.now() > s.expiresAt)) return answered;
-      if (!held && !answered && !known?.inFlight && due > ctx.now()) return NOT_DUE;
-      const wait = held && !known?.inFlight ? Math.min(due, deadline) - ctx.now() : 0;
-      if (wait > 0) {
-        await sleep(wait);
-        continue; // another answer may have polled the code meanwhile
+      const now = ctx.now();
+      if (answered && (!held || due > deadline || now > s.expiresAt)) return answered;
+      if (!known?.inFlight && due > now) {
+        // not due: wait for it within the hold, and past the hold never poll early
+        if (held && now < deadline) {
+          await sleep(Math.min(due, deadline) - now);
+          continue; // another answer may have polled the code meanwhile
+        }
+        return held ? HELD_NOT_DUE : NOT_DUE;
       }
-      const r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, ...(cfg.clientAuth === 'private_key_jwt' ? { accepted: keyAccepted(ctx.db.dir, first.link, cfg) } : {}) });
+      let r: PollResult | Unreachable;
+      try {
+        r = await pollToken(cfg, s.deviceCode, ctx.idp, { interval: s.interval, expiresAt: s.expiresAt, ...(cfg.clientAuth === 'private_key_jwt' ? { accepted: keyAccepted(ctx.db.dir, first.link, cfg) } : {}) });
+      } catch (e) {
+        // the IdP not reached is no answer from it: the flow is still valid, and the code is polled again when due
+        if (!(e instanceof OAuthError && e.code === 'idp_unreachable')) throw e;
+        r = { status: 'unreachable', message: e.message };
+      }
       s = { ...s, lastPoll: Math.max(s.lastPoll, known?.inFlight ? known.lastPoll : ctx.now()), polls: (s.polls ?? 0) + 1, interval: r.status === 'slow_down' ? Math.max(s.interval, r.interval) : s.interval };
       update(s);
       if (r.status === 'done' || !held) return r;
@@ -238,8 +269,13 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
   try {
     cfg = await idpConfigOf(dir, state.link);
     const r = await pollUntilAnswered(ctx, cfg, s, (next) => (s = next));
-    if (r === NOT_DUE) {
-      ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms and no more answers may be held`;
+    if (r === NOT_DUE || r === HELD_NOT_DUE) {
+      const why = r === NOT_DUE ? ' and no more answers may be held' : `, after the hold (held ${ctx.now() - now} ms)`;
+      ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms${why}`;
+      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+    }
+    if (r.status === 'unreachable') {
+      ctx.note.preauth = `idp: ${r.message}; pending, polled again at the next interval (${s.polls} poll(s) held ${ctx.now() - now} ms)`;
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     if (r.status !== 'done') {

@@ -14,7 +14,7 @@ import { IdpClient } from '../../src/oauth/client.js';
 import { startDeviceAuthorization } from '../../src/oauth/device-flow.js';
 import { httpsFetch } from '../../src/oauth/http.js';
 import type { IdpConfig } from '../../src/oauth/types.js';
-import { NOT_DUE, pollUntilAnswered, type IdpFlowState } from '../../src/kdc/idp-preauth.js';
+import { HELD_NOT_DUE, NOT_DUE, pollUntilAnswered, type IdpFlowState } from '../../src/kdc/idp-preauth.js';
 import type { ExchangeContext } from '../../src/kdc/exchange-context.js';
 
 describe('device-flow polls: once per interval of the device code', () => {
@@ -50,7 +50,7 @@ describe('device-flow polls: once per interval of the device code', () => {
   async function answer(ctx: ExchangeContext, state: IdpFlowState) {
     let s = state;
     const r = await pollUntilAnswered(ctx, cfg, state, (next) => (s = next));
-    return { r: r === NOT_DUE ? NOT_DUE : r.status, s };
+    return { r: typeof r === 'string' ? r : r.status, s };
   }
 
   it('two answers for one flow at the same time make the token requests of one', async () => {
@@ -85,12 +85,18 @@ describe('device-flow polls: once per interval of the device code', () => {
     assert.equal(slowed.r, 'slow_down');
     assert.equal(slowed.s.interval, 6, 'slow_down adds 5 s to the interval');
     assert.equal(tokenTimes.length, 1);
-    // the client answers again with the cookie from before the slow_down
+    // the client answers again with the cookie from before the slow_down: the code is due 6 s after that poll, past this hold
     const t = performance.now();
     const stale = await answer(ctx, s0);
-    assert.equal(tokenTimes.length, 2);
-    assert.ok(tokenTimes[1]! - t >= 2900, `the older cookie's answer polled ${Math.round(tokenTimes[1]! - t)} ms after it came, before its hold ended`);
+    assert.equal(stale.r, HELD_NOT_DUE);
+    assert.ok(performance.now() - t >= 2900, `the older cookie's answer was answered ${Math.round(performance.now() - t)} ms after it came, before its hold ended`);
+    assert.equal(tokenTimes.length, 1, 'the code was polled before the interval slow_down set had passed');
     assert.equal(stale.s.interval, 6, 'its fresh cookie carries the longer interval');
+    // the next answer (the old cookie again) comes due within its hold and polls then
+    const next = await answer(ctx, s0);
+    assert.equal(next.r, 'pending');
+    assert.equal(tokenTimes.length, 2);
+    assert.ok(tokenTimes[1]! - tokenTimes[0]! >= 5900, `polls ${Math.round(tokenTimes[1]! - tokenTimes[0]!)} ms apart after a slow_down set the interval to 6 s`);
   });
 
   it('past the limit of held answers, an answer before the code is due is answered pending without a token request', async () => {
