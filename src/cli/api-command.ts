@@ -1,14 +1,14 @@
 /**
  * Running an API command from the command line: find a server, get the
  * schema (cache or server), parse the command line against it, prompt for
- * secrets, call, and print (with -v, ping also says who the caller is and
- * how it authenticated). Exit codes: 0 ok, 1 error, 2 not found; a
+ * secrets, refuse a missing required value, call, and print (with -v, ping
+ * also says who the caller is and how it authenticated). Exit codes: 0 ok, 1 error, 2 not found; a
  * server's error gets its exit code from cli/errors.ts (serverError).
  */
 import { writeFileSync, chmodSync } from 'node:fs';
 import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
-import { helpText, parseCommandLine, takeLocalOptions } from './args.js';
+import { completeArguments, helpText, parseCommandLine, takeLocalOptions } from './args.js';
 import { loadClientConfig } from './config.js';
 import { firstServerUrl } from './discovery.js';
 import { CliError, serverError } from './errors.js';
@@ -55,6 +55,7 @@ export async function runApiCommand(g: GlobalOptions, cliName: string, argv: str
     if (p.where === 'option') parsed.options[p.spec.name] = value;
     else parsed.args[p.index!] = value;
   }
+  completeArguments(spec, parsed);
   if (method === 'keytab_get' && !keytabFile) throw new CliError('keytab-get needs -k FILE to write the keytab to');
   let resp: RpcResponse;
   if (session) resp = await session.call(method, parsed.args, parsed.options);

@@ -1,7 +1,10 @@
 /**
  * Command lines from the schema: positional arguments and --options (both
  * `--opt=value` and `--opt value`), flags, repeated multi-value options,
- * and options that prompt when given without a value (--secret).
+ * options that prompt when given without a value (--secret), arguments that
+ * are always prompted for (a secret such as passwd's new password: never
+ * taken from the command line, so positionals fill only the others), and
+ * the check that every required argument is there before anything is sent.
  */
 import type { CommandSpec, ParamSpec } from '../contract/api-contract.js';
 import type { WireValue } from '../rpc/codec/types.js';
@@ -69,18 +72,42 @@ export function parseCommandLine(spec: CommandSpec, argv: string[]): ParsedComma
   }
   spec.args.forEach((a, idx) => {
     const last = idx === spec.args.length - 1;
-    if (a.multivalue && last) {
+    if (a.prompt) {
+      // a secret: on the command line it would show in the process list and the shell's history
+      if (a.required) out.prompts.push({ spec: a, where: 'arg', index: idx });
+    } else if (a.multivalue && last) {
       const rest = positional.splice(0);
       if (rest.length) out.args[idx] = rest.map((r) => scalar(a, r));
     } else {
       const v = positional.shift();
       if (v !== undefined) out.args[idx] = scalar(a, v);
-      else if (a.prompt && a.required) out.prompts.push({ spec: a, where: 'arg', index: idx });
     }
   });
-  if (positional.length) throw new CliError(`command '${spec.cli_name}' takes at most ${spec.args.length} argument(s)`);
+  if (positional.length) throw new CliError(`command '${spec.cli_name}' takes at most ${commandLineArgs(spec).length} argument(s)`);
   for (let i = 0; i < out.args.length; i++) if (out.args[i] === undefined) out.args[i] = null;
   return out;
+}
+
+/** The arguments given on the command line (those prompted for are not). */
+function commandLineArgs(spec: CommandSpec): ParamSpec[] {
+  return spec.args.filter((a) => !a.prompt);
+}
+
+/**
+ * Once the prompts are answered: refuses a required argument still missing
+ * (the server would refuse it too, after the call; required options are left
+ * to the server, which checks the arguments' values first), and fills the argument
+ * list so that no gap is left (a gap would be sent as an undefined value,
+ * which the codecs cannot encode); a missing optional argument is null.
+ */
+export function completeArguments(spec: CommandSpec, parsed: ParsedCommand): void {
+  spec.args.forEach((a, idx) => {
+    const v = parsed.args[idx];
+    const missing = v === undefined || v === null || (Array.isArray(v) && v.length === 0);
+    if (missing && a.required) throw new CliError(`'${a.name}' is required`);
+  });
+  for (let i = 0; i < parsed.args.length; i++) if (parsed.args[i] === undefined) parsed.args[i] = null;
+  while (parsed.args.length && parsed.args[parsed.args.length - 1] === null) parsed.args.pop();
 }
 
 function metavar(o: ParamSpec): string {
@@ -130,12 +157,12 @@ export function takeLocalOptions(method: string, argv: readonly string[]): { loc
 }
 
 export function helpText(spec: CommandSpec): string {
-  const usageArgs = spec.args.map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
+  const usageArgs = commandLineArgs(spec).map((a) => (a.required ? a.name.toUpperCase() : `[${a.name.toUpperCase()}]`) + (a.multivalue ? '...' : '')).join(' ');
   const lines = [`Usage: dirid [global-options] ${spec.cli_name}${usageArgs ? ' ' + usageArgs : ''} [options]`, '', spec.doc, ''];
   const row = (left: string, doc: string) => lines.push(left.length < 30 ? `  ${left.padEnd(30)}${doc}` : `  ${left}\n  ${''.padEnd(30)}${doc}`);
   if (spec.args.length) {
     lines.push('Arguments:');
-    for (const a of spec.args) row(a.name.toUpperCase(), a.doc + (a.required ? '' : ' (optional)'));
+    for (const a of spec.args) row(a.name.toUpperCase(), a.doc + (a.prompt ? ' (prompted for, not taken from the command line)' : a.required ? '' : ' (optional)'));
     lines.push('');
   }
   lines.push('Options:');

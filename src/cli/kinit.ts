@@ -1,13 +1,15 @@
 /**
  * `dirid kinit [-c CCACHE] PRINCIPAL` and `dirid klist [-c CCACHE]`: a
- * password login at the realm's KDC (from krb5.conf) that writes an
- * MIT-readable credential cache, and a listing of one.
+ * password login at the realm's KDC (from krb5.conf), or armored, a login at
+ * the user's IdP (the device flow, polled; a flow the KDC restarts shows its
+ * new code), that writes an MIT-readable credential cache, and a listing of
+ * one.
  */
 import { parseArgs } from 'node:util';
 import { parsePrincipal, principalToString } from '../kerberos/asn1/primitives.js';
 import { configEntry, loadCcacheFile, resolveCcacheName, saveCcacheFile, CONF_REALM, type Ccache } from '../kerberos/ccache.js';
 import { asReqBody, asWithKeys, asWithPassword, FastRequiredError, KrbClientError, type Credentials } from '../kerberos/client.js';
-import { armoredAsReq, encryptedChallenge, parseIdpChallenge, processArmored } from '../kerberos/fast-client.js';
+import { armoredAsReq, encryptedChallenge, parseIdpChallenge, processArmored, type IdpChallenge } from '../kerberos/fast-client.js';
 import { decodeEtypeInfo2 } from '../kerberos/asn1/padata.js';
 import { findCredentials } from '../kerberos/ccache-credentials.js';
 import { readKeytab } from '../kerberos/keytab.js';
@@ -90,6 +92,22 @@ function kdcFailure(e: { errorCode: number; eText?: string }, full: string, idp 
   return new CliError(`${known ? known(full) : `KDC error ${e.errorCode}${e.eText ? ` (${e.eText})` : ''}`}${suffix}`);
 }
 
+/** What tells one device authorization from another: its code and where to enter it. */
+function challengeKey(ch: IdpChallenge): string {
+  return JSON.stringify([ch.verification_uri, ch.user_code, ch.verification_uri_complete ?? null]);
+}
+
+/** Prints where to approve the login and with which code; returns the challenge's key. */
+function showChallenge(ch: IdpChallenge): string {
+  process.stdout.write(
+    ch.verification_uri_complete
+      ? `Authenticate at ${ch.verification_uri_complete}\n(or open ${ch.verification_uri} and enter the code ${ch.user_code})\n`
+      : `Authenticate at ${ch.verification_uri} with the code ${ch.user_code}\n`,
+  );
+  process.stdout.write('Waiting for the identity provider...\n');
+  return challengeKey(ch);
+}
+
 /** An armored login: the idp mechanism (device flow, polled without ENTER) or a password by encrypted challenge. */
 async function armoredLogin(send: (m: Buffer) => Promise<Buffer>, armor: Credentials, name: PrincipalName, realm: string, full: string): Promise<{ creds: Credentials; paType: number }> {
   const body = () => asReqBody(name, realm, {});
@@ -101,13 +119,7 @@ async function armoredLogin(send: (m: Buffer) => Promise<Buffer>, armor: Credent
   if (r.error.errorCode !== ErrorCode.KDC_ERR_PREAUTH_REQUIRED) throw kdcFailure(r.error, full, r.error.errorCode !== ErrorCode.KDC_ERR_C_PRINCIPAL_UNKNOWN);
   const challengePa = r.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
   if (challengePa) {
-    const ch = parseIdpChallenge(challengePa.value);
-    process.stdout.write(
-      ch.verification_uri_complete
-        ? `Authenticate at ${ch.verification_uri_complete}\n(or open ${ch.verification_uri} and enter the code ${ch.user_code})\n`
-        : `Authenticate at ${ch.verification_uri} with the code ${ch.user_code}\n`,
-    );
-    process.stdout.write('Waiting for the identity provider...\n');
+    let shown = showChallenge(parseIdpChallenge(challengePa.value));
     let cookie = r.padata.find((p) => p.type === PaType.FX_COOKIE);
     const deadline = Date.now() + 30 * 60_000;
     while (Date.now() < deadline) {
@@ -119,6 +131,12 @@ async function armoredLogin(send: (m: Buffer) => Promise<Buffer>, armor: Credent
       const pending = (r.error.errorCode === ErrorCode.KDC_ERR_MORE_PREAUTH_DATA_REQUIRED || r.error.errorCode === ErrorCode.KDC_ERR_PREAUTH_REQUIRED) && r.padata.some((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
       if (!pending) throw kdcFailure(r.error, full, true);
       cookie = r.padata.find((p) => p.type === PaType.FX_COOKIE) ?? cookie;
+      // the KDC started a new device authorization (the old one is gone): the user must approve the new code
+      const ch = parseIdpChallenge(r.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2)!.value);
+      if (challengeKey(ch) !== shown) {
+        process.stdout.write('The login was restarted: the code shown before is no longer valid.\n');
+        shown = showChallenge(ch);
+      }
     }
     throw new CliError('gave up waiting for the identity provider');
   }

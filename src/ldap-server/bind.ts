@@ -1,8 +1,10 @@
 /**
  * The Bind operation (RFC 4511 §4.2, RFC 4513, docs/ldap.md "Bind"):
  * anonymous (empty name and password); simple with a user's DN
- * (uid=<login>,cn=users,cn=accounts,<base>), only when what the client sends
- * is protected (TLS, or a SASL confidentiality layer), through the password
+ * (uid=<login>,cn=users,cn=accounts,<base>, matched as the directory matches
+ * DNs, so uid in any letter case; the login is the entry's stored uid), only
+ * when what the client sends is protected (TLS, or a SASL confidentiality
+ * layer), through the password
  * login rule of the API's login_password (objects/login.ts: account state,
  * failures counted); and SASL GSSAPI with our own Kerberos (sasl.ts). Any
  * bind first makes the connection anonymous, so a failed one leaves it so.
@@ -53,7 +55,10 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   } catch {
     throw invalid('the password is not UTF-8');
   }
-  const outcome = await passwordLogin(ctx.accounts, ctx.realm, login, password);
+  // the DN names the entry as the directory matches DNs (uid ignores letter case): the login is the stored uid;
+  // an entry not found goes to the login as named, which refuses it as it refuses a wrong password
+  const entry = await ctx.dir.get(name, ['uid']);
+  const outcome = await passwordLogin(ctx.accounts, ctx.realm, entry?.attrs.uid?.[0] ?? login, password);
   if (outcome instanceof AuthRefusal) throw outcome;
   if (!sameDn(outcome.dn, name)) throw invalid('the DN is not the entry of that user');
   conn.principal = outcome;
