@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
+import { idpCaFileValue, idpCaFilesOf } from './idp-ca.js';
 
 export interface DataPaths {
   dir: string;
@@ -83,8 +84,8 @@ export interface ServerConfig {
   apiMaxConnections: number;
   searchSizeLimit: number;
   searchTimeLimit: number;
-  /** PEM bundle of extra CAs trusted for IdP endpoints */
-  idpCaFile?: string;
+  /** PEM files of extra CAs trusted for IdP endpoints, all of them (server.conf idp_ca_file: several separated by commas; idp-ca.ts) */
+  idpCaFiles?: string[];
   /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
   idpHoldSeconds: number;
   /** about how much memory the SQLite store may keep entries parsed in, in MiB; unset: a tenth of the machine's memory, within 64 to 1024 (autoCacheMb) */
@@ -157,7 +158,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     apiMaxConnections: positive(s.api_max_connections, 'api_max_connections', DEFAULT_API_MAX_CONNECTIONS),
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
-    ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
+    ...(idpCaFilesOf(s.idp_ca_file).length > 0 ? { idpCaFiles: idpCaFilesOf(s.idp_ca_file) } : {}),
     idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: positive(s.store_cache_mb, 'store_cache_mb', 1) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
@@ -224,7 +225,8 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     idp_hold_seconds: String(c.idpHoldSeconds),
     store_cache_mb: c.storeCacheMb === undefined ? 'auto' : String(c.storeCacheMb),
   };
-  if (c.idpCaFile) server.idp_ca_file = c.idpCaFile;
+  const idpCa = idpCaFileValue(c.idpCaFiles ?? []);
+  if (idpCa) server.idp_ca_file = idpCa;
   if (c.database) server.database = c.database;
   writeFileAtomic(paths.serverConf, formatIni({ server }), 0o600);
 }
