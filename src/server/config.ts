@@ -5,7 +5,8 @@
  * password), the master key, the SQLite store, TLS material, the KDC's
  * PKINIT certificate and key, and the
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
- * host.keytab with the KDC).
+ * host.keytab with the KDC). The running server's lock, server.lock, is
+ * data-lock.ts's.
  */
 import type { LdapLimits } from '../ldap-server/server.js';
 import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

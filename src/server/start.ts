@@ -9,8 +9,10 @@
  * listener bounds how long a client may take (ListenerBounds, docs/load.md):
  * the HTTPS API's TLS handshake, headers, body and whole request, plain
  * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
- * time. SIGTERM/SIGINT stop it cleanly: listeners close, the store closes,
- * exit code 0.
+ * time. One server at a time runs on a data directory: start takes its
+ * lock (data-lock.ts) and refuses while another server holds it.
+ * SIGTERM/SIGINT stop it cleanly: listeners close, the store closes, the
+ * lock is removed, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
@@ -38,6 +40,7 @@ import { ensurePasswordServicePrincipal } from './kerberos-init.js';
 import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
 import { readIdpCaFiles } from './idp-ca.js';
+import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
 import { deriveKey } from '../crypto/sealed-box.js';
@@ -157,6 +160,17 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // read before anything starts: a file that is missing or holds no certificate stops the start
   const idpCaPem = readIdpCaFiles(config.idpCaFiles ?? [], o.idpCaFile !== undefined ? '--idp-ca-file' : `${paths.serverConf}: idp_ca_file`);
   if (o.bounds?.ldap) config.ldap = { ...config.ldap, ...o.bounds.ldap };
+  const lock = lockDataDir(paths.dir);
+  try {
+    return await serve(o, paths, config, idpCaPem, lock, log);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+/** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
+async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: (line: string) => void): Promise<RunningServer> {
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
   const dir = await openRealmStore(paths, config, false, log);
   const server: ServerInfo = {
@@ -271,6 +285,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
         https.closeAllConnections();
       });
       await dir.close();
+      lock.release();
       log('dirid-server: stopped');
     },
   };
