@@ -9,7 +9,7 @@
  * data-lock.ts's.
  */
 import type { LdapLimits } from '../ldap-server/server.js';
-import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
@@ -130,8 +130,23 @@ function positive(v: string | undefined, name: string, dflt: number): number {
   return n;
 }
 
+/** server.conf's text; a missing data directory, one without a realm, or an unreadable file said in our words. */
+function serverConfText(paths: DataPaths): string {
+  try {
+    return readFileSync(paths.serverConf, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !existsSync(paths.dir)) throw new ConfigError(`the data directory ${paths.dir} does not exist`);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new ConfigError(`${paths.dir} holds no realm (no server.conf): create one with dirid-server init --data-dir ${paths.dir}`);
+    }
+    if (code === 'EACCES') throw new ConfigError(`${paths.serverConf}: permission denied`);
+    throw e;
+  }
+}
+
 export function readServerConfig(paths: DataPaths): ServerConfig {
-  const ini = parseIni(readFileSync(paths.serverConf, 'utf8'), paths.serverConf);
+  const ini = parseIni(serverConfText(paths), paths.serverConf);
   const s = ini.server;
   if (!s) throw new ConfigError(`${paths.serverConf}: missing [server] section`);
   for (const k of ['realm', 'domain', 'hostname', 'base_dn']) if (!s[k]) throw new ConfigError(`${paths.serverConf}: missing ${k}`);

@@ -7,7 +7,7 @@
  * PKINIT certificate (kdc-cert.ts), client files. A failed init removes
  * what it wrote to the data directory (undoInit), so it can be run again.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Attributes, WriteOp } from '../directory/types.js';
@@ -144,6 +144,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     idpHoldSeconds: 10,
     ...(o.database ? { database: o.database } : {}),
   };
+  if (existsSync(paths.dir) && !statSync(paths.dir).isDirectory()) throw new InitError(`--data-dir ${o.dataDir} is not a directory`);
   const found = existsSync(paths.dir) ? new Set(readdirSync(paths.dir)) : null;
   // the first directory mkdir made (the data directory or a parent of it), undefined when it was there
   const made = mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
@@ -201,7 +202,14 @@ async function refuseExistingDatabase(paths: DataPaths, at: StoreLocation & { da
 }
 
 export function readPasswordFile(path: string): string {
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (e as Error).message;
+    throw new InitError(`cannot read the admin password file ${path} (${why})`);
+  }
   const line = text.split(/\r?\n/)[0] ?? '';
   if (!line) throw new InitError(`${path}: empty password file`);
   return line;
