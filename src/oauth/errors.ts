@@ -89,7 +89,7 @@ const CAUSE_DEPTH = 5;
  * text is not used: it suggests a command-line flag of Node's, not the
  * server's option.
  */
-function certificateRefusal(e: unknown, secrets: ReadonlyArray<string | undefined>): string | null {
+export function certificateRefusal(e: unknown, secrets: ReadonlyArray<string | undefined>): string | null {
   let at: unknown = e;
   for (let depth = 0; depth <= CAUSE_DEPTH && at instanceof Error; depth++, at = at.cause) {
     const code = (at as { code?: unknown }).code;

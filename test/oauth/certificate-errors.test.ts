@@ -1,7 +1,7 @@
 /**
  * An IdP whose TLS certificate the IdP client refuses (src/oauth/errors.ts
- * codedError): discovery, the device authorization, the token poll and
- * UserInfo say the certificate was not accepted and why, point at
+ * codedError): discovery, the device authorization, the token poll,
+ * UserInfo and the key set fetch say the certificate was not accepted and why, point at
  * `dirid-server start --idp-ca-file` when the CA is not trusted, and do not
  * pass on Node's hint about its own command-line flags. Real HTTPS servers:
  * one with a certificate from a CA the client was not given, one whose
@@ -16,6 +16,7 @@ import { discover } from '../../src/oauth/discovery.js';
 import { pollToken, startDeviceAuthorization } from '../../src/oauth/device-flow.js';
 import { httpsFetch } from '../../src/oauth/http.js';
 import { fetchUserinfo } from '../../src/oauth/userinfo.js';
+import { KeySetCache } from '../../src/oauth/key-sets.js';
 import { OAuthError, type IdpConfig } from '../../src/oauth/types.js';
 import { createCa, issueServerCert } from '../../src/server/pki.js';
 
@@ -80,6 +81,14 @@ describe('an IdP certificate the client does not accept', () => {
       errors.map((e) => e.code),
       ['discovery_failed', 'idp_unreachable', 'idp_unreachable', 'idp_unreachable'],
     );
+  });
+
+  it('the key set fetch says so too, keeping its own beginning', async () => {
+    const lookup = new KeySetCache().lookup(`${untrusted}/jwks`, httpsFetch());
+    const e = await refusal(lookup({ alg: 'RS256', kid: 'k1' }, { payload: new Uint8Array(), signature: new Uint8Array() } as never));
+    assert.equal(e.code, 'jwks_unreachable');
+    assert.match(e.message, /^Unable to fetch keys from https:\/\/localhost:\d+\/jwks \(the IdP's TLS certificate was not accepted \(it is not issued by a CA this server trusts \[UNABLE_TO_VERIFY_LEAF_SIGNATURE\]\)/, e.message);
+    assert.doesNotMatch(e.message, /--use-system-ca/);
   });
 
   it('says the certificate names another host when the CA is trusted but the name is not the one asked for', async () => {
