@@ -3,6 +3,8 @@
  * and keeping secrets out of their messages: an IdP's error_description or
  * a transport message may echo what we sent, so every message built from
  * foreign text is passed through `redact` with the secrets of the call.
+ * A TLS certificate the client refused is told apart from an IdP that could
+ * not be reached: the IdP answered, its certificate was not trusted.
  */
 import * as oauth from 'oauth4webapi';
 import { algorithmRefused, IDP_ERROR_CODES, OAuthError, type OAuthErrorCode } from './types.js';
@@ -50,6 +52,59 @@ export function codedError(e: unknown, what: string, secrets: ReadonlyArray<stri
     if (e.message === 'unexpected JWT "alg" header parameter' && header) return algorithmRefused(header.alg);
     return new OAuthError('idp_bad_response', `${what}: ${foreign(e.message, secrets)}`);
   }
+  const refused = certificateRefusal(e, secrets);
+  if (refused) return new OAuthError('idp_unreachable', `${what}: ${refused}`);
   const detail = e instanceof Error ? foreign(e.message, secrets) : 'error';
   return new OAuthError('idp_unreachable', `${what}: the IdP could not be reached (${detail})`);
+}
+
+/** Node's (OpenSSL's) codes for a chain that does not end at a CA the client trusts. */
+const UNTRUSTED_CHAIN = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+/** Other certificate verification failures, in our words. */
+const CERTIFICATE_PROBLEMS: Readonly<Record<string, string>> = {
+  CERT_HAS_EXPIRED: 'it has expired',
+  CERT_NOT_YET_VALID: 'it is not valid yet',
+  CERT_REVOKED: 'it has been revoked',
+  CERT_REJECTED: 'it is marked as not to be trusted',
+  INVALID_CA: 'a CA certificate in its chain is not valid as a CA',
+  PATH_LENGTH_EXCEEDED: 'its chain is longer than a CA in it allows',
+  INVALID_PURPOSE: 'it is not meant for a TLS server',
+};
+
+/** How many `cause` links are followed looking for a TLS failure (undici and fetch wrap it). */
+const CAUSE_DEPTH = 5;
+
+/**
+ * When `e` (or an error it was caused by) is the client's refusal of the
+ * IdP's certificate, what to tell the administrator; else null. Node's own
+ * text is not used: it suggests a command-line flag of Node's, not the
+ * server's option.
+ */
+export function certificateRefusal(e: unknown, secrets: ReadonlyArray<string | undefined>): string | null {
+  let at: unknown = e;
+  for (let depth = 0; depth <= CAUSE_DEPTH && at instanceof Error; depth++, at = at.cause) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    if (UNTRUSTED_CHAIN.has(code)) {
+      return `the IdP's TLS certificate was not accepted (it is not issued by a CA this server trusts [${code}]): if the IdP's CA is not a public one, give its certificate to the server (dirid-server start --idp-ca-file)`;
+    }
+    const problem = CERTIFICATE_PROBLEMS[code];
+    if (problem) return `the IdP's TLS certificate was not accepted (${problem} [${code}])`;
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+      // Node's text names the host asked for and the names the certificate holds
+      const reason = (at as { reason?: unknown }).reason;
+      const detail = typeof reason === 'string' ? `: ${foreign(reason, secrets)}` : '';
+      return `the IdP's TLS certificate was not accepted (it is not issued for the host asked for${detail} [${code}])`;
+    }
+  }
+  return null;
 }

@@ -6,7 +6,7 @@
  * (client.ts), so two servers in one process keep their keys apart.
  */
 import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWTHeaderParameters, type JWTVerifyGetKey } from 'jose';
-import { foreign } from './errors.js';
+import { certificateRefusal, foreign } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
 import { OAuthError } from './types.js';
 
@@ -65,7 +65,7 @@ async function fetchJwks(url: URL, fetch: FetchLike): Promise<JSONWebKeySet> {
   try {
     r = await fetch(url, { headers: { accept: 'application/json, application/jwk-set+json' }, signal: AbortSignal.timeout(JWKS_TIMEOUT_MS) });
   } catch (e) {
-    throw unable(e instanceof Error ? foreign(e.message, []) : 'no answer');
+    throw unable(certificateRefusal(e, []) ?? (e instanceof Error ? foreign(e.message, []) : 'no answer'));
   }
   if (r.status !== 200) throw unable(`HTTP ${r.status}`);
   let body: unknown;

@@ -4,7 +4,7 @@
  * object whose `sub` must equal the ID token's when both exist (§5.3.2).
  * Signed or encrypted (application/jwt) answers are refused cleanly.
  */
-import { foreign } from './errors.js';
+import { codedError, foreign } from './errors.js';
 import type { FetchLike } from './http.js';
 import { OAuthError } from './types.js';
 
@@ -13,7 +13,7 @@ export async function userinfoRequest(userinfoUri: string, accessToken: string, 
     return await fetch(userinfoUri, { method: 'GET', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
   } catch (e) {
     if (e instanceof OAuthError) throw e;
-    throw new OAuthError('idp_unreachable', `UserInfo: the IdP could not be reached (${e instanceof Error ? foreign(e.message, [accessToken]) : 'error'})`);
+    throw codedError(e, 'UserInfo', [accessToken]);
   }
 }
 

@@ -5,14 +5,16 @@
  * password), the master key, the SQLite store, TLS material, the KDC's
  * PKINIT certificate and key, and the
  * client files it writes for users (default.conf, ca.crt; krb5.conf and
- * host.keytab with the KDC).
+ * host.keytab with the KDC). The running server's lock, server.lock, is
+ * data-lock.ts's.
  */
 import type { LdapLimits } from '../ldap-server/server.js';
-import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
+import { idpCaFileValue, idpCaFilesOf } from './idp-ca.js';
 
 export interface DataPaths {
   dir: string;
@@ -83,8 +85,8 @@ export interface ServerConfig {
   apiMaxConnections: number;
   searchSizeLimit: number;
   searchTimeLimit: number;
-  /** PEM bundle of extra CAs trusted for IdP endpoints */
-  idpCaFile?: string;
+  /** PEM files of extra CAs trusted for IdP endpoints, all of them (server.conf idp_ca_file: several separated by commas; idp-ca.ts) */
+  idpCaFiles?: string[];
   /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
   idpHoldSeconds: number;
   /** about how much memory the SQLite store may keep entries parsed in, in MiB; unset: a tenth of the machine's memory, within 64 to 1024 (autoCacheMb) */
@@ -128,8 +130,23 @@ function positive(v: string | undefined, name: string, dflt: number): number {
   return n;
 }
 
+/** server.conf's text; a missing data directory, one without a realm, or an unreadable file said in our words. */
+function serverConfText(paths: DataPaths): string {
+  try {
+    return readFileSync(paths.serverConf, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !existsSync(paths.dir)) throw new ConfigError(`the data directory ${paths.dir} does not exist`);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new ConfigError(`${paths.dir} holds no realm (no server.conf): create one with dirid-server init --data-dir ${paths.dir}`);
+    }
+    if (code === 'EACCES') throw new ConfigError(`${paths.serverConf}: permission denied`);
+    throw e;
+  }
+}
+
 export function readServerConfig(paths: DataPaths): ServerConfig {
-  const ini = parseIni(readFileSync(paths.serverConf, 'utf8'), paths.serverConf);
+  const ini = parseIni(serverConfText(paths), paths.serverConf);
   const s = ini.server;
   if (!s) throw new ConfigError(`${paths.serverConf}: missing [server] section`);
   for (const k of ['realm', 'domain', 'hostname', 'base_dn']) if (!s[k]) throw new ConfigError(`${paths.serverConf}: missing ${k}`);
@@ -157,7 +174,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     apiMaxConnections: positive(s.api_max_connections, 'api_max_connections', DEFAULT_API_MAX_CONNECTIONS),
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
-    ...(s.idp_ca_file ? { idpCaFile: s.idp_ca_file } : {}),
+    ...(idpCaFilesOf(s.idp_ca_file).length > 0 ? { idpCaFiles: idpCaFilesOf(s.idp_ca_file) } : {}),
     idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: positive(s.store_cache_mb, 'store_cache_mb', 1) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
@@ -224,7 +241,8 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     idp_hold_seconds: String(c.idpHoldSeconds),
     store_cache_mb: c.storeCacheMb === undefined ? 'auto' : String(c.storeCacheMb),
   };
-  if (c.idpCaFile) server.idp_ca_file = c.idpCaFile;
+  const idpCa = idpCaFileValue(c.idpCaFiles ?? []);
+  if (idpCa) server.idp_ca_file = idpCa;
   if (c.database) server.database = c.database;
   writeFileAtomic(paths.serverConf, formatIni({ server }), 0o600);
 }

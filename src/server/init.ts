@@ -4,9 +4,11 @@
  * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
  * master key, store and tree, administrators, the Kerberos principals and
  * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, the KDC's
- * PKINIT certificate (kdc-cert.ts), client files.
+ * PKINIT certificate (kdc-cert.ts), client files. A failed init removes
+ * what it wrote to the data directory (undoInit), so it can be run again.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Attributes, WriteOp } from '../directory/types.js';
 import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
@@ -142,21 +144,48 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     idpHoldSeconds: 10,
     ...(o.database ? { database: o.database } : {}),
   };
-  mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
-  writeFileAtomic(paths.masterKey, randomBytes(32), 0o600);
-  if (config.database) await refuseExistingDatabase(paths, { baseDn: config.baseDn, database: config.database });
-  const dir = await openRealmStore(paths, config, true);
+  if (existsSync(paths.dir) && !statSync(paths.dir).isDirectory()) throw new InitError(`--data-dir ${o.dataDir} is not a directory`);
+  const found = existsSync(paths.dir) ? new Set(readdirSync(paths.dir)) : null;
+  // the first directory mkdir made (the data directory or a parent of it), undefined when it was there
+  const made = mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   try {
-    for (const step of initSteps) {
-      log(`dirid-server: init: ${step.name}`);
-      await step.run({ paths, config, options: o, dir });
+    writeFileAtomic(paths.masterKey, randomBytes(32), 0o600);
+    if (config.database) await refuseExistingDatabase(paths, { baseDn: config.baseDn, database: config.database });
+    const dir = await openRealmStore(paths, config, true);
+    try {
+      for (const step of initSteps) {
+        log(`dirid-server: init: ${step.name}`);
+        await step.run({ paths, config, options: o, dir });
+      }
+    } finally {
+      await dir.close();
     }
-  } finally {
-    await dir.close();
+    writeServerConfig(paths, config);
+  } catch (e) {
+    undoInit(paths.dir, made, found);
+    throw e;
   }
-  writeServerConfig(paths, config);
   log(`dirid-server: realm ${config.realm} created in ${o.dataDir}`);
   return paths;
+}
+
+/**
+ * After a failed init, the data directory as init found it: the directory
+ * removed when init made it, else what init added to it (the master key,
+ * the store, certificates, client files) removed, so that running init
+ * again is not refused for a realm that was never made. What was there
+ * before is left alone.
+ */
+function undoInit(dataDir: string, made: string | undefined, found: ReadonlySet<string> | null): void {
+  try {
+    if (made !== undefined) {
+      rmSync(made, { recursive: true, force: true });
+      return;
+    }
+    for (const name of readdirSync(dataDir)) if (!found?.has(name)) rmSync(join(dataDir, name), { recursive: true, force: true });
+  } catch {
+    // the failure that got here is the one to report
+  }
 }
 
 /** A database that already holds a directory under the realm's base DN is another realm's (or this one's): init leaves it alone. */
@@ -173,7 +202,14 @@ async function refuseExistingDatabase(paths: DataPaths, at: StoreLocation & { da
 }
 
 export function readPasswordFile(path: string): string {
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (e as Error).message;
+    throw new InitError(`cannot read the admin password file ${path} (${why})`);
+  }
   const line = text.split(/\r?\n/)[0] ?? '';
   if (!line) throw new InitError(`${path}: empty password file`);
   return line;

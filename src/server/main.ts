@@ -16,7 +16,9 @@ const USAGE = `usage:
                     [--idstart N] [--idmax N] [--database postgresql://…]
   dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2
   dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
-                     [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM] [--exit-with-parent] [--exit-with-pid PID]
+                     [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM]... [--exit-with-parent] [--exit-with-pid PID]
+  --idp-ca-file PEM  CA certificates (PEM) trusted for the IdPs' HTTPS endpoints besides the system's;
+                     give it once per file, every file is trusted (replaces server.conf's idp_ca_file)
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -124,13 +126,13 @@ async function main(argv: string[]): Promise<number> {
         'kpasswd-port': { type: 'string' },
         'ldap-port': { type: 'string' },
         'ldaps-port': { type: 'string' },
-        'idp-ca-file': { type: 'string' },
+        'idp-ca-file': { type: 'string', multiple: true },
         'exit-with-parent': { type: 'boolean' },
         'exit-with-pid': { type: 'string', multiple: true },
       },
     });
     if (!parsed) return 0;
-    const values = parsed.values as { [k in 'data-dir' | 'listen' | 'https-port' | 'http-port' | 'kdc-port' | 'kpasswd-port' | 'ldap-port' | 'ldaps-port' | 'idp-ca-file']?: string } & { 'exit-with-parent'?: boolean; 'exit-with-pid'?: string[] };
+    const values = parsed.values as { [k in 'data-dir' | 'listen' | 'https-port' | 'http-port' | 'kdc-port' | 'kpasswd-port' | 'ldap-port' | 'ldaps-port']?: string } & { 'exit-with-parent'?: boolean; 'exit-with-pid'?: string[]; 'idp-ca-file'?: string[] };
     if (!values['data-dir']) throw new InitError(`--data-dir is required\n${USAGE}`);
     const starterPids = (values['exit-with-pid'] ?? []).map((v) => {
       if (!/^[1-9]\d{0,9}$/.test(v)) throw new InitError(`--exit-with-pid must be a process id, not '${v}'\n${USAGE}`);

@@ -9,8 +9,10 @@
  * listener bounds how long a client may take (ListenerBounds, docs/load.md):
  * the HTTPS API's TLS handshake, headers, body and whole request, plain
  * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
- * time. SIGTERM/SIGINT stop it cleanly: listeners close, the store closes,
- * exit code 0.
+ * time. One server at a time runs on a data directory: start takes its
+ * lock (data-lock.ts) and refuses while another server holds it.
+ * SIGTERM/SIGINT stop it cleanly: listeners close, the store closes, the
+ * lock is removed, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
@@ -37,6 +39,8 @@ import type { TcpLimits } from '../kdc/listener.js';
 import { ensurePasswordServicePrincipal } from './kerberos-init.js';
 import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
+import { readIdpCaFiles } from './idp-ca.js';
+import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
 import { deriveKey } from '../crypto/sealed-box.js';
@@ -76,8 +80,8 @@ export interface ListenerBounds {
 
 export interface StartOptions {
   dataDir: string;
-  /** PEM bundle of extra CAs trusted for IdP endpoints (overrides server.conf idp_ca_file) */
-  idpCaFile?: string;
+  /** PEM files of extra CAs trusted for IdP endpoints, all of them (replace server.conf idp_ca_file; idp-ca.ts) */
+  idpCaFile?: string | readonly string[];
   listen?: string;
   httpsPort?: number;
   httpPort?: number;
@@ -152,8 +156,21 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (o.kpasswdPort !== undefined) config.kpasswdPort = o.kpasswdPort;
   if (o.ldapPort !== undefined) config.ldapPort = o.ldapPort;
   if (o.ldapsPort !== undefined) config.ldapsPort = o.ldapsPort;
-  if (o.idpCaFile !== undefined) config.idpCaFile = o.idpCaFile;
+  if (o.idpCaFile !== undefined) config.idpCaFiles = typeof o.idpCaFile === 'string' ? [o.idpCaFile] : [...o.idpCaFile];
+  // read before anything starts: a file that is missing or holds no certificate stops the start
+  const idpCaPem = readIdpCaFiles(config.idpCaFiles ?? [], o.idpCaFile !== undefined ? '--idp-ca-file' : `${paths.serverConf}: idp_ca_file`);
   if (o.bounds?.ldap) config.ldap = { ...config.ldap, ...o.bounds.ldap };
+  const lock = lockDataDir(paths.dir);
+  try {
+    return await serve(o, paths, config, idpCaPem, lock, log);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+/** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
+async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: (line: string) => void): Promise<RunningServer> {
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
   const dir = await openRealmStore(paths, config, false, log);
   const server: ServerInfo = {
@@ -166,7 +183,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   };
   // one IdP client (one TLS context, the configured IdP CAs, the discovery documents and keys it keeps) for this
   // server's logins and its discovery at idp-add, shared with no other server in the process
-  const idp = new IdpClient(httpsFetch(config.idpCaFile ? readFileSync(config.idpCaFile, 'utf8') : undefined));
+  const idp = new IdpClient(httpsFetch(idpCaPem));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
   const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp) });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
@@ -268,6 +285,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
         https.closeAllConnections();
       });
       await dir.close();
+      lock.release();
       log('dirid-server: stopped');
     },
   };

@@ -1,0 +1,142 @@
+/**
+ * The lock a running server holds on its data directory: `server.lock`,
+ * created exclusively (a hard link to a file written whole), holding the server's process id (and, on Linux, the
+ * boot and the process's start time, which tell a live server from another
+ * process that got the same id after a crash or a reboot). A second start
+ * on the directory is refused, naming the running server's process id; the
+ * lock of a server that is gone (killed, crashed) is taken over. A clean
+ * stop removes it.
+ */
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const LOCK_FILE = 'server.lock';
+
+export class DataDirInUse extends Error {
+  constructor(
+    message: string,
+    readonly pid: number,
+  ) {
+    super(message);
+    this.name = 'DataDirInUse';
+  }
+}
+
+export interface DataDirLock {
+  path: string;
+  /** removes the lock file, when it is still this server's */
+  release(): void;
+}
+
+/** Data directories locked by this process (a second server in the same process is refused too). */
+const heldHere = new Set<string>();
+
+/** How often a lock found stale is taken over before giving up (another starter racing for it). */
+const ATTEMPTS = 5;
+
+/** The fields of /proc/PID/stat after the command name (which is in parentheses and may hold anything), or null (not Linux, or no such process). */
+function procStat(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** `boot-id start-time` of process `pid` (Linux), or '' where the system does not tell. */
+function processIdentity(pid: number): string {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const started = procStat(pid)?.[19];
+    return boot && started ? `${boot} ${started}` : '';
+  } catch {
+    return '';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    // EPERM: there is such a process, another user's
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // a killed server its parent has not reaped yet is gone too
+  return procStat(pid)?.[0] !== 'Z';
+}
+
+/** The process id a lock file's text names, when that process still runs the server that wrote it; else null (a stale lock). */
+function holder(text: string): number | null {
+  const [pidLine = '', identity = ''] = text.split('\n');
+  if (!/^[1-9]\d{0,9}$/.test(pidLine)) return null;
+  const pid = Number(pidLine);
+  if (!alive(pid)) return null;
+  if (identity) {
+    const now = processIdentity(pid);
+    if (now && now !== identity) return null;
+  }
+  return pid;
+}
+
+function readLock(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** Takes the lock on `dataDir`, or throws DataDirInUse naming the server that holds it. */
+export function lockDataDir(dataDir: string): DataDirLock {
+  const path = join(dataDir, LOCK_FILE);
+  if (heldHere.has(path)) throw new DataDirInUse(`${dataDir} is in use by a server already started in this process (${process.pid})`, process.pid);
+  const mine = `${process.pid}\n${processIdentity(process.pid)}\n`;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    try {
+      // written whole beside it, then linked in: the lock never appears empty or half written
+      const tmp = `${path}.${process.pid}`;
+      writeFileSync(tmp, mine, { mode: 0o644 });
+      try {
+        linkSync(tmp, path);
+      } catch (e) {
+        // a file system without hard links: created exclusively in place
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
+        writeFileSync(path, mine, { mode: 0o644, flag: 'wx' });
+      } finally {
+        unlinkSync(tmp);
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new Error(`cannot lock the data directory ${dataDir} (${LOCK_FILE}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+      const text = readLock(path);
+      if (text === null) continue;
+      const pid = text === mine ? null : holder(text);
+      if (pid !== null) {
+        throw new DataDirInUse(`${dataDir} is in use by another dirid-server (process ${pid}); stop it first, or give each server a data directory of its own`, pid);
+      }
+      // stale: removed only while it still says what was read, then created again exclusively
+      if (readLock(path) === text) unlinkSync(path);
+      continue;
+    }
+    heldHere.add(path);
+    let released = false;
+    return {
+      path,
+      release() {
+        if (released) return;
+        released = true;
+        heldHere.delete(path);
+        try {
+          if (readLock(path) === mine) unlinkSync(path);
+        } catch {
+          // already gone, or the directory with it
+        }
+      },
+    };
+  }
+  throw new Error(`cannot lock the data directory ${dataDir}: ${LOCK_FILE} keeps changing (another server starting?)`);
+}

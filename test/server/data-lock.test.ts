@@ -1,0 +1,115 @@
+/**
+ * One server at a time on a data directory (src/server/data-lock.ts): a
+ * second `dirid-server start` is refused, naming the running server's
+ * process id, and leaves the client files alone; a server killed with
+ * SIGKILL leaves a stale lock the next start takes over; a clean stop
+ * removes the lock. In-process starts obey the same lock.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initRealm } from '../../src/server/init.js';
+import { startServer } from '../../src/server/start.js';
+
+const BIN = new URL('../../bin/dirid-server.js', import.meta.url).pathname;
+const PORTS = { listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 };
+const PORT_ARGS = ['--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'];
+
+/** `dirid-server start` on ephemeral ports, once it listens. */
+async function started(data: string): Promise<{ child: ChildProcess; out: () => string }> {
+  const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, ...PORT_ARGS], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
+    const early = (c: number | null) => {
+      clearTimeout(t);
+      reject(new Error(`server exited with ${c}: ${out}`));
+    };
+    child.once('exit', early);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/LDAP listening on/.test(out)) {
+        clearTimeout(t);
+        child.removeListener('exit', early);
+        resolve();
+      }
+    });
+  });
+  return { child, out: () => out };
+}
+
+function exited(child: ChildProcess, signal?: NodeJS.Signals): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (c) => resolve(c));
+    if (signal) child.kill(signal);
+  });
+}
+
+describe('the lock of a data directory', () => {
+  let tmp: string;
+  let data: string;
+  const children: ChildProcess[] = [];
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'dirid-lock-'));
+    data = join(tmp, 'realm');
+    await initRealm({ dataDir: data, realm: 'LOCK.TEST', domain: 'lock.test', hostname: 'localhost', adminPassword: 'Admin-pass-42' });
+  });
+  after(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('refuses a second start naming the running server, takes over the lock of a killed one, and a clean stop removes it', async () => {
+    const first = await started(data);
+    children.push(first.child);
+    const lock = join(data, 'server.lock');
+    assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${first.child.pid}\\n`));
+    const files = ['krb5.conf', 'default.conf', 'sssd.conf'].map((f) => readFileSync(join(data, f), 'utf8'));
+
+    const second = spawnSync(process.execPath, [BIN, 'start', '--data-dir', data, ...PORT_ARGS], { encoding: 'utf8', timeout: 15_000 });
+    assert.equal(second.status, 1, second.stdout + second.stderr);
+    assert.match(second.stderr, new RegExp(`^dirid-server: ERROR: ${data} is in use by another dirid-server \\(process ${first.child.pid}\\)`));
+    assert.doesNotMatch(second.stdout, /listening/);
+    assert.deepEqual(['krb5.conf', 'default.conf', 'sssd.conf'].map((f) => readFileSync(join(data, f), 'utf8')), files, 'the refused start rewrote client files');
+    assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${first.child.pid}\\n`), 'the running server keeps its lock');
+
+    // killed: its lock stays behind, and the next start takes it over
+    await exited(first.child, 'SIGKILL');
+    assert.ok(existsSync(lock));
+    const third = await started(data);
+    children.push(third.child);
+    assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${third.child.pid}\\n`));
+    assert.equal(await exited(third.child, 'SIGTERM'), 0, third.out());
+    assert.equal(existsSync(lock), false, 'a clean stop removes the lock');
+  });
+
+  it('holds for servers started in one process, and a lock another process got by the same id after a crash is stale', async () => {
+    const one = await startServer({ dataDir: data, ...PORTS, log: () => {} });
+    try {
+      const second = await startServer({ dataDir: data, ...PORTS, log: () => {} }).then(
+        async (s) => {
+          await s.stop();
+          return null;
+        },
+        (e: unknown) => e,
+      );
+      assert.ok(second instanceof Error, 'a second server started on the data directory');
+      assert.match(second.message, /is in use by a server already started in this process/);
+    } finally {
+      await one.stop();
+    }
+    assert.equal(existsSync(join(data, 'server.lock')), false);
+    // process 1 is alive, but it is not the process that wrote this lock (another start time)
+    if (existsSync('/proc/1/stat')) {
+      writeFileSync(join(data, 'server.lock'), '1\n00000000-0000-0000-0000-000000000000 1\n');
+      const two = await startServer({ dataDir: data, ...PORTS, log: () => {} });
+      await two.stop();
+      assert.equal(existsSync(join(data, 'server.lock')), false);
+    }
+  });
+});
