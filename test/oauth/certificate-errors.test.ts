@@ -85,7 +85,7 @@ describe('an IdP certificate the client does not accept', () => {
 
   it('the key set fetch says so too, keeping its own beginning', async () => {
     const lookup = new KeySetCache().lookup(`${untrusted}/jwks`, httpsFetch());
-    const e = await refusal(lookup({ alg: 'RS256', kid: 'k1' }, { payload: new Uint8Array(), signature: new Uint8Array() } as never));
+    const e = await refusal((async () => lookup({ alg: 'RS256', kid: 'k1' }, { payload: new Uint8Array(), signature: new Uint8Array() } as never))());
     assert.equal(e.code, 'jwks_unreachable');
     assert.match(e.message, /^Unable to fetch keys from https:\/\/localhost:\d+\/jwks \(the IdP's TLS certificate was not accepted \(it is not issued by a CA this server trusts \[UNABLE_TO_VERIFY_LEAF_SIGNATURE\]\)/, e.message);
     assert.doesNotMatch(e.message, /--use-system-ca/);
