@@ -145,11 +145,30 @@ function serverConfText(paths: DataPaths): string {
   }
 }
 
+/** The settings of server.conf's [server] section: any other name is a mistake (a typo would otherwise be ignored without a word). */
+const SERVER_SETTINGS = new Set([
+  'realm', 'domain', 'hostname', 'base_dn', 'listen',
+  'https_port', 'http_port', 'kdc_port', 'kpasswd_port', 'ldap_port', 'ldaps_port',
+  'ldap_max_message_size', 'ldap_max_connections', 'ldap_max_operations', 'ldap_idle_timeout', 'ldap_pdu_timeout', 'ldap_size_limit', 'ldap_time_limit',
+  'api_max_connections', 'search_size_limit', 'search_time_limit',
+  'idp_ca_file', 'idp_hold_seconds', 'store_cache_mb', 'database',
+]);
+/**
+ * The longest hold of a device-flow answer (docs/device-flow.md): MIT's
+ * Kerberos clients give up on one reply after about 17 s.
+ */
+export const MAX_IDP_HOLD_SECONDS = 15;
+
 export function readServerConfig(paths: DataPaths): ServerConfig {
   const ini = parseIni(serverConfText(paths), paths.serverConf);
   const s = ini.server;
   if (!s) throw new ConfigError(`${paths.serverConf}: missing [server] section`);
   for (const k of ['realm', 'domain', 'hostname', 'base_dn']) if (!s[k]) throw new ConfigError(`${paths.serverConf}: missing ${k}`);
+  const unknown = Object.keys(s).filter((k) => !SERVER_SETTINGS.has(k));
+  if (unknown.length > 0) throw new ConfigError(`${paths.serverConf}: unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k.slice(0, 64)}'`).join(', ')} in [server] (docs/servers.md lists them)`);
+  const hold = int(s.idp_hold_seconds, 'idp_hold_seconds', 10);
+  if (hold > MAX_IDP_HOLD_SECONDS) throw new ConfigError(`server.conf: idp_hold_seconds must be at most ${MAX_IDP_HOLD_SECONDS}: MIT's Kerberos clients give up on a reply after about 17 s`);
+  if (s.store_cache_mb && s.store_cache_mb !== 'auto' && !/^[1-9]\d{0,8}$/.test(s.store_cache_mb)) throw new ConfigError('server.conf: store_cache_mb must be auto or a number of MiB (at least 1)');
   return {
     realm: s.realm!,
     domain: s.domain!,
@@ -175,7 +194,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(idpCaFilesOf(s.idp_ca_file).length > 0 ? { idpCaFiles: idpCaFilesOf(s.idp_ca_file) } : {}),
-    idpHoldSeconds: int(s.idp_hold_seconds, 'idp_hold_seconds', 10),
+    idpHoldSeconds: hold,
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: positive(s.store_cache_mb, 'store_cache_mb', 1) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
   };

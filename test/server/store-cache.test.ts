@@ -2,6 +2,8 @@
  * The SQLite store's cache size (server.conf `store_cache_mb`): `auto`
  * (what init writes) is a tenth of the machine's memory within 64 MiB and
  * 1 GiB; a number is taken as it is; anything else is refused by name.
+ * With it, the rest of server.conf's reading: unknown settings and a
+ * device-flow hold past what MIT's clients wait are refused.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,7 +32,14 @@ describe('store_cache_mb', () => {
       writeFileSync(paths.serverConf, conf.replace(/^store_cache_mb = auto$/m, 'store_cache_mb = 300'));
       assert.equal(readServerConfig(paths).storeCacheMb, 300);
       writeFileSync(paths.serverConf, conf.replace(/^store_cache_mb = auto$/m, 'store_cache_mb = lots'));
-      assert.throws(() => readServerConfig(paths), /store_cache_mb/);
+      assert.throws(() => readServerConfig(paths), /store_cache_mb must be auto or a number of MiB \(at least 1\)/);
+      // a setting whose name is wrong, and a hold MIT's clients would not wait for, are refused rather than ignored
+      writeFileSync(paths.serverConf, `${conf}store_cache = 300\n`);
+      assert.throws(() => readServerConfig(paths), /unknown setting 'store_cache' in \[server\]/);
+      writeFileSync(paths.serverConf, conf.replace(/^idp_hold_seconds = .*$/m, 'idp_hold_seconds = 60'));
+      assert.throws(() => readServerConfig(paths), /idp_hold_seconds must be at most 15: MIT's Kerberos clients give up on a reply after about 17 s/);
+      writeFileSync(paths.serverConf, conf.replace(/^idp_hold_seconds = .*$/m, 'idp_hold_seconds = 15'));
+      assert.equal(readServerConfig(paths).idpHoldSeconds, 15);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
