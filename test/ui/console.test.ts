@@ -290,6 +290,8 @@ describe('the web console', () => {
     const page = await ctx.newPage();
     await login(page, realm.url, 'admin', realm.adminPassword);
     await page.getByText('Logged in as').waitFor();
+    // the list's first load done: a request still in flight when the cookie goes would end the session before the click
+    await page.getByText(/IdP references? matched/).waitFor();
     await ctx.clearCookies();
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await page.getByText('The session has ended: log in again.').waitFor();
