@@ -19,7 +19,7 @@ import type { IdpClient } from './client.js';
 import { withClientKeys } from './client-auth.js';
 import { deviceAuthorizationRequest, processDeviceAuthorization } from './device-flow.js';
 import { discoveryRequest, processDiscoveryResponse, rememberDiscovered } from './discovery.js';
-import { foreign, redact } from './errors.js';
+import { foreign, redact, UNTRUSTED_CHAIN } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
@@ -40,23 +40,12 @@ export interface CheckLine {
 export const CHECK_DEADLINE_MS = 12_000;
 export const DISCOVERY_TIMEOUT_MS = 6_000;
 
-/** Node's codes for a certificate chain that does not end at a CA we trust. */
-const UNTRUSTED = new Set([
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-]);
-
 /** A network or TLS failure reaching `url`, in plain words. */
 export function networkProblem(e: unknown, url: URL): string {
   const code = (e as { code?: unknown } | null)?.code;
   const host = url.host;
   if (typeof code === 'string') {
-    if (UNTRUSTED.has(code)) return `certificate verification failure: the certificate of ${host} is not issued by a CA this server trusts (the system CAs and --idp-ca-file) [${code}]`;
+    if (UNTRUSTED_CHAIN.has(code)) return `certificate verification failure: the certificate of ${host} is not issued by a CA this server trusts (the system CAs and --idp-ca-file) [${code}]`;
     if (code === 'CERT_HAS_EXPIRED') return `certificate verification failure: the certificate of ${host} has expired`;
     if (code === 'CERT_NOT_YET_VALID') return `certificate verification failure: the certificate of ${host} is not valid yet`;
     if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `certificate verification failure: the certificate of ${host} does not name ${url.hostname}`;

@@ -58,8 +58,8 @@ export function codedError(e: unknown, what: string, secrets: ReadonlyArray<stri
   return new OAuthError('idp_unreachable', `${what}: the IdP could not be reached (${detail})`);
 }
 
-/** Node's (OpenSSL's) codes for a chain that does not end at a CA the client trusts. */
-const UNTRUSTED_CHAIN = new Set([
+/** Node's (OpenSSL's) codes for a chain that does not end at a CA the client trusts (check.ts words them for idp-check). */
+export const UNTRUSTED_CHAIN = new Set([
   'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
