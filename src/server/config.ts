@@ -14,7 +14,6 @@ import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
-import { idpCaFileValue, idpCaFilesOf } from './idp-ca.js';
 
 export interface DataPaths {
   dir: string;
@@ -130,6 +129,35 @@ function positive(v: string | undefined, name: string, dflt: number): number {
   return n;
 }
 
+/** server.conf's idp_ca_file as a list of files (empty items dropped). */
+export function idpCaFilesOf(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
+}
+
+/** The list as server.conf's idp_ca_file holds it; undefined for none. A file name with a comma cannot be listed there. */
+export function idpCaFileValue(files: readonly string[]): string | undefined {
+  for (const f of files) if (f.includes(',')) throw new ConfigError(`server.conf: idp_ca_file cannot name ${f}, whose name holds a comma`);
+  return files.length > 0 ? files.join(', ') : undefined;
+}
+
+/** store_cache_mb other than auto: a number of MiB. */
+function cacheMb(v: string): number {
+  if (!/^[1-9]\d{0,8}$/.test(v)) throw new ConfigError('server.conf: store_cache_mb must be auto or a number of MiB (at least 1)');
+  return Number(v);
+}
+
+/** Why a file could not be read, in our words (a missing file, a directory, no permission). */
+export function readProblem(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'a directory, not a file';
+  return e instanceof Error ? e.message : String(e);
+}
+
 /** server.conf's text; a missing data directory, one without a realm, or an unreadable file said in our words. */
 function serverConfText(paths: DataPaths): string {
   try {
@@ -168,7 +196,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
   if (unknown.length > 0) throw new ConfigError(`${paths.serverConf}: unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k.slice(0, 64)}'`).join(', ')} in [server] (docs/servers.md lists them)`);
   const hold = int(s.idp_hold_seconds, 'idp_hold_seconds', 10);
   if (hold > MAX_IDP_HOLD_SECONDS) throw new ConfigError(`server.conf: idp_hold_seconds must be at most ${MAX_IDP_HOLD_SECONDS}: MIT's Kerberos clients give up on a reply after about 17 s`);
-  if (s.store_cache_mb && s.store_cache_mb !== 'auto' && !/^[1-9]\d{0,8}$/.test(s.store_cache_mb)) throw new ConfigError('server.conf: store_cache_mb must be auto or a number of MiB (at least 1)');
+  const idpCaFiles = idpCaFilesOf(s.idp_ca_file);
   return {
     realm: s.realm!,
     domain: s.domain!,
@@ -193,9 +221,9 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     apiMaxConnections: positive(s.api_max_connections, 'api_max_connections', DEFAULT_API_MAX_CONNECTIONS),
     searchSizeLimit: int(s.search_size_limit, 'search_size_limit', 100),
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
-    ...(idpCaFilesOf(s.idp_ca_file).length > 0 ? { idpCaFiles: idpCaFilesOf(s.idp_ca_file) } : {}),
+    ...(idpCaFiles.length > 0 ? { idpCaFiles } : {}),
     idpHoldSeconds: hold,
-    ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: positive(s.store_cache_mb, 'store_cache_mb', 1) } : {}),
+    ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: cacheMb(s.store_cache_mb) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
   };
 }

@@ -17,7 +17,7 @@ import { FQDN, HOST_NAME } from '../framework/params.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
-import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep, localMachineName } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
@@ -206,9 +206,7 @@ export function readPasswordFile(path: string): string {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a file' : (e as Error).message;
-    throw new InitError(`cannot read the admin password file ${path} (${why})`);
+    throw new InitError(`cannot read the admin password file ${path} (${readProblem(e)})`);
   }
   const line = text.split(/\r?\n/)[0] ?? '';
   if (!line) throw new InitError(`${path}: empty password file`);
