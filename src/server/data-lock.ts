@@ -9,6 +9,7 @@
  */
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { procStat } from './proc-stat.js';
 
 export const LOCK_FILE = 'server.lock';
 
@@ -34,22 +35,12 @@ const heldHere = new Set<string>();
 /** How often a lock found stale is taken over before giving up (another starter racing for it). */
 const ATTEMPTS = 5;
 
-/** The fields of /proc/PID/stat after the command name (which is in parentheses and may hold anything), or null (not Linux, or no such process). */
-function procStat(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-}
-
 /** `boot-id start-time` of process `pid` (Linux), or '' where the system does not tell. */
 function processIdentity(pid: number): string {
   try {
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    const started = procStat(pid)?.[19];
-    return boot && started ? `${boot} ${started}` : '';
+    const started = procStat(pid)?.start;
+    return boot && started !== undefined ? `${boot} ${started}` : '';
   } catch {
     return '';
   }
@@ -63,7 +54,7 @@ function alive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
   // a killed server its parent has not reaped yet is gone too
-  return procStat(pid)?.[0] !== 'Z';
+  return procStat(pid)?.state !== 'Z';
 }
 
 /** The process id a lock file's text names, when that process still runs the server that wrote it; else null (a stale lock). */

@@ -12,24 +12,7 @@
  * died and the pid was reused). Without /proc, only the parent is watched:
  * an orphan is adopted, and its parent id changes.
  */
-import { readFileSync } from 'node:fs';
-
-interface ProcStat {
-  state: string;
-  /** start time in clock ticks since boot: tells a reused pid apart */
-  start: bigint;
-}
-
-function procStat(pid: number | 'self'): ProcStat | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // the fields after "(comm)": state ppid pgrp session ... starttime (the 20th)
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return { state: f[0]!, start: BigInt(f[19]!) };
-  } catch {
-    return null;
-  }
-}
+import { procStat } from './proc-stat.js';
 
 export interface StarterWatch {
   /** the pid of a watched process that is gone, or null while all remain */
