@@ -198,9 +198,10 @@ function applyTemplate(entry: PendingEntry, provider: TemplateName): void {
   }
   const base = entry.values('dirIdpBaseUrl')[0];
   if (base !== undefined) entry.set('dirIdpBaseUrl', [normalizeBaseUrl(base)]);
-  const refused = template.refuse?.(templateInput(entry.values('dirIdpOrg')[0], entry.values('dirIdpBaseUrl')[0]));
+  const input = templateInput(entry.values('dirIdpOrg')[0], entry.values('dirIdpBaseUrl')[0]);
+  const refused = template.refuse?.(input);
   if (refused) throw publicError('ValidationError', refused);
-  const built = buildFrom(template, entry.values('dirIdpOrg')[0], entry.values('dirIdpBaseUrl')[0]);
+  const built = template.build(input);
   const from = template.needs.length > 0 ? ` and its ${template.needs.map((n) => `--${cliName(n)}`).join(' and ')}` : '';
   for (const e of endpoints) {
     const want = built[e.built];

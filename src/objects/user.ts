@@ -146,9 +146,11 @@ export const userObject = defineObject({
     },
     async preMod(ctx, mods, options, entry) {
       await checkIdChange(ctx, mods, entry, 'uidNumber');
-      if (typeof options.rename === 'string') await checkPrivateGroupName(ctx, options.rename, 'user');
-      // a renamed user logs in under the new name; the keys keep the salt they were made with
-      if (typeof options.rename === 'string') mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
+      if (typeof options.rename === 'string') {
+        await checkPrivateGroupName(ctx, options.rename, 'user');
+        // a renamed user logs in under the new name; the keys keep the salt they were made with
+        mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
+      }
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i]!;
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
