@@ -7,40 +7,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initRealm } from '../../src/server/init.js';
 import { startServer } from '../../src/server/start.js';
+import { EPHEMERAL_PORT_ARGS, SERVER_BIN, startServerProcess } from '../support/server-process.js';
 
-const BIN = new URL('../../bin/dirid-server.js', import.meta.url).pathname;
 const PORTS = { listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0 };
-const PORT_ARGS = ['--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'];
-
-/** `dirid-server start` on ephemeral ports, once it listens. */
-async function started(data: string): Promise<{ child: ChildProcess; out: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, ...PORT_ARGS], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
-    const early = (c: number | null) => {
-      clearTimeout(t);
-      reject(new Error(`server exited with ${c}: ${out}`));
-    };
-    child.once('exit', early);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (/LDAP listening on/.test(out)) {
-        clearTimeout(t);
-        child.removeListener('exit', early);
-        resolve();
-      }
-    });
-  });
-  return { child, out: () => out };
-}
 
 function exited(child: ChildProcess, signal?: NodeJS.Signals): Promise<number | null> {
   return new Promise((resolve) => {
@@ -65,13 +40,13 @@ describe('the lock of a data directory', () => {
   });
 
   it('refuses a second start naming the running server, takes over the lock of a killed one, and a clean stop removes it', async () => {
-    const first = await started(data);
+    const first = await startServerProcess(data);
     children.push(first.child);
     const lock = join(data, 'server.lock');
     assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${first.child.pid}\\n`));
     const files = ['krb5.conf', 'default.conf', 'sssd.conf'].map((f) => readFileSync(join(data, f), 'utf8'));
 
-    const second = spawnSync(process.execPath, [BIN, 'start', '--data-dir', data, ...PORT_ARGS], { encoding: 'utf8', timeout: 15_000 });
+    const second = spawnSync(process.execPath, [SERVER_BIN, 'start', '--data-dir', data, ...EPHEMERAL_PORT_ARGS], { encoding: 'utf8', timeout: 15_000 });
     assert.equal(second.status, 1, second.stdout + second.stderr);
     assert.match(second.stderr, new RegExp(`^dirid-server: ERROR: ${data} is in use by another dirid-server \\(process ${first.child.pid}\\)`));
     assert.doesNotMatch(second.stdout, /listening/);
@@ -81,7 +56,7 @@ describe('the lock of a data directory', () => {
     // killed: its lock stays behind, and the next start takes it over
     await exited(first.child, 'SIGKILL');
     assert.ok(existsSync(lock));
-    const third = await started(data);
+    const third = await startServerProcess(data);
     children.push(third.child);
     assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${third.child.pid}\\n`));
     assert.equal(await exited(third.child, 'SIGTERM'), 0, third.out());

@@ -13,7 +13,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +22,8 @@ import { openRealmStore } from '../../src/server/store.js';
 import { backends } from '../support/backends.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { SERVER_BIN, startServerProcess, type ServerProcess } from '../support/server-process.js';
 
-const BIN = new URL('../../bin/dirid-server.js', import.meta.url).pathname;
 const PASSWORD = 'Admin-pass-7';
 const CLIENTS = 4;
 /** the kill comes once this many calls were acknowledged */
@@ -40,42 +40,10 @@ interface Op {
   state: 'sent' | 'acked' | 'refused';
 }
 
-interface Started {
-  child: ChildProcess;
-  port: number;
-}
-
-/** `dirid-server start` on ephemeral ports; resolves with its HTTPS port once it listens. */
-async function start(data: string): Promise<Started> {
-  const child = spawn(process.execPath, [BIN, 'start', '--data-dir', data, '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 30_000);
-    const early = (c: number | null) => {
-      clearTimeout(t);
-      reject(new Error(`server exited with ${c}: ${out}`));
-    };
-    child.once('exit', early);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-      if (m) {
-        clearTimeout(t);
-        child.removeListener('exit', early);
-        resolve(Number(m[1]));
-      }
-    });
-  });
-  return { child, port };
-}
-
 function suite(backend: 'sqlite' | 'postgresql'): void {
   describe(`killing the server during writes (${backend})`, { skip: backend === 'postgresql' && !postgresql && 'DIRID_TEST_BACKENDS leaves PostgreSQL out' }, () => {
     let tmp: string;
-    let server: Started | undefined;
+    let server: ServerProcess | undefined;
     const data = () => join(tmp, 'realm');
     const session = async (port: number) => {
       const s = new RpcSession(`https://localhost:${port}`, readFileSync(join(data(), 'ca.crt'), 'utf8'));
@@ -88,7 +56,7 @@ function suite(backend: 'sqlite' | 'postgresql'): void {
       tmp = mkdtempSync(join(tmpdir(), `dirid-kill-${backend}-`));
       writeFileSync(join(tmp, 'pw'), `${PASSWORD}\n`, { mode: 0o600 });
       const extra = backend === 'postgresql' ? ['--database', await createDatabase(await startPostgres(), 'kill')] : [];
-      const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', data(), '--realm', 'KILL.TEST', '--domain', 'kill.test', '--hostname', 'ipa.kill.test', '--admin-password-file', join(tmp, 'pw'), ...extra], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [SERVER_BIN, 'init', '--data-dir', data(), '--realm', 'KILL.TEST', '--domain', 'kill.test', '--hostname', 'ipa.kill.test', '--admin-password-file', join(tmp, 'pw'), ...extra], { encoding: 'utf8' });
       assert.equal(r.status, 0, r.stderr);
     });
     after(() => {
@@ -98,7 +66,7 @@ function suite(backend: 'sqlite' | 'postgresql'): void {
     });
 
     it('keeps every acknowledged write and shows no half-done one after SIGKILL', async () => {
-      server = await start(data());
+      server = await startServerProcess(data());
       const admin = await session(server.port);
       for (let c = 0; c < CLIENTS; c++) await admin.call('group_add', [`team${c}`], {});
       const ops: Op[] = [];
@@ -151,7 +119,7 @@ function suite(backend: 'sqlite' | 'postgresql'): void {
       assert.ok(counts.sent > 0, 'some writes were in flight at the kill');
 
       // the same data, a new process
-      server = await start(data());
+      server = await startServerProcess(data());
       const check = await session(server.port);
       const present = async (user: string) => {
         try {
