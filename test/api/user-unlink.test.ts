@@ -8,9 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { cliClient, startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
@@ -26,10 +24,7 @@ describe('unlinking a user from an IdP reference', () => {
 
   before(async () => {
     realm = await startTestRealm();
-    const data = join(realm.dataDir, 'realm');
-    conf = join(data, 'default.conf');
-    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir };
-    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    ({ conf, env } = cliClient(realm));
     assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
     admin = new RpcSession(realm.url, realm.ca);
     assert.equal((await admin.login('admin', realm.adminPassword)).status, 200);

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { cliClient, startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 import { createCa } from '../../src/server/pki.js';
 import { freeUdpPort } from '../support/mit-realm.js';
@@ -27,11 +27,7 @@ describe('dirid command-line client', () => {
 
   before(async () => {
     realm = await startTestRealm();
-    const data = join(realm.dataDir, 'realm');
-    conf = join(data, 'default.conf');
-    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir };
-    // the test host name is localhost; point default.conf at it
-    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    ({ conf, env } = cliClient(realm));
   });
   after(async () => realm.stop());
 

@@ -8,9 +8,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { cliClient, startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 
@@ -29,10 +29,7 @@ describe('dirid idp-check', () => {
     idp = await startTestIdp();
     writeFileSync(caFile, idp.caPem);
     realm = await startTestRealm({ idpCaFile: caFile });
-    const data = join(realm.dataDir, 'realm');
-    conf = join(data, 'default.conf');
-    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir };
-    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    ({ conf, env } = cliClient(realm));
     assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
     for (const [name, secret] of [
       ['good', idp.clientSecret],

@@ -9,13 +9,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describeCommand, type CommandSpec } from '../../src/framework/api.js';
 import { passwdCommand } from '../../src/objects/passwd.js';
 import { completeArguments, helpText, parseCommandLine } from '../../src/cli/args.js';
 import { CliError } from '../../src/cli/errors.js';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { cliClient, startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 
 const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
@@ -68,10 +66,7 @@ describe('dirid passwd against a server', () => {
 
   before(async () => {
     realm = await startTestRealm();
-    const data = join(realm.dataDir, 'realm');
-    conf = join(data, 'default.conf');
-    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir };
-    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    ({ conf, env } = cliClient(realm));
     assert.equal(await kinit('admin', realm.adminPassword), 0);
     assert.equal((await dirid(['user-add', 'bob', '--first', 'Bob', '--last', 'Builder'])).code, 0);
   });

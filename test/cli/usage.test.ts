@@ -6,9 +6,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { cliClient, startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 
 const DIRID = new URL('../../bin/dirid.js', import.meta.url).pathname;
@@ -21,10 +20,7 @@ describe('dirid help and usage', () => {
 
   before(async () => {
     realm = await startTestRealm();
-    const data = join(realm.dataDir, 'realm');
-    conf = join(data, 'default.conf');
-    env = { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir, LANG: 'C' };
-    writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+    ({ conf, env } = cliClient(realm, { LANG: 'C' }));
     assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
   });
   after(async () => realm.stop());

@@ -64,3 +64,16 @@ export async function startAdminRealm(opts: Parameters<typeof startTestRealm>[0]
   if (login.status !== 200) throw new Error(`admin login failed: HTTP ${login.status}`);
   return { realm, admin };
 }
+
+/**
+ * The `dirid` client's side of a test realm: its default.conf pointed at
+ * the realm's API, and the environment a `dirid` process runs with there
+ * (the realm's krb5.conf, a ticket cache, a cache directory and HOME of
+ * its own, plus `extra`).
+ */
+export function cliClient(realm: TestRealm, extra: NodeJS.ProcessEnv = {}): { conf: string; env: NodeJS.ProcessEnv } {
+  const data = join(realm.dataDir, 'realm');
+  const conf = join(data, 'default.conf');
+  writeFileSync(conf, readFileSync(conf, 'utf8').replace(/xmlrpc_uri = .*/, `xmlrpc_uri = ${realm.url}/dirid/xml`));
+  return { conf, env: { KRB5_CONFIG: join(data, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, XDG_CACHE_HOME: join(realm.dataDir, 'cache'), HOME: realm.dataDir, ...extra } };
+}
