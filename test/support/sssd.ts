@@ -43,8 +43,18 @@ export interface SssdHost {
    * in one private mount namespace; `onOutput` sees the PAM conversation.
    */
   authenticate(user: string, onOutput: (out: string, write: (s: string) => void) => void, timeoutMs?: number): Promise<PtyRun & { sssdLog: string }>;
-  /** Runs shell commands (getent, id) in the namespace once sssd answers; their output and sssd's log. */
-  exec(commands: string, timeoutMs?: number): Promise<PtyRun & { sssdLog: string }>;
+  /**
+   * Runs `pamtester <service> <user> OPERATION...` (authenticate, acct_mgmt,
+   * open_session, chauthtok...) the same way: every phase of the PAM
+   * service goes through pam_sss.
+   */
+  pam(user: string, operations: readonly string[], onOutput: (out: string, write: (s: string) => void) => void, timeoutMs?: number): Promise<PtyRun & { sssdLog: string }>;
+  /**
+   * Runs shell commands (getent, id, or pamtester as a user of the host
+   * through setpriv) in the namespace once sssd answers; their output and
+   * sssd's log. `onOutput` may answer their prompts.
+   */
+  exec(commands: string, timeoutMs?: number, onOutput?: (out: string, write: (s: string) => void) => void): Promise<PtyRun & { sssdLog: string }>;
   remove(): void;
 }
 
@@ -70,7 +80,7 @@ export function sssdHost(o: SssdHostOptions): SssdHost {
   copyFileSync(join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
   chmodSync(join(dir, 'host.keytab'), 0o600);
   if (o.caFile) copyFileSync(o.caFile, join(dir, 'ca.crt'));
-  writeFileSync(join(dir, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nshadow: files\nhosts: files\n');
+  writeFileSync(join(dir, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nnetgroup: sss\nservices: files sss\nshadow: files\nhosts: files\n');
   const conf = o.sssdConf ? o.sssdConf({ keytab: join(dir, 'host.keytab'), caFile: join(dir, 'ca.crt'), ccDir: join(dir, 'cc') }) : `[sssd]
 services = nss, pam
 domains = test
@@ -97,7 +107,8 @@ cache_credentials = false
 `;
   writeFileSync(join(etcSssd, 'sssd.conf'), conf, { mode: 0o600 });
   chmodSync(join(etcSssd, 'sssd.conf'), 0o600);
-  writeFileSync(join(pamd, PAM_SERVICE), 'auth required pam_sss.so\naccount required pam_permit.so\n');
+  // every phase through pam_sss, as pam-auth-update sets a host up (without the local pam_unix beside it)
+  writeFileSync(join(pamd, PAM_SERVICE), 'auth required pam_sss.so\naccount required pam_sss.so\npassword required pam_sss.so\nsession required pam_sss.so\n');
   const script = join(dir, 'run.sh');
   const commands = join(dir, 'commands.sh');
   writeFileSync(
@@ -123,7 +134,7 @@ i=0
 while [ ! -S /var/lib/sss/pipes/pam ] || [ ! -S /var/lib/sss/pipes/nss ]; do i=$((i+1)); [ $i -gt 100 ] && { echo "sssd did not start"; exit 3; }; sleep 0.1; done
 # pam_sss asks the responder what to prompt for (here: the idp challenge) only where this file says it may
 touch /var/lib/sss/pubconf/pam_preauth_available
-if [ "$1" = --exec ]; then . ${commands}; else pamtester -v ${PAM_SERVICE} "$1" authenticate; fi
+if [ "$1" = --exec ]; then . ${commands}; else pamtester -v ${PAM_SERVICE} "$@"; fi
 `,
     { mode: 0o755 },
   );
@@ -142,10 +153,11 @@ if [ "$1" = --exec ]; then . ${commands}; else pamtester -v ${PAM_SERVICE} "$1" 
   };
   return {
     dir,
-    authenticate: (user, onOutput, timeoutMs = 90_000) => run(user, onOutput, timeoutMs),
-    async exec(text, timeoutMs = 60_000) {
+    authenticate: (user, onOutput, timeoutMs = 90_000) => run(`${user} authenticate`, onOutput, timeoutMs),
+    pam: (user, operations, onOutput, timeoutMs = 90_000) => run([user, ...operations].join(' '), onOutput, timeoutMs),
+    async exec(text, timeoutMs = 60_000, onOutput = () => {}) {
       writeFileSync(commands, text + '\n');
-      return run('--exec', () => {}, timeoutMs);
+      return run('--exec', onOutput, timeoutMs);
     },
     remove() {
       rmSync(dir, { recursive: true, force: true });
