@@ -4,7 +4,9 @@
  * service (RFC 2307bis, user private groups derived by SSSD), read with the
  * host's own Kerberos key (SASL GSSAPI), passwords and device-flow logins
  * through the KDC with FAST armor from the host keytab, password changes
- * through the password service. The example names every server of the
+ * through the password service, and the account check of every login
+ * (disabled users refused, also when no password is asked, as with an SSH
+ * key). The example names every server of the
  * realm (this one first) and the server's own host; a host enrolled with `dirid host-add` and
  * `dirid keytab-get` puts its own name in the two host/ lines.
  */
@@ -50,6 +52,9 @@ domains = ${o.domain}
 [domain/${o.domain}]
 id_provider = ldap
 auth_provider = krb5
+access_provider = ldap
+ldap_access_order = expire
+ldap_account_expire_policy = rhds
 ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, 389)}`)}
 ldap_id_use_start_tls = true
 ldap_tls_cacert = ${caFile}

@@ -66,8 +66,8 @@ describe('a host administrator: password users through every PAM phase of pam_ss
           .replaceAll('/etc/dirid/ca.crt', caFile)
           .replace(
             /^(\[domain\/[^\]]+\])$/m,
-            // a short cache, so that changes in dirid are seen within the test; the account check a host admin adds
-            `$1\nkrb5_ccname_template = FILE:${ccDir}/krb5cc_%U\ncache_credentials = false\nentry_cache_timeout = 2\naccess_provider = ldap\nldap_access_order = expire\nldap_account_expire_policy = rhds\ndebug_level = 6`,
+            // a short cache, so that changes in dirid are seen within the test (the account check is the written file's own)
+            `$1\nkrb5_ccname_template = FILE:${ccDir}/krb5cc_%U\ncache_credentials = false\nentry_cache_timeout = 2\ndebug_level = 6`,
           ),
     });
   });
