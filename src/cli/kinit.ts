@@ -85,7 +85,8 @@ function kdcFailure(e: { errorCode: number; eText?: string }, full: string, idp 
   const suffix = ' while getting initial credentials';
   if (idp) {
     if (e.errorCode === 6) return new CliError(`User not found${suffix}`);
-    if (e.errorCode === 90) return new CliError(`The device code has expired${suffix}`);
+    // PREAUTH_FAILED with the KDC's words (PREAUTH_EXPIRED from servers before it)
+    if (e.errorCode === 90 || (e.errorCode === 24 && /device code has expired/.test(e.eText ?? ''))) return new CliError(`The device code has expired${suffix}`);
     return new CliError(`${e.eText ?? `KDC error ${e.errorCode}`}${suffix}`);
   }
   const known = KRB_MESSAGES[e.errorCode];

@@ -261,8 +261,10 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     throw again(s, 'KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider');
   }
   if (now > state.expiresAt) {
+    // PREAUTH_FAILED ends the login; PREAUTH_EXPIRED would make MIT clients start again with a new code by
+    // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
     ctx.note.preauth = 'idp: device code expired';
-    throw new KdcError('KDC_ERR_PREAUTH_EXPIRED', 'the device code has expired; run kinit again');
+    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
   }
   let cfg: IdpConfig;
   let s: IdpFlowState = state;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
-import { diridKinitViaIdp, kinitViaIdp } from '../support/pty.js';
+import { diridKinitViaIdp, idpPrompts, kinitViaIdp, pty } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { createCa } from '../../src/server/pki.js';
 
@@ -235,5 +235,23 @@ describe('IdP errors reach kinit and the server log', () => {
     const r = await kinit();
     assert.equal(r.code, 1);
     assert.match(r.stderr, /The device code has expired/);
+  });
+
+  it('MIT kinit (as krb5_child under pam_sss): an expired device code ends the login, with no new code behind the user', async () => {
+    await linkTo('short-mit', {}, shortIdp);
+    const armor = await hostArmor(realm, env);
+    const devAuth = new URL(shortIdp.endpoints.devAuth).pathname;
+    const started = shortIdp.stats().requests[devAuth] ?? 0;
+    let answered = 0;
+    // the user presses ENTER at every prompt and never approves
+    const r = await pty(`kinit -T ${armor} -c FILE:${join(realm.dataDir, 'f-mit.cc')} frank`, env, (out, write) => {
+      const prompts = (out.match(/press ENTER/g) ?? []).length;
+      for (; answered < prompts; answered++) write('\r');
+    });
+    assert.notEqual(r.code, 0, r.out);
+    assert.match(r.out, /Preauthentication failed/);
+    assert.equal(new Set(idpPrompts(r.out)).size, 1, `one code only, no restarted flow:\n${r.out}`);
+    assert.equal((shortIdp.stats().requests[devAuth] ?? 0) - started, 1, 'one device authorization');
+    assert.ok(realm.log.some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*device code expired/.test(l)), realm.log.filter((l) => l.includes('frank')).join('\n'));
   });
 });
