@@ -118,8 +118,11 @@ function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal
   const hasKeys = req.body.etypes.some((e) => keyFor(client, e) !== undefined);
   const idp = offersIdp(client);
   if (!hasKeys && !idp) {
-    const why = client.keys.length > 0 ? 'the client has no key of a requested enctype' : client.isUser ? 'the user has no password and no IdP login (set a password, or link the user to an IdP reference)' : 'the principal has no keys';
-    throw new KdcError('KDC_ERR_ETYPE_NOSUPP', why);
+    if (client.keys.length === 0 && client.isUser) {
+      // a failed login to the user (SSSD: "Authentication failure", where ETYPE_NOSUPP was a "System error"); the log says why
+      throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the user has no password and no IdP login (set a password, or link the user to an IdP reference)');
+    }
+    throw new KdcError('KDC_ERR_ETYPE_NOSUPP', client.keys.length > 0 ? 'the client has no key of a requested enctype' : 'the principal has no keys');
   }
   const hints = lazyHints(() => preauthHints(ctx, client, req.body.etypes));
   // an expired password may still get the ticket that changes it

@@ -85,6 +85,13 @@ describe('a host administrator: password users through every PAM phase of pam_ss
     assert.match(right.out, /successfully authenticated[\s\S]*account management done[\s\S]*successfully opened a session[\s\S]*session has successfully been closed/, `${right.out}\n${right.sssdLog.slice(-4000)}`);
   });
 
+  it('a user added without a password: "Authentication failure", not a "System error"', async () => {
+    await admin.call('user_add', ['nopw'], { first: 'No', last: 'Password' });
+    const r = await host.pam('nopw', ['authenticate'], password('anything-1234'));
+    assert.match(r.out, /Authentication failure/, `${r.out}\n${r.sssdLog.slice(-3000)}`);
+    assert.doesNotMatch(r.out, /System error/);
+  });
+
   it('a password expired at the KDC: acct_mgmt asks for a new one, chauthtok changes it through the password service', async () => {
     await admin.call('user_mod', ['bob'], { setattr: ['krbPasswordExpiration=20200101000000Z'] });
     const told = await host.pam('bob', ['authenticate', 'acct_mgmt'], password('bob-Pw-1234'));
