@@ -1,10 +1,11 @@
 /**
  * `dirid`: the command-line client. Global options: `-c FILE` (client
- * configuration), `-v` (progress lines), `--help`. Kerberos commands
+ * configuration), `-v` (progress lines), `--help`, `--version`. Kerberos commands
  * (`kinit`, `klist`) are local; every other command comes from the
  * server's API schema and is sent over HTTPS with the user's Kerberos
  * ticket (or the session cookie it earned).
  */
+import { readFileSync } from 'node:fs';
 import { listCommands, runApiCommand, type GlobalOptions } from './api-command.js';
 import { ExitCode } from '../contract/errors.js';
 import { CliError } from './errors.js';
@@ -22,7 +23,17 @@ Global options:
   -c FILE      client configuration (default: /etc/dirid/default.conf, ~/.dirid/default.conf)
   -v           print progress lines on standard error
   -h, --help   this text
+  --version    the client's version
 `;
+
+/** The client's version: package.json's, two levels above both dist/cli/main.js and dist/cli-bundle/main.js. */
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 /** The usage and the server's commands (from the cached schema or the server); the usage alone when they cannot be had. */
 async function help(g: GlobalOptions): Promise<number> {
@@ -49,6 +60,10 @@ async function main(argv: string[]): Promise<number> {
       if (g.config === undefined) throw new CliError('-c needs a FILE');
     } else if (t.startsWith('--config=')) g.config = t.slice(9);
     else if (t === '-h' || t === '--help') return help(g);
+    else if (t === '--version') {
+      process.stdout.write(`dirid ${version()}\n`);
+      return 0;
+    } else if (t.startsWith('-')) throw new CliError(`unknown option '${t}' (dirid --help lists the options that go before the command)`);
     else break;
   }
   const [cmd, ...rest] = argv.slice(i);

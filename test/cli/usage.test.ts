@@ -6,6 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliClient, startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
@@ -30,6 +31,17 @@ describe('dirid help and usage', () => {
     assert.notEqual(r.code, 0);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^usage: dirid /);
+  });
+
+  it('dirid --version prints the version; an unknown global option is named as an option, not a command', async () => {
+    const v = await dirid(['--version']);
+    assert.equal(v.code, 0, v.stderr);
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.equal(v.stdout, `dirid ${pkg.version}\n`);
+    const x = await dirid(['-x', 'ping']);
+    assert.equal(x.code, 1);
+    assert.match(x.stderr, /unknown option '-x'/);
+    assert.doesNotMatch(x.stderr, /unknown command/);
   });
 
   it('dirid --help lists the commands, and names the kinit forms the README uses', async () => {
