@@ -5,10 +5,7 @@
  * any ticket) and kadmin/changepw; service_del refuses the principals a
  * dirid server runs on (HTTP/<server> for the API's Negotiate, ldap/<server>
  * for LDAP SASL GSSAPI), as FreeIPA refuses to delete a principal "required
- * by the IPA master". A principal name stays on one entry: service_add of a
- * name a host already has (host/<server>) is a duplicate, as in FreeIPA,
- * where krbPrincipalName is unique in the whole tree; the KDC finds a
- * principal only when exactly one entry has its name.
+ * by the IPA master".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,10 +32,4 @@ describe("the realm's own principals", () => {
       assert.equal(shown.value, principal);
     });
   }
-
-  it('service_add host/localhost, the name of the server\'s host entry, is a duplicate', async () => {
-    await assert.rejects(admin.call('service_add', ['host/localhost@EXAMPLE.TEST']), (e: Error & { code: number }) => e.code === 4002);
-    const host = await admin.call('host_find', [], {});
-    assert.ok(host.result.some((h: { principal: string[] }) => h.principal.includes('host/localhost@EXAMPLE.TEST')));
-  });
 });
