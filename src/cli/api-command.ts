@@ -2,16 +2,18 @@
  * Running an API command from the command line: find a server, get the
  * schema (cache or server), parse the command line against it, prompt for
  * secrets, refuse a missing required value, call, and print (with -v, ping
- * also says who the caller is and how it authenticated). Exit codes: 0 ok, 1 error, 2 not found; a
- * server's error gets its exit code from cli/errors.ts (serverError).
+ * also says who the caller is and how it authenticated; keytab-get adds the
+ * keys to its -k FILE, made ready before the call: keytab-file.ts). Exit
+ * codes: 0 ok, 1 error, 2 not found; a server's error gets its exit code
+ * from cli/errors.ts (serverError).
  */
-import { writeFileSync, chmodSync } from 'node:fs';
 import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
 import { completeArguments, helpText, parseCommandLine, takeLocalOptions } from './args.js';
 import { loadClientConfig } from './config.js';
 import { firstServerUrl } from './discovery.js';
 import { CliError, serverError } from './errors.js';
+import { openKeytabTarget, type KeytabTarget } from './keytab-file.js';
 import { callerLine, formatResult, summaryBlock } from './output.js';
 import { readSecret } from './prompt.js';
 import { currentSchema, type CachedSchema } from './schema-cache.js';
@@ -57,20 +59,29 @@ export async function runApiCommand(g: GlobalOptions, cliName: string, argv: str
   }
   completeArguments(spec, parsed);
   if (method === 'keytab_get' && !keytabFile) throw new CliError('keytab-get needs -k FILE to write the keytab to');
+  // the keytab is made ready before the server makes new keys: a file that cannot be written changes none
+  const target: KeytabTarget | undefined = method === 'keytab_get' ? openKeytabTarget(keytabFile!) : undefined;
   let resp: RpcResponse;
-  if (session) resp = await session.call(method, parsed.args, parsed.options);
-  else {
-    const r = await connectWith(method, parsed.args, parsed.options);
-    session = r.session;
-    resp = r.response;
+  try {
+    if (session) resp = await session.call(method, parsed.args, parsed.options);
+    else {
+      const r = await connectWith(method, parsed.args, parsed.options);
+      session = r.session;
+      resp = r.response;
+    }
+    if (resp.error) fail(resp);
+  } catch (e) {
+    target?.abandon();
+    throw e;
   }
-  if (resp.error) fail(resp);
   const result = (resp.result ?? {}) as Record<string, unknown>;
-  if (method === 'keytab_get') {
+  if (target) {
     const kt = (result.result as { keytab?: unknown } | undefined)?.keytab;
-    if (!Buffer.isBuffer(kt)) throw new CliError('the server sent no keytab');
-    writeFileSync(keytabFile!, kt, { mode: 0o600 });
-    chmodSync(keytabFile!, 0o600);
+    if (!Buffer.isBuffer(kt)) {
+      target.abandon();
+      throw new CliError('the server sent no keytab');
+    }
+    target.commit(kt);
     process.stdout.write(summaryBlock(`${String(result.summary)} written to ${keytabFile}`));
     return 0;
   }

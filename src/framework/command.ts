@@ -85,6 +85,13 @@ export interface Services {
    * problem is a FAIL line whose message never carries the secret.
    */
   idpCheck?(target: IdpCheckTarget): Promise<CheckLine[]>;
+  /**
+   * The principals the realm's dirid servers run on (`host/`, `HTTP/` and
+   * `ldap/` of each server's name, with the realm), each mapped to the
+   * host name of the server that needs it; the server knows its realm's
+   * servers (docs/servers.md). Without it no principal counts as a server's.
+   */
+  serverPrincipals?(): Promise<ReadonlyMap<string, string>>;
 }
 
 export interface CallContext {
@@ -246,6 +253,8 @@ export interface Hooks {
   complete?(ctx: CallContext, entry: PendingEntry, options: Inputs): Promise<void>;
   /** checks before a delete */
   preDel?(ctx: CallContext, entry: Entry): Promise<void>;
+  /** the DNs of entries deleted with this one, in the same transaction (a host's services); runs after preDel */
+  alsoDelete?(ctx: CallContext, entry: Entry): Promise<string[]>;
   /** add computed fields to an output entry */
   postRead?(ctx: CallContext, entry: Entry, out: Record<string, unknown>, options: Inputs): Promise<void>;
 }

@@ -422,15 +422,17 @@ function addCommand(obj: ObjectDef): Command {
   };
 }
 
-/** Deletes the entries named `pkeys` in one transaction, or none of them. */
+/** Deletes the entries named `pkeys`, and those their alsoDelete hook names, in one transaction, or none of them. */
 async function deleteEntries(ctx: CallContext, obj: ObjectDef, pkeys: readonly string[]): Promise<void> {
-  const entries: Entry[] = [];
+  const dns: string[] = [];
   for (const pkey of pkeys) {
     const entry = await getEntry(ctx, obj, pkey);
     await obj.hooks?.preDel?.(ctx, entry);
-    entries.push(entry);
+    // what goes with the entry goes first, so that nothing is left naming it
+    for (const dn of (await obj.hooks?.alsoDelete?.(ctx, entry)) ?? []) if (!dns.some((d) => sameDn(d, dn))) dns.push(dn);
+    dns.push(entry.dn);
   }
-  await writeEntries(ctx, obj, pkeys[0]!, () => ctx.dir.batch(entries.map((e) => ({ kind: 'delete' as const, dn: e.dn }))));
+  await writeEntries(ctx, obj, pkeys[0]!, () => ctx.dir.batch(dns.map((dn) => ({ kind: 'delete' as const, dn }))));
 }
 
 function delCommand(obj: ObjectDef): Command {

@@ -5,7 +5,8 @@
  * optional 32-bit kvno that overrides the 8-bit one}; a negative record
  * length marks a hole left by a deleted entry. `readKeytab`/`writeKeytab`
  * deal in entries; `decodeKeytabFile`/`encodeKeytabFile` keep holes and
- * record layout so that a file round-trips byte for byte.
+ * record layout so that a file round-trips byte for byte. `mergeKeytab`
+ * adds new keys to what a keytab holds (`dirid keytab-get -k FILE`).
  */
 export interface KeytabEntry {
   realm: string;
@@ -169,4 +170,29 @@ export function readKeytab(buf: Buffer): KeytabEntry[] {
 /** A version 0x0502 keytab with the 32-bit kvno in every record, as MIT's ktadd writes. */
 export function writeKeytab(entries: KeytabEntry[]): Buffer {
   return encodeKeytabFile({ version: 2, slots: entries.map((entry) => ({ entry, kvno32: true, padding: Buffer.alloc(0) })) });
+}
+
+function samePrincipal(a: KeytabEntry, b: KeytabEntry): boolean {
+  return a.realm === b.realm && a.components.length === b.components.length && a.components.every((c, i) => c === b.components[i]);
+}
+
+/**
+ * A keytab's entries with `added` put in: the entries of other principals
+ * stay as they are, and of a principal that gets new keys only the previous
+ * key version stays (the highest kvno below the new ones), after which come
+ * the new keys. Tickets issued before a rotation are in the previous key
+ * version and are still accepted for their lifetime; older versions would
+ * serve no ticket a KDC still issues, and keys kept for ever outlive the
+ * reason they were rotated (a leak, a weak enctype). MIT's ktadd keeps every
+ * version and leaves the clean-up to `ktremove`; we keep one.
+ */
+export function mergeKeytab(existing: readonly KeytabEntry[], added: readonly KeytabEntry[]): KeytabEntry[] {
+  const kept = existing.filter((e) => {
+    const mine = added.filter((a) => samePrincipal(a, e));
+    if (mine.length === 0) return true;
+    const oldest = Math.min(...mine.map((a) => a.kvno));
+    const below = existing.filter((x) => samePrincipal(x, e) && x.kvno < oldest).map((x) => x.kvno);
+    return below.length > 0 && e.kvno === Math.max(...below);
+  });
+  return [...kept, ...added];
 }

@@ -2,13 +2,16 @@
  * The random keys of service and host principals: set when one is added,
  * and keytab_get, which gives administrators a keytab for one (new random
  * keys with the next key version, or with --retrieve the current ones).
- * Users have password keys and get no keytab here.
+ * Users have password keys and get no keytab here, and neither do the KDC's
+ * own principals (krbtgt/, kadmin/, WELLKNOWN/: new keys for krbtgt would
+ * void every ticket of the realm, and its keys let their holder forge any).
  */
 import type { Command } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { writeEntries } from '../framework/crud.js';
 import { hostObject } from './host.js';
-import { serviceObject } from './service.js';
+import { lowerHostPart, serviceObject } from './service.js';
+import { kdcComponent } from './realm-principals.js';
 import { findPrincipal, inRealm } from '../account/lookup.js';
 import { keytabFor, parseKeys, randomKeys, serializeKeys } from '../account/keys.js';
 import { hasObjectClass } from '../directory/entry.js';
@@ -24,10 +27,17 @@ export const keytabGetCommand: Command = {
   output: 'custom',
   async run(ctx, args, opts) {
     const wanted = inRealm(String(args[0]), ctx.server.realm);
-    const entry = await findPrincipal(ctx.dir, wanted);
+    const refuseKdcName = (name: string) => {
+      const first = kdcComponent(name);
+      if (first !== null) throw publicError('ValidationError', { name: 'principal', error: `${name} is one of the KDC's own principals (${first}/): its keys are never rotated or handed out through the API` });
+    };
+    refuseKdcName(wanted);
+    // a host part given in another case names the same host: services and hosts are stored with it in lower case
+    const entry = (await findPrincipal(ctx.dir, wanted)) ?? (await findPrincipal(ctx.dir, lowerHostPart(wanted)));
     if (!entry) throw publicError('NotFound', { reason: `${wanted}: principal not found` });
     if (hasObjectClass(entry.attrs.objectClass, 'dirUser')) throw publicError('ValidationError', { name: 'principal', error: 'keytabs are for service and host principals, not users' });
     const name = entry.attrs.krbPrincipalName![0]!;
+    refuseKdcName(name);
     const [components, realm] = [name.slice(0, name.lastIndexOf('@')).split('/'), name.slice(name.lastIndexOf('@') + 1)];
     let keys = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
     if (opts.retrieve !== true) {

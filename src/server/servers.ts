@@ -12,6 +12,7 @@ import { DirectoryError, type Directory } from '../directory/types.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import { writeKrb5Conf } from './krb5-conf.js';
+import { ldapNames } from './kerberos-init.js';
 import { writeSssdConf } from './sssd-conf.js';
 
 /** The ports one server answers on. */
@@ -79,6 +80,38 @@ export async function realmServers(dir: Directory, first: RealmServer): Promise<
   }
   const others = found.filter((s) => s.hostname.toLowerCase() !== first.hostname.toLowerCase()).sort((a, b) => a.hostname.localeCompare(b.hostname));
   return [first, ...others];
+}
+
+/** The host names of the servers the directory records, none when it records none. */
+export async function recordedServerNames(dir: Directory): Promise<string[]> {
+  try {
+    const r = await dir.search({ base: serversDn(dir.baseDn), scope: 'one', filter: '(objectClass=dirServer)', attrs: ['cn', 'objectClass'] });
+    return r.entries.flatMap((e) => {
+      const hostname = e.attrs.cn?.[0];
+      return hostname && hasObjectClass(e.attrs.objectClass, 'dirServer') ? [hostname] : [];
+    });
+  } catch (e) {
+    if (e instanceof DirectoryError && e.code === 'noSuchObject') return [];
+    throw e;
+  }
+}
+
+/**
+ * The principals the realm's servers run on, each mapped to the name of
+ * the server that needs it: host/ (its host entry and host.keytab), HTTP/
+ * (the API's Negotiate) and ldap/ (LDAP SASL GSSAPI) of every recorded
+ * server and of this one (`self`, recorded or not yet), with the LDAP
+ * service's other names of this server (ldapNames).
+ */
+export async function serverPrincipals(dir: Directory, realm: string, self: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const add = (server: string, ldap: readonly string[]) => {
+    const h = server.toLowerCase();
+    for (const p of [`host/${h}`, `HTTP/${h}`, ...ldap.map((n) => `ldap/${n.toLowerCase()}`)]) if (!out.has(`${p}@${realm}`)) out.set(`${p}@${realm}`, server);
+  };
+  add(self, ldapNames(self));
+  for (const name of await recordedServerNames(dir)) add(name, [name]);
+  return out;
 }
 
 function parsePorts(values: readonly string[]): ServerPorts | null {

@@ -48,7 +48,7 @@ import { discover } from '../oauth/discovery.js';
 import { checkIdp } from '../oauth/check.js';
 import { idpConfigOf } from '../oauth/types.js';
 import { realmContainerDn } from '../directory/layout.js';
-import { realmServers, registerServer, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
+import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
 
 /** How long the HTTPS API lets a client take, in milliseconds. */
@@ -185,7 +185,11 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(idpCaPem));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
-  const registry = buildRegistry({ oidcDiscovery: (issuer) => discover(issuer, idp), idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp) });
+  const registry = buildRegistry({
+    oidcDiscovery: (issuer) => discover(issuer, idp),
+    idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp),
+    serverPrincipals: () => serverPrincipals(dir, config.realm, config.hostname),
+  });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
     registry,

@@ -107,7 +107,7 @@ describe('derived commands: deleting several names, find order and limits', () =
       assert.equal(e.code, 3009, name);
       assert.match(e.message, /KDC's own/, name);
     }
-    const ok = await admin.call('service_add', ['krbtgtish/web.example.test']);
+    const ok = await admin.call('service_add', ['krbtgtish/web.example.test'], { force: true });
     assert.equal(ok.summary, 'Added service "krbtgtish/web.example.test@EXAMPLE.TEST"');
   });
 });

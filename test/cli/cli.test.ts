@@ -146,7 +146,7 @@ describe('dirid command-line client', () => {
 
   it('keytab-get writes the keytab with -k FILE, --keytab FILE and --keytab=FILE, as its help shows; klist reads it', async () => {
     assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
-    assert.equal((await dirid(['service-add', 'HTTP/kt.example.test'])).code, 0);
+    assert.equal((await dirid(['service-add', 'HTTP/kt.example.test', '--force'])).code, 0);
     assert.match((await dirid(['keytab-get', '--help'])).stdout, /-k, --keytab=FILE/);
     for (const [i, form] of [['-k'], ['--keytab'], ['--keytab=']].entries()) {
       const file = join(realm.dataDir, `kt${i}.keytab`);

@@ -32,7 +32,7 @@ describe('account state is checked on every way in', () => {
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf') };
     admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('service_add', ['HTTP/other.example.test']);
+    await admin.call('service_add', ['HTTP/other.example.test'], { force: true });
     armor = await hostArmor(realm, env);
   });
   after(async () => realm.stop());

@@ -80,9 +80,9 @@ describe('authentication indicators', () => {
     const data = join(realm.dataDir, 'realm');
     env = { KRB5_CONFIG: join(data, 'krb5.conf') };
     await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-12' });
-    await admin.call('service_add', ['HTTP/plain.example.test']);
-    await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'] });
-    await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'] });
+    await admin.call('service_add', ['HTTP/plain.example.test'], { force: true });
+    await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'], force: true });
+    await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'], force: true });
     armor = await hostArmor(realm, env);
   });
   after(async () => realm?.stop());
@@ -90,7 +90,7 @@ describe('authentication indicators', () => {
   it('service-add --auth-ind stores the requirement; service-show labels it; service-mod changes it', async () => {
     const shown = await admin.call('service_show', ['HTTP/strong.example.test']);
     assert.deepEqual(shown.result.krbprincipalauthind, ['hardened']);
-    await admin.call('service_add', ['HTTP/later.example.test']);
+    await admin.call('service_add', ['HTTP/later.example.test'], { force: true });
     const mod = await admin.call('service_mod', ['HTTP/later.example.test'], { auth_ind: ['idp', 'hardened'] });
     assert.equal(mod.summary, 'Modified service "HTTP/later.example.test@EXAMPLE.TEST"');
     assert.deepEqual([...mod.result.krbprincipalauthind].sort(), ['hardened', 'idp']);
@@ -256,8 +256,8 @@ describe('authentication indicators of an IdP login', () => {
     await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L' });
     await admin.call('user_mod', ['alice'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'alice-sub' });
-    await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'] });
-    await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'] });
+    await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'], force: true });
+    await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'], force: true });
     const armor = await hostArmor(realm, env);
     const k = await kinitViaIdp({ idp, armor, env }, 'alice', 'alice-sub', `FILE:${ccFile()}`);
     assert.equal(k.code, 0, k.out);

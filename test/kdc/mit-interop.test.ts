@@ -113,7 +113,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     assert.equal(h.code, 0, h.stderr);
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    const added = await admin.call('service_add', ['HTTP/web.example.test']);
+    const added = await admin.call('service_add', ['HTTP/web.example.test'], { force: true });
     assert.equal(added.summary, 'Added service "HTTP/web.example.test@EXAMPLE.TEST"');
     const kt = await admin.call('keytab_get', ['HTTP/web.example.test']);
     assert.equal(kt.result.kvno, 2, 'new random keys with the next key version');

@@ -2,7 +2,7 @@
  * Keytabs: MIT-written files (kadmin.local ktadd, ktutil, one with holes
  * from ktremove) parse and round-trip byte for byte; ktutil's password keys
  * match string-to-key; a keytab we write is listed by MIT klist -k; the
- * 0x0501 layout and damaged files.
+ * 0x0501 layout and damaged files; new keys merged into a keytab (mergeKeytab).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeKeytabFile, encodeKeytabFile, KeytabError, readKeytab, writeKeytab, type KeytabEntry } from '../../src/kerberos/keytab.js';
+import { decodeKeytabFile, encodeKeytabFile, KeytabError, mergeKeytab, readKeytab, writeKeytab, type KeytabEntry } from '../../src/kerberos/keytab.js';
 import { profile } from '../../src/kerberos/crypto/index.js';
 
 const mit = (name: string) => readFileSync(new URL(`../data/kerberos/mit/${name}`, import.meta.url));
@@ -94,5 +94,26 @@ describe('keytabs we write', () => {
     assert.equal(v1.readUInt16LE(6), 2, 'count includes the realm');
     assert.deepEqual(readKeytab(v1), [{ ...entries[1]!, nameType: 1 }]);
     assert.deepEqual(encodeKeytabFile(decodeKeytabFile(v1)), v1);
+  });
+});
+
+describe('mergeKeytab', () => {
+  const key = (components: string[], kvno: number, etype = 18, realm = 'EXAMPLE.TEST'): KeytabEntry => ({ realm, components, nameType: 1, timestamp: 0, kvno, etype, key: Buffer.alloc(32, kvno) });
+  const names = (entries: KeytabEntry[]) => entries.map((e) => `${e.components.join('/')}@${e.realm}:${e.kvno}:${e.etype}`);
+
+  it("keeps other principals' keys and the previous kvno of the principal, drops older ones, and adds the new keys last", () => {
+    const existing = [key(['host', 'web.example.test'], 4), key(['nfs', 'web.example.test'], 1), key(['nfs', 'web.example.test'], 2), key(['nfs', 'web.example.test'], 2, 17), key(['nfs', 'web.example.test'], 3, 17), key(['nfs', 'web.example.test'], 3), key(['nfs', 'web.example.test'], 9, 18, 'OTHER.TEST')];
+    const merged = mergeKeytab(existing, [key(['nfs', 'web.example.test'], 4), key(['nfs', 'web.example.test'], 4, 17)]);
+    assert.deepEqual(names(merged), ['host/web.example.test@EXAMPLE.TEST:4:18', 'nfs/web.example.test@EXAMPLE.TEST:3:17', 'nfs/web.example.test@EXAMPLE.TEST:3:18', 'nfs/web.example.test@OTHER.TEST:9:18', 'nfs/web.example.test@EXAMPLE.TEST:4:18', 'nfs/web.example.test@EXAMPLE.TEST:4:17']);
+  });
+
+  it('replaces keys of the same kvno (--retrieve twice) and drops higher kvnos of a principal made again', () => {
+    const existing = [key(['HTTP', 'a.example.test'], 1), key(['HTTP', 'a.example.test'], 2), key(['HTTP', 'a.example.test'], 7)];
+    assert.deepEqual(names(mergeKeytab(existing, [key(['HTTP', 'a.example.test'], 2)])), ['HTTP/a.example.test@EXAMPLE.TEST:1:18', 'HTTP/a.example.test@EXAMPLE.TEST:2:18']);
+    assert.deepEqual(names(mergeKeytab(existing, [key(['HTTP', 'a.example.test'], 1)])), ['HTTP/a.example.test@EXAMPLE.TEST:1:18']);
+  });
+
+  it('into an empty keytab gives the new keys', () => {
+    assert.deepEqual(names(mergeKeytab([], [key(['HTTP', 'a.example.test'], 1)])), ['HTTP/a.example.test@EXAMPLE.TEST:1:18']);
   });
 });
