@@ -15,7 +15,7 @@ import { HOST_NAME } from '../framework/params.js';
 import { dataPaths, readServerConfig, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { InitError } from './init.js';
 import { writeKdcCertificate } from './kdc-cert.js';
-import { serverPrincipals, writeHostKeytab } from './kerberos-init.js';
+import { ldapNames, serverPrincipals, writeHostKeytab } from './kerberos-init.js';
 import { issueServerCert } from './pki.js';
 import { realmServers, registerServer, writeServerFiles, type RealmServer } from './servers.js';
 import { openRealmStore } from './store.js';
@@ -47,6 +47,14 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
   try {
     if (await findPrincipal(dir, `host/${hostname}@${config.realm}`)) {
       throw new InitError(`host/${hostname}@${config.realm} already exists: ${hostname} is already a server or host of the realm`);
+    }
+    // the server's other principals, said in words before the batch would fail on one of them
+    for (const name of [`HTTP/${hostname}`, ...ldapNames(hostname).map((n) => `ldap/${n}`)]) {
+      if (await findPrincipal(dir, `${name}@${config.realm}`)) {
+        throw new InitError(
+          `${name}@${config.realm} already exists in the realm (a service, or the LDAP principal a server initialised as localhost takes for the machine's own name): prepare the server under another --hostname, or delete that service first`,
+        );
+      }
     }
     log(`dirid-server: replica-prepare: principals of ${hostname} in ${shownDatabase(config.database)}`);
     const principals = serverPrincipals(dir.baseDn, config.realm, hostname);

@@ -101,6 +101,15 @@ describe('two servers on one PostgreSQL database', () => {
       assert.match(zone, new RegExp(`_dirid\\._tcp +3600 IN SRV 0 100 +${server.httpsPort} ${host}\\.example\\.test\\.`));
     }
     await assert.rejects(prepareReplica({ dataDir: d1(), hostname: 'two.example.test', out: join(tmp, 'three') }), /already a server or host/);
+    // a service already named for the new server's host: refused in words, before any entry is written
+    const admin = await session(one, 'one.example.test');
+    await admin.call('service_add', ['HTTP/three.example.test'], { force: true });
+    await assert.rejects(
+      prepareReplica({ dataDir: d1(), hostname: 'three.example.test', out: join(tmp, 'three') }),
+      /HTTP\/three\.example\.test@EXAMPLE\.TEST already exists in the realm .*another --hostname/,
+    );
+    await assert.rejects(admin.call('host_show', ['three.example.test']), /not found/i, 'no host entry left behind');
+    await admin.call('service_del', ['HTTP/three.example.test']);
   });
 
   it('answers any command at either server, each seeing what the other wrote', async () => {
