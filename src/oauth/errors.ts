@@ -34,6 +34,16 @@ export function answeredError(errorMember: unknown, descriptionMember: unknown, 
   return new OAuthError(code, `${what}: the IdP answered ${IDP_ERROR_CODES.has(error) ? error : foreign(error, secrets)}${description}`);
 }
 
+/**
+ * An HTTP status an IdP answered instead of the one expected, in words;
+ * 429 and 5xx say that the IdP is busy or down rather than refusing.
+ */
+export function statusInWords(status: number): string {
+  if (status === 429) return 'HTTP 429 (too many requests: it is limiting its clients; try again later)';
+  if (status >= 500 && status <= 599) return `HTTP ${status} (the IdP is unavailable or failing; try again later)`;
+  return `HTTP ${status} instead of an OAuth answer`;
+}
+
 /** The coded error for anything thrown during the protocol step `what`. */
 export function codedError(e: unknown, what: string, secrets: ReadonlyArray<string | undefined>): OAuthError {
   if (e instanceof OAuthError) return new OAuthError(e.code, redact(e.message, secrets));
@@ -50,6 +60,10 @@ export function codedError(e: unknown, what: string, secrets: ReadonlyArray<stri
     // oauth4webapi checks the ID token's alg against id_token_signing_alg_values_supported
     const header = (e as { cause?: { header?: { alg?: unknown } } }).cause?.header;
     if (e.message === 'unexpected JWT "alg" header parameter' && header) return algorithmRefused(header.alg);
+    // an answer of a status the step does not expect, without an OAuth error in it (a 503 page, a 404): its status, in words
+    if (e instanceof oauth.OperationProcessingError && e.code === oauth.RESPONSE_IS_NOT_CONFORM && e.cause instanceof Response && /unexpected HTTP status code/.test(e.message)) {
+      return new OAuthError('idp_bad_response', `${what}: the IdP answered ${statusInWords(e.cause.status)}`);
+    }
     return new OAuthError('idp_bad_response', `${what}: ${foreign(e.message, secrets)}`);
   }
   const refused = certificateRefusal(e, secrets);
