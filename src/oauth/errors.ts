@@ -23,14 +23,21 @@ export function foreign(text: string, secrets: ReadonlyArray<string | undefined>
   return redact(text, secrets).replace(/[\r\n\0]+/g, ' ').slice(0, FOREIGN_TEXT_MAX);
 }
 
+/**
+ * Providers' own names for an RFC error: Entra ID answers a user's refusal
+ * of the device sign-in `authorization_declined` where RFC 8628 §3.5 says
+ * `access_denied`.
+ */
+const SAME_AS: Readonly<Record<string, OAuthErrorCode>> = { authorization_declined: 'access_denied' };
+
 /** The coded error for an OAuth error answer (RFC 6749 §5.2) whose `error` and `error_description` members are given. */
 export function answeredError(errorMember: unknown, descriptionMember: unknown, what: string, secrets: ReadonlyArray<string | undefined>): OAuthError {
   const error = typeof errorMember === 'string' ? errorMember : 'an unnamed error';
-  const code = (IDP_ERROR_CODES.has(error) ? error : 'idp_bad_response') as OAuthErrorCode;
+  const code = (IDP_ERROR_CODES.has(error) ? error : (Object.hasOwn(SAME_AS, error) ? SAME_AS[error] : undefined) ?? 'idp_bad_response') as OAuthErrorCode;
   const said = typeof descriptionMember === 'string' && descriptionMember ? foreign(descriptionMember, secrets) : '';
   const description = said ? ` (${said})` : '';
   // the user said no (or closed the page) at the IdP: say so first, in words a user knows
-  if (error === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (access_denied${said ? `: ${said}` : ''})`);
+  if (code === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (${error}${said ? `: ${said}` : ''})`);
   return new OAuthError(code, `${what}: the IdP answered ${IDP_ERROR_CODES.has(error) ? error : foreign(error, secrets)}${description}`);
 }
 
