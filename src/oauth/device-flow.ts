@@ -199,11 +199,13 @@ export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.Authorization
  */
 export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, answer: HttpAnswer | Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
   const raw = answer instanceof Response ? await readAnswer(answer) : answer;
-  const busy = unavailable(raw);
+  // only a 429 or 5xx is read for this: a pending answer's body is read once, below
+  const busy = raw.status === 429 || (raw.status >= 500 && raw.status <= 599) ? unavailable(raw) : undefined;
   if (busy) throw busy;
   const said = errorAnswer(raw, !!cfg.issuerUrl);
   if (said?.error === 'authorization_pending') return { status: 'pending' };
   if (said?.error === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
+  if (said && TRY_AGAIN.has(said.error)) throw new IdpUnavailable(`token request: the IdP answered ${said.error} (HTTP ${raw.status}): it could not answer the poll now`, retryAfterOf(raw));
   if (said) throw answeredError(said.error, said.description, 'token request', [cfg.clientSecret, deviceCode]);
   const [client] = clientOf(cfg);
   try {
@@ -250,14 +252,12 @@ export const RETRY_AFTER_MAX_S = 300;
 const TRY_AGAIN = new Set(['temporarily_unavailable', 'server_error']);
 
 /**
- * The token answer of an IdP that is busy or failing rather than answering
- * about the device code: HTTP 429 or 5xx (an overloaded or restarting IdP,
- * a proxy's error page) unless its body is one of the device flow's own
- * errors, or any answer whose OAuth error is `temporarily_unavailable` or
- * `server_error`. Else undefined.
+ * The token answer of an IdP that is busy or failing (HTTP 429 or 5xx: an
+ * overloaded or restarting IdP, a proxy's error page) rather than
+ * answering about the device code: undefined when its body is one of the
+ * device flow's own errors (read as such by the caller).
  */
 function unavailable(answer: HttpAnswer): IdpUnavailable | undefined {
-  const busyStatus = answer.status === 429 || (answer.status >= 500 && answer.status <= 599);
   let error: unknown;
   try {
     error = (JSON.parse(textOf(answer.body)) as { error?: unknown } | null)?.error;
@@ -268,7 +268,7 @@ function unavailable(answer: HttpAnswer): IdpUnavailable | undefined {
   if (named !== undefined && TRY_AGAIN.has(named)) {
     return new IdpUnavailable(`token request: the IdP answered ${named} (HTTP ${answer.status}): it could not answer the poll now`, retryAfterOf(answer));
   }
-  if (!busyStatus || (named !== undefined && IDP_ERROR_CODES.has(named))) return undefined;
+  if (named !== undefined && IDP_ERROR_CODES.has(named)) return undefined;
   return new IdpUnavailable(`token request: the IdP answered ${statusInWords(answer.status)}`, retryAfterOf(answer));
 }
 
