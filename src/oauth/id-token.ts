@@ -4,7 +4,8 @@
  * a token says without its signature: the algorithm against an allow-list
  * of asymmetric algorithms (never `none` or HMAC), no header naming or
  * carrying its own key (`jwk`, `jku`, `x5u`), `iss` equal to the configured
- * issuer, `aud` containing the client id (and `azp` equal to it when
+ * issuer (or the other spelling its provider documents: Google's
+ * `accounts.google.com`), `aud` containing the client id (and `azp` equal to it when
  * present, required with several audiences), `exp`, `nbf` and `iat` (not in
  * the future) with 60 s of tolerance, `sub` a non-empty string. The token
  * poll runs it on the token endpoint's answer (device-flow.ts);
@@ -23,6 +24,18 @@ import { foreign } from './errors.js';
 import { algorithmRefused, CLOCK_TOLERANCE_S, ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export { ID_TOKEN_ALGORITHMS } from './types.js';
+
+/**
+ * Another spelling of an issuer that its provider documents as the same
+ * issuer in ID tokens: Google's `iss` is `https://accounts.google.com` or
+ * `accounts.google.com`.
+ */
+const SAME_ISSUER: Readonly<Record<string, string>> = { 'https://accounts.google.com': 'accounts.google.com' };
+
+/** The `iss` values an ID token of the issuer `issuerUrl` may carry: it, and its documented other spelling. */
+export function issuersOf(issuerUrl: string): string[] {
+  return Object.hasOwn(SAME_ISSUER, issuerUrl) ? [issuerUrl, SAME_ISSUER[issuerUrl]!] : [issuerUrl];
+}
 
 /** Header parameters that name or carry a key of the token's own choosing: keys come only from the IdP's JWKS. */
 const KEY_HEADERS = ['jwk', 'jku', 'x5u'] as const;
@@ -54,7 +67,7 @@ export function checkIdTokenClaims(cfg: IdpConfig, header: ProtectedHeaderParame
   if (!allowed.includes(header.alg as string)) throw algorithmRefused(header.alg);
   for (const h of KEY_HEADERS) if (header[h] !== undefined) throw rejected(`header parameter "${h}" refused (keys come only from the IdP's JWKS)`);
 
-  if (cfg.issuerUrl && claims.iss !== cfg.issuerUrl) {
+  if (cfg.issuerUrl && !issuersOf(cfg.issuerUrl).includes(claims.iss as string)) {
     throw new OAuthError('issuer_mismatch', `Issuer does not match: ID token from ${typeof claims.iss === 'string' ? foreign(claims.iss, []) : 'no issuer'}, expected ${cfg.issuerUrl}`);
   }
   const aud = claims.aud;
@@ -118,7 +131,7 @@ export async function validateIdToken(cfg: IdpConfig, idToken: string, idp: IdpC
     audience: cfg.clientId,
     clockTolerance: CLOCK_TOLERANCE_S,
     requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
-    ...(cfg.issuerUrl ? { issuer: cfg.issuerUrl } : {}),
+    ...(cfg.issuerUrl ? { issuer: issuersOf(cfg.issuerUrl) } : {}),
     ...(opts.now !== undefined ? { currentDate: new Date(opts.now) } : {}),
   };
   try {
