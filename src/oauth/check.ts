@@ -2,7 +2,8 @@
  * The check of an IdP reference (docs/device-flow.md, "Checking an IdP
  * reference"): whether logins through it can work, asked of the IdP the
  * way a login would, one line per check. Discovery (OpenID Connect
- * Discovery 1.0 §4) when an issuer is set; each endpoint reachable over
+ * Discovery 1.0 §4, or RFC 8414 metadata where the issuer has no OIDC
+ * document) when an issuer is set; each endpoint reachable over
  * HTTPS with a certificate the server trusts (the IdP client's CAs: the
  * system's and --idp-ca-file); the JWKS readable with keys that can verify
  * ID tokens; and a device authorization (RFC 8628 §3.1) with the stored
@@ -18,7 +19,7 @@ import { importJWK, type JWK } from 'jose';
 import type { IdpClient } from './client.js';
 import { withClientKeys } from './client-auth.js';
 import { deviceAuthorizationRequest, processDeviceAuthorization } from './device-flow.js';
-import { discoveryRequest, processDiscoveryResponse, rememberDiscovered } from './discovery.js';
+import { discoveryDocument, oidcDiscoveryUrl, processDiscoveryResponse, rememberDiscovered } from './discovery.js';
 import { foreign, redact, UNTRUSTED_CHAIN } from './errors.js';
 import { assertHttpsUrl, type FetchLike } from './http.js';
 import { ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
@@ -190,9 +191,11 @@ async function runChecks(cfg: IdpConfig, idp: IdpClient): Promise<CheckLine[]> {
     lines.push({ check: 'Discovery', status: 'SKIP', message: 'no issuer URL set: the endpoints are the ones stored' });
   } else {
     const rec = recording(idp.fetch, DISCOVERY_TIMEOUT_MS);
-    const docUrl = `${cfg.issuerUrl.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    let docUrl = oidcDiscoveryUrl(cfg.issuerUrl);
     try {
-      discovered = await processDiscoveryResponse(cfg.issuerUrl, await discoveryRequest(cfg.issuerUrl, rec.fetch));
+      const found = await discoveryDocument(cfg.issuerUrl, rec.fetch);
+      docUrl = found.url;
+      discovered = await processDiscoveryResponse(cfg.issuerUrl, found.response);
       rememberDiscovered(idp, cfg.issuerUrl, discovered);
       const named = (['authorization_endpoint', 'device_authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'] as const).filter((k) => discovered![k] !== undefined);
       if (discovered.issuer !== cfg.issuerUrl) {

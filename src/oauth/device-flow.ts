@@ -5,7 +5,12 @@
  * (§3.4–3.5). The token request, made at every poll, is formed here and
  * sent through the HTTPS client's request function without the fetch API,
  * and its error answers (pending nearly always) are read here too, where
- * oauth4webapi would read them; a success goes through oauth4webapi. The
+ * oauth4webapi would read them; a success goes through oauth4webapi. A
+ * poll the IdP could not answer now (HTTP 429 or 5xx, temporarily_unavailable,
+ * server_error) is told as the IdP not reached, its Retry-After kept as
+ * the code's interval when longer. Device authorization answers are read in
+ * the providers' own shapes (a `verification_url`, numbers written as
+ * strings, errors with HTTP 200) as RFC 8628 means them. The
  * KDC decides when to poll; nothing here waits or loops.
  * The client authenticates with client_secret_post (RFC 6749 §2.3.1):
  * client_id and client_secret in the form body, which Keycloak, Okta,
@@ -27,10 +32,10 @@ import * as oauth from 'oauth4webapi';
 import { codeKey, type IdpClient, type PollRecord } from './client.js';
 import { clientAuthHeader, clientAuthOf, clientAuthParams, withClientKeys } from './client-auth.js';
 import { authorizationServer, REQUEST_TIMEOUT_MS, requestOptions } from './discovery.js';
-import { answeredError, codedError } from './errors.js';
+import { answeredError, codedError, statusInWords } from './errors.js';
 import { readAnswer, requestOf, toResponse, type FetchLike, type HttpAnswer } from './http.js';
 import { checkIdTokenClaims, decodeIdToken } from './id-token.js';
-import { CLOCK_TOLERANCE_S, OAuthError, type IdpConfig } from './types.js';
+import { CLOCK_TOLERANCE_S, IDP_ERROR_CODES, OAuthError, type IdpConfig } from './types.js';
 
 export { authorizationServer } from './discovery.js';
 
@@ -79,7 +84,7 @@ export async function processDeviceAuthorization(cfg: IdpConfig, as: oauth.Autho
   const [client] = clientOf(cfg);
   let r: oauth.DeviceAuthorizationResponse;
   try {
-    r = await oauth.processDeviceAuthorizationResponse(as, client, await withVerificationUri(response));
+    r = await oauth.processDeviceAuthorizationResponse(as, client, await asDeviceAuthorization(response, [cfg.clientSecret]));
   } catch (e) {
     throw codedError(e, 'device authorization', [cfg.clientSecret]);
   }
@@ -96,15 +101,36 @@ export async function processDeviceAuthorization(cfg: IdpConfig, as: oauth.Autho
 }
 
 /**
- * A device authorization answer that names the page `verification_url`
- * (Google's, from the draft RFC 8628 came from) with no `verification_uri`,
- * given that member under RFC 8628's name; any other answer unchanged.
+ * A successful device authorization answer read as RFC 8628 §3.2 means it,
+ * whatever the provider's own shape: the page named `verification_url`
+ * (Google's, from the draft RFC 8628 came from) taken as `verification_uri`
+ * when that is absent; `expires_in` and `interval` written as JSON strings
+ * of a number (`"900"`, `"5"`: Entra ID's older endpoints) taken as those
+ * numbers; and an `error` member without a device code (GitHub answers its
+ * refusals with HTTP 200) thrown as the IdP's refusal it is. An answer of
+ * another status is the IdP's refusal when it holds an OAuth error
+ * (whatever its media type), and otherwise told by its status (a 503 page
+ * from an IdP that is down); one with a WWW-Authenticate challenge is left
+ * to oauth4webapi. Any other answer goes on unchanged.
  */
-async function withVerificationUri(response: Response): Promise<Response> {
-  if (response.status !== 200) return response;
+async function asDeviceAuthorization(response: Response, secrets: ReadonlyArray<string | undefined>): Promise<Response> {
+  if (response.status !== 200) {
+    if (response.headers.has('www-authenticate')) return response; // a challenge: oauth4webapi reads it (invalid_client)
+    const { object } = await readJsonObject(response);
+    if (object && typeof object.error === 'string' && object.error) throw answeredError(object.error, object.error_description, 'device authorization', secrets);
+    throw new OAuthError('idp_bad_response', `device authorization: the IdP answered ${statusInWords(response.status)}`);
+  }
   const { text, object: o, again } = await readJsonObject(response);
-  if (!o || o.verification_uri !== undefined || typeof o.verification_url !== 'string') return again(text);
-  return again(JSON.stringify({ ...o, verification_uri: o.verification_url }));
+  if (!o) return again(text);
+  if (typeof o.error === 'string' && o.device_code === undefined) throw answeredError(o.error, o.error_description, 'device authorization', secrets);
+  const fixed: Record<string, unknown> = { ...o };
+  if (fixed.verification_uri === undefined && typeof o.verification_url === 'string') fixed.verification_uri = o.verification_url;
+  for (const k of ['expires_in', 'interval'] as const) {
+    const v = o[k];
+    if (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v)) fixed[k] = Number(v);
+  }
+  const changed = Object.keys(fixed).some((k) => fixed[k] !== o[k]);
+  return again(changed ? JSON.stringify(fixed) : text);
 }
 
 /**
@@ -173,9 +199,13 @@ export async function deviceTokenRequest(cfg: IdpConfig, as: oauth.Authorization
  */
 export async function processDeviceToken(cfg: IdpConfig, as: oauth.AuthorizationServer, deviceCode: string, answer: HttpAnswer | Response, currentInterval = DEFAULT_INTERVAL_S): Promise<PollResult> {
   const raw = answer instanceof Response ? await readAnswer(answer) : answer;
+  // only a 429 or 5xx is read for this: a pending answer's body is read once, below
+  const busy = raw.status === 429 || (raw.status >= 500 && raw.status <= 599) ? unavailable(raw) : undefined;
+  if (busy) throw busy;
   const said = errorAnswer(raw, !!cfg.issuerUrl);
   if (said?.error === 'authorization_pending') return { status: 'pending' };
   if (said?.error === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
+  if (said && TRY_AGAIN.has(said.error)) throw new IdpUnavailable(`token request: the IdP answered ${said.error} (HTTP ${raw.status}): it could not answer the poll now`, retryAfterOf(raw));
   if (said) throw answeredError(said.error, said.description, 'token request', [cfg.clientSecret, deviceCode]);
   const [client] = clientOf(cfg);
   try {
@@ -197,6 +227,58 @@ export async function processDeviceToken(cfg: IdpConfig, as: oauth.Authorization
     if (err.code === 'slow_down') return { status: 'slow_down', interval: currentInterval + 5 };
     throw err;
   }
+}
+
+/**
+ * A poll the IdP could not answer now: it is no answer about the device
+ * code, which may still be valid, so it is told as the IdP not reached
+ * (`idp_unreachable`: the KDC keeps the flow pending and polls again when
+ * the code is due). `retryAfterS`: the seconds its Retry-After header asks
+ * to wait, when it names any.
+ */
+export class IdpUnavailable extends OAuthError {
+  constructor(
+    message: string,
+    readonly retryAfterS: number | undefined,
+  ) {
+    super('idp_unreachable', message);
+  }
+}
+
+/** Retry-After waits longer than this are taken as this (the device code expires long before most). */
+export const RETRY_AFTER_MAX_S = 300;
+
+/** Error codes of OAuth 2.0 (RFC 6749 §4.1.2.1) that say the server cannot serve now, not that the request is wrong. */
+const TRY_AGAIN = new Set(['temporarily_unavailable', 'server_error']);
+
+/**
+ * The token answer of an IdP that is busy or failing (HTTP 429 or 5xx: an
+ * overloaded or restarting IdP, a proxy's error page) rather than
+ * answering about the device code: undefined when its body is one of the
+ * device flow's own errors (read as such by the caller).
+ */
+function unavailable(answer: HttpAnswer): IdpUnavailable | undefined {
+  let error: unknown;
+  try {
+    error = (JSON.parse(textOf(answer.body)) as { error?: unknown } | null)?.error;
+  } catch {
+    error = undefined;
+  }
+  const named = typeof error === 'string' ? error : undefined;
+  if (named !== undefined && TRY_AGAIN.has(named)) {
+    return new IdpUnavailable(`token request: the IdP answered ${named} (HTTP ${answer.status}): it could not answer the poll now`, retryAfterOf(answer));
+  }
+  if (named !== undefined && IDP_ERROR_CODES.has(named)) return undefined;
+  return new IdpUnavailable(`token request: the IdP answered ${statusInWords(answer.status)}`, retryAfterOf(answer));
+}
+
+/** RFC 9110 §10.2.3: the seconds a Retry-After header (delay-seconds or an HTTP date) asks for, at most RETRY_AFTER_MAX_S. */
+function retryAfterOf(answer: HttpAnswer): number | undefined {
+  const v = answer.headers['retry-after'];
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim();
+  const s = /^\d+$/.test(t) ? Number(t) : Number.isFinite(Date.parse(t)) ? Math.ceil((Date.parse(t) - Date.now()) / 1000) : undefined;
+  return s === undefined || s <= 0 ? undefined : Math.min(s, RETRY_AFTER_MAX_S);
 }
 
 /** A token answer's body as text, as a fetch Response's text() decodes it (UTF-8, a leading byte order mark dropped). */
@@ -296,7 +378,9 @@ export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClie
   try {
     r = await inFlight;
   } catch (e) {
-    idp.polls.set(key, { lastPoll: sent, interval, until });
+    // an IdP that asks to be left alone longer than the interval (Retry-After) is polled no sooner
+    const wait = e instanceof IdpUnavailable && e.retryAfterS !== undefined ? Math.max(interval, e.retryAfterS) : interval;
+    idp.polls.set(key, { lastPoll: sent, interval: wait, until });
     throw e;
   }
   if (r.status === 'done') {

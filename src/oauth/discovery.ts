@@ -1,8 +1,9 @@
 /**
  * OpenID Connect Discovery 1.0 §4 for an IdP reference: the configuration
- * document at `<issuer>/.well-known/openid-configuration`, whose `issuer`
- * must equal the configured issuer URL (§4.3), fills the endpoints the
- * administrator did not give. Documents are cached per issuer for an hour.
+ * document at `<issuer>/.well-known/openid-configuration` (or, for an
+ * issuer without one, its OAuth 2.0 authorization server metadata, RFC
+ * 8414), whose `issuer` must equal the configured issuer URL (§4.3), fills
+ * the endpoints the administrator did not give. Documents are cached per issuer for an hour.
  * A login's discovery that failed is remembered for DISCOVERY_FAILURE_TTL_MS
  * (a few hundred issuers at most): until then the logins of that issuer are
  * told the same failure without asking again, so the pending flows of a
@@ -33,6 +34,55 @@ export function requestOptions(fetch: FetchLike) {
 
 export function discoveryRequest(issuerUrl: string, fetch: FetchLike): Promise<Response> {
   return oauth.discoveryRequest(assertHttpsUrl(issuerUrl, 'Issuer URL'), { algorithm: 'oidc', ...requestOptions(fetch) });
+}
+
+/** `<issuer>/.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4.1). */
+export function oidcDiscoveryUrl(issuerUrl: string): string {
+  return `${issuerUrl.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+}
+
+/**
+ * Where an issuer's OAuth 2.0 authorization server metadata (RFC 8414) may
+ * be, besides the OIDC document: after the issuer's path, as Okta's custom
+ * authorization servers publish it (`https://host/oauth2/default/.well-known/oauth-authorization-server`),
+ * and before it, as RFC 8414 §3.1 places it
+ * (`https://host/.well-known/oauth-authorization-server/oauth2/default`);
+ * one URL for an issuer without a path.
+ */
+export function oauthMetadataUrls(issuerUrl: string): string[] {
+  const url = new URL(issuerUrl);
+  const path = url.pathname.replace(/\/+$/, '');
+  const appended = `${url.origin}${path}/.well-known/oauth-authorization-server`;
+  const inserted = `${url.origin}/.well-known/oauth-authorization-server${path}`;
+  return appended === inserted ? [appended] : [appended, inserted];
+}
+
+/**
+ * The issuer's metadata document and the URL that answered it: the OIDC
+ * discovery document, or, when the issuer has none (an answer of 4xx other
+ * than 429), its RFC 8414 metadata (oauthMetadataUrls), which some IdPs
+ * publish alone; the document must name the issuer all the same
+ * (processDiscoveryResponse). When no document is found, the OIDC
+ * document's answer and URL.
+ */
+export async function discoveryDocument(issuerUrl: string, fetch: FetchLike): Promise<{ response: Response; url: string }> {
+  const oidc = await discoveryRequest(issuerUrl, fetch);
+  const url = oidcDiscoveryUrl(issuerUrl);
+  if (oidc.status < 400 || oidc.status > 499 || oidc.status === 429) return { response: oidc, url };
+  for (const other of oauthMetadataUrls(issuerUrl)) {
+    let r: Response;
+    try {
+      r = await fetch(other, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch {
+      continue; // the OIDC document's answer says what is missing
+    }
+    if (r.status === 200) {
+      await oidc.body?.cancel().catch(() => {});
+      return { response: r, url: other };
+    }
+    await r.body?.cancel().catch(() => {});
+  }
+  return { response: oidc, url };
 }
 
 /** Validates the document: JSON object, issuer equal to the configured one, https endpoints. */
@@ -66,7 +116,7 @@ export async function discover(issuerUrl: string, idp: IdpClient, now = Date.now
   if (hit && hit.expires > now) return hit.as;
   let response: Response;
   try {
-    response = await discoveryRequest(issuerUrl, idp.fetch);
+    ({ response } = await discoveryDocument(issuerUrl, idp.fetch));
   } catch (e) {
     const coded = codedError(e, `OIDC discovery at ${issuerUrl}`, []);
     throw coded.code === 'insecure_endpoint' ? coded : new OAuthError('discovery_failed', coded.message);

@@ -23,15 +23,32 @@ export function foreign(text: string, secrets: ReadonlyArray<string | undefined>
   return redact(text, secrets).replace(/[\r\n\0]+/g, ' ').slice(0, FOREIGN_TEXT_MAX);
 }
 
+/**
+ * Providers' own names for an RFC error: Entra ID answers a user's refusal
+ * of the device sign-in `authorization_declined` where RFC 8628 §3.5 says
+ * `access_denied`.
+ */
+const SAME_AS: Readonly<Record<string, OAuthErrorCode>> = { authorization_declined: 'access_denied' };
+
 /** The coded error for an OAuth error answer (RFC 6749 §5.2) whose `error` and `error_description` members are given. */
 export function answeredError(errorMember: unknown, descriptionMember: unknown, what: string, secrets: ReadonlyArray<string | undefined>): OAuthError {
   const error = typeof errorMember === 'string' ? errorMember : 'an unnamed error';
-  const code = (IDP_ERROR_CODES.has(error) ? error : 'idp_bad_response') as OAuthErrorCode;
+  const code = (IDP_ERROR_CODES.has(error) ? error : (Object.hasOwn(SAME_AS, error) ? SAME_AS[error] : undefined) ?? 'idp_bad_response') as OAuthErrorCode;
   const said = typeof descriptionMember === 'string' && descriptionMember ? foreign(descriptionMember, secrets) : '';
   const description = said ? ` (${said})` : '';
   // the user said no (or closed the page) at the IdP: say so first, in words a user knows
-  if (error === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (access_denied${said ? `: ${said}` : ''})`);
+  if (code === 'access_denied') return new OAuthError(code, `${what}: the sign-in was refused or cancelled at the IdP (${error}${said ? `: ${said}` : ''})`);
   return new OAuthError(code, `${what}: the IdP answered ${IDP_ERROR_CODES.has(error) ? error : foreign(error, secrets)}${description}`);
+}
+
+/**
+ * An HTTP status an IdP answered instead of the one expected, in words;
+ * 429 and 5xx say that the IdP is busy or down rather than refusing.
+ */
+export function statusInWords(status: number): string {
+  if (status === 429) return 'HTTP 429 (too many requests: it is limiting its clients; try again later)';
+  if (status >= 500 && status <= 599) return `HTTP ${status} (the IdP is unavailable or failing; try again later)`;
+  return `HTTP ${status} instead of an OAuth answer`;
 }
 
 /** The coded error for anything thrown during the protocol step `what`. */
@@ -50,6 +67,10 @@ export function codedError(e: unknown, what: string, secrets: ReadonlyArray<stri
     // oauth4webapi checks the ID token's alg against id_token_signing_alg_values_supported
     const header = (e as { cause?: { header?: { alg?: unknown } } }).cause?.header;
     if (e.message === 'unexpected JWT "alg" header parameter' && header) return algorithmRefused(header.alg);
+    // an answer of a status the step does not expect, without an OAuth error in it (a 503 page, a 404): its status, in words
+    if (e instanceof oauth.OperationProcessingError && e.code === oauth.RESPONSE_IS_NOT_CONFORM && e.cause instanceof Response && /unexpected HTTP status code/.test(e.message)) {
+      return new OAuthError('idp_bad_response', `${what}: the IdP answered ${statusInWords(e.cause.status)}`);
+    }
     return new OAuthError('idp_bad_response', `${what}: ${foreign(e.message, secrets)}`);
   }
   const refused = certificateRefusal(e, secrets);

@@ -4,22 +4,38 @@
  * a token says without its signature: the algorithm against an allow-list
  * of asymmetric algorithms (never `none` or HMAC), no header naming or
  * carrying its own key (`jwk`, `jku`, `x5u`), `iss` equal to the configured
- * issuer, `aud` containing the client id (and `azp` equal to it when
+ * issuer (or the other spelling its provider documents: Google's
+ * `accounts.google.com`), `aud` containing the client id (and `azp` equal to it when
  * present, required with several audiences), `exp`, `nbf` and `iat` (not in
  * the future) with 60 s of tolerance, `sub` a non-empty string. The token
  * poll runs it on the token endpoint's answer (device-flow.ts);
  * `validateIdToken` runs it and then verifies the signature with jose
  * through the JWKS endpoint (the IdP client's key sets, key-sets.ts: kept
  * per URL, fetched again on an unknown key id at most every few seconds).
+ * A token without a kid (the header parameter is optional) is tried with
+ * every key of the set it fits, and when none verifies it the set is
+ * fetched again once, as for an unknown kid.
  * Each refusal names its reason.
  */
-import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type ProtectedHeaderParameters } from 'jose';
 import type { IdpClient } from './client.js';
 import { authorizationServer } from './discovery.js';
 import { foreign } from './errors.js';
 import { algorithmRefused, CLOCK_TOLERANCE_S, ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export { ID_TOKEN_ALGORITHMS } from './types.js';
+
+/**
+ * Another spelling of an issuer that its provider documents as the same
+ * issuer in ID tokens: Google's `iss` is `https://accounts.google.com` or
+ * `accounts.google.com`.
+ */
+const SAME_ISSUER: Readonly<Record<string, string>> = { 'https://accounts.google.com': 'accounts.google.com' };
+
+/** The `iss` values an ID token of the issuer `issuerUrl` may carry: it, and its documented other spelling. */
+export function issuersOf(issuerUrl: string): string[] {
+  return Object.hasOwn(SAME_ISSUER, issuerUrl) ? [issuerUrl, SAME_ISSUER[issuerUrl]!] : [issuerUrl];
+}
 
 /** Header parameters that name or carry a key of the token's own choosing: keys come only from the IdP's JWKS. */
 const KEY_HEADERS = ['jwk', 'jku', 'x5u'] as const;
@@ -51,7 +67,7 @@ export function checkIdTokenClaims(cfg: IdpConfig, header: ProtectedHeaderParame
   if (!allowed.includes(header.alg as string)) throw algorithmRefused(header.alg);
   for (const h of KEY_HEADERS) if (header[h] !== undefined) throw rejected(`header parameter "${h}" refused (keys come only from the IdP's JWKS)`);
 
-  if (cfg.issuerUrl && claims.iss !== cfg.issuerUrl) {
+  if (cfg.issuerUrl && !issuersOf(cfg.issuerUrl).includes(claims.iss as string)) {
     throw new OAuthError('issuer_mismatch', `Issuer does not match: ID token from ${typeof claims.iss === 'string' ? foreign(claims.iss, []) : 'no issuer'}, expected ${cfg.issuerUrl}`);
   }
   const aud = claims.aud;
@@ -82,22 +98,52 @@ export function checkIdTokenClaims(cfg: IdpConfig, header: ProtectedHeaderParame
   if (claims.sub === '') throw rejected('the sub claim is empty');
 }
 
+/**
+ * The claims of `idToken` verified with the key `keys` selects. A token
+ * without a kid that several keys of the set fit (two RSA keys during a
+ * rollover, say) is verified with each in turn until one verifies it;
+ * none doing so is a signature that does not verify.
+ */
+async function verifiedBy(idToken: string, keys: JWTVerifyGetKey, options: JWTVerifyOptions): Promise<JWTPayload> {
+  try {
+    return (await jwtVerify(idToken, keys, options)).payload;
+  } catch (e) {
+    if (!(e instanceof errors.JWKSMultipleMatchingKeys)) throw e;
+    for await (const key of e) {
+      try {
+        return (await jwtVerify(idToken, key, options)).payload;
+      } catch (x) {
+        if (!(x instanceof errors.JWSSignatureVerificationFailed)) throw x;
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed();
+  }
+}
+
 /** The verified claims of `idToken`. */
 export async function validateIdToken(cfg: IdpConfig, idToken: string, idp: IdpClient, opts: { jwksUri?: string; now?: number; algorithms?: readonly string[] } = {}): Promise<JWTPayload> {
   const { header, claims } = decodeIdToken(idToken);
   checkIdTokenClaims(cfg, header, claims, opts);
   const jwksUri = opts.jwksUri ?? cfg.keysUri ?? (await authorizationServer(cfg, idp, ['jwks'])).jwks_uri!;
+  // the claims were judged above; jose's own checks of them stay as a second look
+  const options: JWTVerifyOptions = {
+    algorithms: [header.alg as string],
+    audience: cfg.clientId,
+    clockTolerance: CLOCK_TOLERANCE_S,
+    requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
+    ...(cfg.issuerUrl ? { issuer: issuersOf(cfg.issuerUrl) } : {}),
+    ...(opts.now !== undefined ? { currentDate: new Date(opts.now) } : {}),
+  };
   try {
-    // the claims were judged above; jose's own checks of them stay as a second look
-    const { payload } = await jwtVerify(idToken, idp.keySets.lookup(jwksUri, idp.fetch), {
-      algorithms: [header.alg as string],
-      audience: cfg.clientId,
-      clockTolerance: CLOCK_TOLERANCE_S,
-      requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
-      ...(cfg.issuerUrl ? { issuer: cfg.issuerUrl } : {}),
-      ...(opts.now !== undefined ? { currentDate: new Date(opts.now) } : {}),
-    });
-    return payload;
+    const keys = idp.keySets.lookup(jwksUri, idp.fetch);
+    try {
+      return await verifiedBy(idToken, keys, options);
+    } catch (e) {
+      // a token without a kid names no key a rotation could have taken away: the set is read again, once
+      if (header.kid !== undefined || !(e instanceof errors.JWSSignatureVerificationFailed)) throw e;
+      await idp.keySets.reload(jwksUri, idp.fetch);
+      return await verifiedBy(idToken, keys, options);
+    }
   } catch (e) {
     if (e instanceof OAuthError) throw e;
     if (e instanceof errors.JWKSNoMatchingKey) {

@@ -1,7 +1,8 @@
 /**
  * The keys an IdP publishes at its JWKS endpoint, kept per URL for ID-token
  * validation (id-token.ts). An unknown key id fetches the set again at
- * once, at most every few seconds per URL; keys older than a few minutes are
+ * once, at most every few seconds per URL, and so does a token without a
+ * kid that no key verified (id-token.ts); keys older than a few minutes are
  * fetched again before use. A KeySetCache belongs to one IdpClient
  * (client.ts), so two servers in one process keep their keys apart.
  */
@@ -45,7 +46,8 @@ class RemoteKeySet {
     }
   }
 
-  private load(fetch: FetchLike): Promise<void> {
+  /** Fetches the set again (a fetch already running is joined; none begins within JWKS_REFETCH_INTERVAL_MS of the last). */
+  load(fetch: FetchLike): Promise<void> {
     this.inflight ??= (async () => {
       const wait = this.lastAttempt + JWKS_REFETCH_INTERVAL_MS - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -84,6 +86,20 @@ export class KeySetCache {
 
   /** The key lookup for `jwksUri` (an https:// URL), fetching through `fetch`. */
   lookup(jwksUri: string, fetch: FetchLike): JWTVerifyGetKey {
+    const s = this.set(jwksUri);
+    return (header, token) => s.getKey(header, token, fetch);
+  }
+
+  /**
+   * Fetches the set at `jwksUri` again, at most every JWKS_REFETCH_INTERVAL_MS:
+   * for a token without a kid that no key of the set verified (the IdP may
+   * have rotated the key, and such a token names no key to miss).
+   */
+  reload(jwksUri: string, fetch: FetchLike): Promise<void> {
+    return this.set(jwksUri).load(fetch);
+  }
+
+  private set(jwksUri: string): RemoteKeySet {
     const url = assertHttpsUrl(jwksUri, 'JWKS endpoint');
     let set = this.sets.get(url.href);
     if (set) this.sets.delete(url.href);
@@ -93,7 +109,6 @@ export class KeySetCache {
       if (this.sets.size <= JWKS_CACHE_MAX) break;
       this.sets.delete(oldest);
     }
-    const s = set;
-    return (header, token) => s.getKey(header, token, fetch);
+    return set;
   }
 }
