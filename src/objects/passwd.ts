@@ -1,6 +1,7 @@
 /**
  * passwd: sets a user's password (their own, or anyone's for administrators
- * and holders of the User Administrators privilege); the Kerberos keys are
+ * and holders of the User Administrators privilege, a holder only for users
+ * who hold no more than they do: framework/access.ts); the Kerberos keys are
  * derived again from it with the next key version. A user whose login is an
  * external identity provider's alone (user authentication type idp) does not
  * change their own password here, on any way in (the API, LDAP Password
@@ -13,7 +14,7 @@ import { hasObjectClass } from '../directory/entry.js';
 import type { Directory } from '../directory/types.js';
 import { canManage } from '../framework/access.js';
 import type { Command, CommandRegistry, ServerInfo } from '../framework/command.js';
-import { getEntry, writeEntries } from '../framework/crud.js';
+import { getEntryToWrite, writeEntries } from '../framework/crud.js';
 import { dispatch } from '../framework/dispatch.js';
 import { PublicError, publicError } from '../framework/errors.js';
 import { AuthRefusal, kerberosLogin } from './login.js';
@@ -38,7 +39,7 @@ export const passwdCommand: Command = {
     }
     const password = String(args[1]);
     if (password.length < 8) throw publicError('ValidationError', { name: 'password', error: 'must be at least 8 characters' });
-    const entry = await getEntry(ctx, userObject, login);
+    const entry = await getEntryToWrite(ctx, userObject, login);
     if (self && passwordAtIdp(entry.attrs)) throw publicError('ACIError', { info: passwordAtIdpMessage(login) });
     const mods = [{ op: 'replace' as const, attr: 'userPassword', values: [await hashPassword(password)] }, ...(await passwordKeyMods(ctx, entry, password))];
     await writeEntries(ctx, userObject, login, () => ctx.dir.modify(entry.dn, mods));
