@@ -223,6 +223,8 @@ export interface ComputedOutput {
  * and derive attributes from it, whichever options produced it.
  */
 export interface PendingEntry {
+  /** the entry's DN: the one an add creates, or the modified entry's (before a rename) */
+  readonly dn: string;
   /** the stored entry before a mod; null on add */
   readonly before: Entry | null;
   /** values of `attr` after the write ([] when none); secrets only when this write sets them */

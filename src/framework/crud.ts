@@ -327,6 +327,7 @@ class Pending implements PendingEntry {
   private attrs: Attributes;
   constructor(
     private readonly schema: CallContext['dir']['schema'],
+    readonly dn: string,
     readonly before: Entry | null,
     added: Attributes | null,
     private readonly mods: Modification[] | null,
@@ -427,8 +428,8 @@ function addCommand(obj: ObjectDef): Command {
         attrs[attr] = [...new Set([...(attrs[attr] ?? []), value])];
       }
       await obj.hooks?.preAdd?.(ctx, attrs, opts, pkey);
-      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, null, attrs, null), opts);
       const dn = dnOf(obj, ctx.dir.baseDn, pkey);
+      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, dn, null, attrs, null), opts);
       await writeEntries(ctx, obj, pkey, () => ctx.dir.add(dn, attrs));
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: `Added ${obj.labelSingular} "${pkey}"` };
@@ -600,7 +601,7 @@ function modCommand(obj: ObjectDef): Command {
         mods.push({ op: 'delete', attr, values: [match] });
       }
       await obj.hooks?.preMod?.(ctx, mods, opts, entry);
-      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry, null, mods), opts);
+      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), opts);
       // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
       const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
       const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));

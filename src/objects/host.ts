@@ -1,14 +1,15 @@
 /**
  * Hosts (computers) and their host/ principals (host/web.example.test@REALM):
  * add, delete, find and show. A new host gets its principal name from its
- * fully qualified name and random keys (keytab.ts).
+ * fully qualified name and random keys (keytab.ts); a name another entry
+ * holds is a duplicate (principal-name.ts).
  */
 import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
 import { defineObject } from '../framework/object.js';
 import { newRandomKeys } from '../account/keys.js';
 import { FQDN } from '../framework/params.js';
-
+import { checkNewPrincipalNames } from './principal-name.js';
 
 export const hostObject = defineObject({
   name: 'host',
@@ -33,6 +34,8 @@ export const hostObject = defineObject({
       attrs.krbPrincipalName = [`host/${pkey}@${ctx.server.realm}`];
       attrs.krbPrincipalKey = newRandomKeys();
     },
+    // host/FQDN is no other entry's, a service's of that name included
+    complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
     async postRead(_ctx, entry, out) {
       if (entry.attrs.krbPrincipalName) out.principal = entry.attrs.krbPrincipalName;
     },

@@ -5,7 +5,8 @@
  * indicators (krbPrincipalAuthInd, as FreeIPA names it): the KDC then issues
  * tickets for it only to clients who authenticated in one of those ways
  * (kdc/auth-indicators.ts). A service is not renamed: its keys are salted
- * with its name.
+ * with its name. A name another entry holds (a host's host/H, a user's) is
+ * a duplicate (principal-name.ts).
  */
 import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
@@ -13,6 +14,7 @@ import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { inRealm } from '../account/lookup.js';
 import { newRandomKeys } from '../account/keys.js';
+import { checkNewPrincipalNames } from './principal-name.js';
 
 /** The authentication indicators the KDC issues (docs/kerberos.md, "Authentication indicators"). */
 export const authIndicators = ['hardened', 'idp', 'pkinit'] as const;
@@ -62,6 +64,8 @@ export const serviceObject = defineObject({
       if (RESERVED.has(first)) throw publicError('ValidationError', { name: 'principal', error: `${first}/ names are the KDC's own (the realm's TGS, its password service, well-known names) and cannot be services` });
       attrs.krbPrincipalKey = newRandomKeys();
     },
+    // its name (host/H of a host included) and any alias are no other entry's
+    complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
   },
 });
 
