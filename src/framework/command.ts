@@ -95,6 +95,13 @@ export interface CallContext {
   cache: Map<string, unknown>;
   /** the registry, for commands that describe the API (schema) */
   registry: CommandRegistry;
+  /**
+   * Set by a transport whose own request proved the caller's current
+   * password (the password service: an initial ticket; the LDAP service: a
+   * bind, or Password Modify's old password): passwd of one's own password
+   * then asks for no current_password. The API never sets it.
+   */
+  ownPasswordProven?: boolean;
 }
 
 /** An argument or option of a command. */
