@@ -1,20 +1,22 @@
 /**
  * Running an API command from the command line: find a server, get the
  * schema (cache or server), parse the command line against it, prompt for
- * secrets, refuse a missing required value, call, and print (with -v, ping
- * also says who the caller is and how it authenticated; keytab-get adds the
- * keys to its -k FILE, made ready before the call: keytab-file.ts). Exit
- * codes: 0 ok, 1 error, 2 not found; a server's error gets its exit code
- * from cli/errors.ts (serverError).
+ * secrets (passwd of one's own password: the current one first), refuse a
+ * missing required value, call, and print (with -v, ping also says who the
+ * caller is and how it authenticated; keytab-get adds the keys to its -k
+ * FILE, made ready before the call: keytab-file.ts). Exit codes: 0 ok, 1
+ * error, 2 not found; a server's error gets its exit code from cli/errors.ts
+ * (serverError).
  */
 import type { ApiContract, CommandSpec } from '../contract/api-contract.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
-import { completeArguments, helpText, parseCommandLine, takeLocalOptions } from './args.js';
+import { completeArguments, helpText, parseCommandLine, promptOwnCurrentPassword, takeLocalOptions } from './args.js';
 import { loadClientConfig } from './config.js';
 import { firstServerUrl } from './discovery.js';
 import { CliError, serverError } from './errors.js';
 import { openKeytabTarget, type KeytabTarget } from './keytab-file.js';
 import { callerLine, formatResult, summaryBlock } from './output.js';
+import { ticketPrincipal } from './principal.js';
 import { readSecret } from './prompt.js';
 import { currentSchema, type CachedSchema } from './schema-cache.js';
 import { connect, type Session } from './transport.js';
@@ -51,9 +53,10 @@ export async function runApiCommand(g: GlobalOptions, cliName: string, argv: str
     process.stdout.write(helpText(spec));
     return 0;
   }
+  promptOwnCurrentPassword(spec, parsed, ticketPrincipal());
   for (const p of parsed.prompts) {
     const label = p.spec.label;
-    const value = await readSecret(label, process.stdin.isTTY ? `Enter ${label} again to verify` : undefined);
+    const value = await readSecret(label, process.stdin.isTTY && !p.once ? `Enter ${label} again to verify` : undefined);
     if (p.where === 'option') parsed.options[p.spec.name] = value;
     else parsed.args[p.index!] = value;
   }

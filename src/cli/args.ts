@@ -3,8 +3,9 @@
  * `--opt=value` and `--opt value`), flags, repeated multi-value options,
  * options that prompt when given without a value (--secret), arguments that
  * are always prompted for (a secret such as passwd's new password: never
- * taken from the command line, so positionals fill only the others), and
- * the check that every required argument is there before anything is sent.
+ * taken from the command line, so positionals fill only the others), the
+ * current password passwd of one's own password asks for first, and the
+ * check that every required argument is there before anything is sent.
  */
 import type { CommandSpec, ParamSpec } from '../contract/api-contract.js';
 import type { WireValue } from '../rpc/codec/types.js';
@@ -13,8 +14,8 @@ import { CliError } from './errors.js';
 export interface ParsedCommand {
   args: WireValue[];
   options: Record<string, WireValue>;
-  /** options or arguments to prompt for */
-  prompts: Array<{ spec: ParamSpec; where: 'option' | 'arg'; index?: number }>;
+  /** options or arguments to prompt for; `once`: not asked again to verify on a terminal (a current password) */
+  prompts: Array<{ spec: ParamSpec; where: 'option' | 'arg'; index?: number; once?: boolean }>;
   help: boolean;
 }
 
@@ -108,6 +109,25 @@ export function completeArguments(spec: CommandSpec, parsed: ParsedCommand): voi
   });
   for (let i = 0; i < parsed.args.length; i++) if (parsed.args[i] === undefined) parsed.args[i] = null;
   while (parsed.args.length && parsed.args[parsed.args.length - 1] === null) parsed.args.pop();
+}
+
+/**
+ * `passwd` of one's own password (no LOGIN, or the LOGIN of `caller`, the
+ * principal of the credential cache) asks for the current password first,
+ * once, unless --current-password gave it; from standard input the current
+ * password is the first line and the new one the second. A server whose
+ * passwd has no such option is asked nothing more.
+ */
+export function promptOwnCurrentPassword(spec: CommandSpec, parsed: ParsedCommand, caller: string | null): void {
+  if (spec.name !== 'passwd') return;
+  const current = spec.options.find((o) => o.name === 'current_password');
+  if (!current || parsed.options.current_password !== undefined) return;
+  const login = parsed.args[0];
+  const own = login === undefined || login === null || (caller !== null && !caller.includes('/') && caller.slice(0, caller.lastIndexOf('@')) === login);
+  if (!own) return;
+  const asked = parsed.prompts.findIndex((p) => p.spec.name === 'current_password');
+  if (asked >= 0) parsed.prompts.splice(asked, 1);
+  parsed.prompts.unshift({ spec: current, where: 'option', once: true });
 }
 
 function metavar(o: ParamSpec): string {

@@ -10,6 +10,14 @@
  * group, or a role holding the object's privilege (role-based delegation as
  * in FreeIPA's privilege/role model: a privilege entry lists the roles that
  * hold it; a role lists its member users and groups).
+ * A delegate's privilege stops at those who hold more than the delegate
+ * (mayActOn): a holder of User Administrators may not set the password of,
+ * disable, modify, unlock or delete a member of admins, nor of any group
+ * whose roles grant a privilege the holder lacks; a holder of Group
+ * Administrators may not change such a group (its members included). Which
+ * attributes only administrators may name in --setattr/--addattr/--delattr
+ * is here too (mayWriteAttribute): a principal's name, which is its
+ * Kerberos identity. Admins keep every power.
  */
 import { publicError } from './errors.js';
 import type { CallContext, Command, Principal } from './command.js';
@@ -72,8 +80,8 @@ export function assertReadable(ctx: CallContext, dn: string): void {
   if (readability(ctx.principal, dn, ctx.dir.baseDn) !== 'subtree') throw publicError('ACIError', { info: 'not allowed to read this part of the directory' });
 }
 
-/** Group DNs the principal belongs to, nested memberships included. */
-export async function groupsOf(ctx: CallContext, principal: Principal): Promise<Set<string>> {
+/** Group DNs the principal (or the group at `dn`) belongs to, nested memberships included, lower-cased. */
+export async function groupsOf(ctx: CallContext, principal: Pick<Principal, 'dn'>): Promise<Set<string>> {
   const key = `groups:${principal.dn}`;
   const cached = ctx.cache.get(key) as Set<string> | undefined;
   if (cached) return cached;
@@ -101,8 +109,8 @@ export async function isAdmin(ctx: CallContext, principal: Principal): Promise<b
   return groups.has(containers(ctx.dir.baseDn).adminsGroup.toLowerCase());
 }
 
-/** Names of the privileges the principal holds through its roles. */
-export async function privilegesOf(ctx: CallContext, principal: Principal): Promise<Set<string>> {
+/** Names of the privileges the principal (or the members of the group at `dn`) holds through its roles, lower-cased. */
+export async function privilegesOf(ctx: CallContext, principal: Pick<Principal, 'dn'>): Promise<Set<string>> {
   const key = `privileges:${principal.dn}`;
   const cached = ctx.cache.get(key) as Set<string> | undefined;
   if (cached) return cached;
@@ -127,6 +135,60 @@ export async function canManage(ctx: CallContext, privilege: string | undefined)
   if (await isAdmin(ctx, p)) return true;
   if (!privilege) return false;
   return (await privilegesOf(ctx, p)).has(privilege.toLowerCase());
+}
+
+/**
+ * What the entry at `dn` holds beyond the caller, who is no admin: 'admins'
+ * for a member of admins (or admins itself), else the first privilege its
+ * roles grant (to it, or to the members of the group it is) that the caller
+ * lacks; null when it holds nothing more. Entries that are neither users nor
+ * groups hold nothing.
+ */
+async function beyondCaller(ctx: CallContext, caller: Principal, dn: string): Promise<string | null> {
+  const admins = containers(ctx.dir.baseDn).adminsGroup.toLowerCase();
+  if (dn.toLowerCase() === admins || (await groupsOf(ctx, { dn })).has(admins)) return 'admins';
+  const mine = await privilegesOf(ctx, caller);
+  for (const p of await privilegesOf(ctx, { dn })) if (!mine.has(p)) return p;
+  return null;
+}
+
+/**
+ * Whether the caller may write the entry at `dn` once its command is
+ * allowed: always for admins; for a delegate, only when the entry holds
+ * nothing beyond the delegate.
+ */
+export async function mayActOn(ctx: CallContext, dn: string): Promise<boolean> {
+  const p = ctx.principal;
+  if (!p) return false;
+  if (await isAdmin(ctx, p)) return true;
+  return (await beyondCaller(ctx, p, dn)) === null;
+}
+
+/** Throws the ACIError unless the caller may write the entry at `dn`; `what` names it (`user "admin"`). */
+export async function assertMayActOn(ctx: CallContext, dn: string, what: string): Promise<void> {
+  const p = ctx.principal;
+  if (!p) throw publicError('NotAuthenticated');
+  if (await isAdmin(ctx, p)) return;
+  const beyond = await beyondCaller(ctx, p, dn);
+  if (beyond === null) return;
+  const why = beyond === 'admins' ? 'administrator rights (the admins group)' : `a privilege you do not hold ("${beyond}")`;
+  throw publicError('ACIError', { info: `${what} holds ${why}: only administrators may change it` });
+}
+
+/**
+ * Attributes only administrators may name in --setattr, --addattr and
+ * --delattr: krbPrincipalName is a principal's Kerberos identity (a second
+ * name on a user would let whoever sets its password log in as that
+ * principal), as FreeIPA leaves principal aliases to administrators.
+ */
+const ADMIN_ONLY_ATTRIBUTES: ReadonlySet<string> = new Set(['krbprincipalname']);
+
+/** Throws the ACIError unless the caller may name `attr` in a raw attribute option. */
+export async function assertMayWriteAttribute(ctx: CallContext, attr: string): Promise<void> {
+  if (!ADMIN_ONLY_ATTRIBUTES.has(attr.toLowerCase())) return;
+  const p = ctx.principal;
+  if (!p) throw publicError('NotAuthenticated');
+  if (!(await isAdmin(ctx, p))) throw publicError('ACIError', { info: `only administrators may change '${attr}'` });
 }
 
 /** Throws unless the caller may run the command. */

@@ -102,6 +102,13 @@ export interface CallContext {
   cache: Map<string, unknown>;
   /** the registry, for commands that describe the API (schema) */
   registry: CommandRegistry;
+  /**
+   * Set by a transport whose own request proved the caller's current
+   * password (the password service: an initial ticket; the LDAP service: a
+   * bind, or Password Modify's old password): passwd of one's own password
+   * then asks for no current_password. The API never sets it.
+   */
+  ownPasswordProven?: boolean;
 }
 
 /** An argument or option of a command. */
@@ -230,6 +237,8 @@ export interface ComputedOutput {
  * and derive attributes from it, whichever options produced it.
  */
 export interface PendingEntry {
+  /** the entry's DN: the one an add creates, or the modified entry's (before a rename) */
+  readonly dn: string;
   /** the stored entry before a mod; null on add */
   readonly before: Entry | null;
   /** values of `attr` after the write ([] when none); secrets only when this write sets them */

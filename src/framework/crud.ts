@@ -2,6 +2,7 @@
  * Derives X-add, X-del, X-find, X-mod and X-show from an object declaration
  * (FreeIPA's crud/baseldap idea, docs/architecture.md, "How the code is built"). Options, validation, output
  * shaping (labels are applied by clients from the API schema), access rules
+ * (the command's, and getEntryToWrite's for the entry a write acts on)
  * and the mapping of directory errors to public errors (mapDirectoryError,
  * through writeEntries for every command that writes) all live here once,
  * and so do the rules every object follows: each add and mod ends in one
@@ -11,7 +12,7 @@
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
-import { assertReadable, canManage } from './access.js';
+import { assertMayActOn, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
@@ -81,6 +82,18 @@ function notFound(obj: ObjectDef, pkey: string): PublicError {
 export async function getEntry(ctx: CallContext, obj: ObjectDef, pkey: string): Promise<Entry> {
   const entry = await ctx.dir.get(dnOf(obj, ctx.dir.baseDn, pkey));
   if (!entry) throw notFound(obj, pkey);
+  return entry;
+}
+
+/**
+ * The entry a write of an object acts on (a mod, a delete, a membership
+ * change, a password): looked up by primary key, then refused unless the
+ * caller may write it (access.ts mayActOn: a delegate's privilege does not
+ * reach those who hold more).
+ */
+export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: string): Promise<Entry> {
+  const entry = await getEntry(ctx, obj, pkey);
+  await assertMayActOn(ctx, entry.dn, `${obj.labelSingular} "${pkey}"`);
   return entry;
 }
 
@@ -217,6 +230,7 @@ async function attrValueOptions(
     if (at.operational || at.syntax === 'secret') {
       throw publicError('ValidationError', { name: option, error: `attribute '${at.name}' cannot be changed this way` });
     }
+    await assertMayWriteAttribute(ctx, at.name);
     const owner = paramByAttr(obj, at.name);
     if (owner?.[0] === obj.pkey) throw publicError('ValidationError', { name: option, error: obj.noRename ? `'${obj.pkey}' cannot be changed` : `use --rename to change '${obj.pkey}'` });
     let stored = value;
@@ -273,7 +287,7 @@ export async function outputEntry(ctx: CallContext, obj: ObjectDef, entry: Entry
   }
   if (obj.hooks?.postRead) await obj.hooks.postRead(ctx, entry, out, options);
   if (options.rights === true) {
-    const write = await canManage(ctx, obj.managePrivilege);
+    const write = (await canManage(ctx, obj.managePrivilege)) && (await mayActOn(ctx, entry.dn));
     const rights: Record<string, string> = {};
     const attrs = new Set<string>(Object.keys(entry.attrs).map((a) => a.toLowerCase()));
     for (const p of Object.values(obj.params)) if (p.attr) attrs.add(p.attr.toLowerCase());
@@ -313,6 +327,7 @@ class Pending implements PendingEntry {
   private attrs: Attributes;
   constructor(
     private readonly schema: CallContext['dir']['schema'],
+    readonly dn: string,
     readonly before: Entry | null,
     added: Attributes | null,
     private readonly mods: Modification[] | null,
@@ -413,8 +428,8 @@ function addCommand(obj: ObjectDef): Command {
         attrs[attr] = [...new Set([...(attrs[attr] ?? []), value])];
       }
       await obj.hooks?.preAdd?.(ctx, attrs, opts, pkey);
-      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, null, attrs, null), opts);
       const dn = dnOf(obj, ctx.dir.baseDn, pkey);
+      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, dn, null, attrs, null), opts);
       await writeEntries(ctx, obj, pkey, () => ctx.dir.add(dn, attrs));
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: `Added ${obj.labelSingular} "${pkey}"` };
@@ -426,7 +441,7 @@ function addCommand(obj: ObjectDef): Command {
 async function deleteEntries(ctx: CallContext, obj: ObjectDef, pkeys: readonly string[]): Promise<void> {
   const dns: string[] = [];
   for (const pkey of pkeys) {
-    const entry = await getEntry(ctx, obj, pkey);
+    const entry = await getEntryToWrite(ctx, obj, pkey);
     await obj.hooks?.preDel?.(ctx, entry);
     // what goes with the entry goes first, so that nothing is left naming it
     for (const dn of (await obj.hooks?.alsoDelete?.(ctx, entry)) ?? []) if (!dns.some((d) => sameDn(d, dn))) dns.push(dn);
@@ -561,7 +576,7 @@ function modCommand(obj: ObjectDef): Command {
       checkRights(opts);
       assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
       const pkey = pkeyOf(ctx, obj, args[0]);
-      const entry = await getEntry(ctx, obj, pkey);
+      const entry = await getEntryToWrite(ctx, obj, pkey);
       const mods: Modification[] = [];
       for (const [key, p] of Object.entries(obj.params)) {
         const v = opts[key];
@@ -588,7 +603,7 @@ function modCommand(obj: ObjectDef): Command {
         mods.push({ op: 'delete', attr, values: [match] });
       }
       await obj.hooks?.preMod?.(ctx, mods, opts, entry);
-      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry, null, mods), opts);
+      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), opts);
       // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
       const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
       const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));

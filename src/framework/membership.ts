@@ -5,7 +5,7 @@
  * object's DN in the target's `member` instead (a privilege lists its roles).
  * A directory failure of the write becomes its public error as in crud.ts.
  */
-import { commonOptions, containerOf, dnOf, getEntry, outputEntry, pkeyOfDn, withArticle, writeEntries } from './crud.js';
+import { commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOfDn, withArticle, writeEntries } from './crud.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
 import type { Entry } from '../directory/types.js';
@@ -29,7 +29,8 @@ function memberOptions(kinds: readonly MemberKind[]): Record<string, OptionDef> 
 }
 
 async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKind[], pkey: string, opts: Record<string, unknown>, add: boolean): Promise<CommandResult> {
-  const entry = await getEntry(ctx, obj, pkey);
+  // the members of a group get what it grants: a delegate changes only a group that grants no more than they hold
+  const entry = await getEntryToWrite(ctx, obj, pkey);
   const failed: Record<string, Array<[string, string]>> = {};
   let completed = 0;
   for (const k of kinds) {

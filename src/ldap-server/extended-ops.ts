@@ -79,7 +79,8 @@ async function passwordModify(ctx: ServiceContext, conn: LdapConnection, req: Ex
       throw checked;
     }
   }
-  const call = { dir: ctx.dir, principal: p, server: ctx.server, cache: new Map<string, unknown>(), registry: ctx.registry };
+  // the bind proved who the user is, and an old password given was checked above (as FreeIPA's Password Modify takes it)
+  const call = { dir: ctx.dir, principal: p, server: ctx.server, cache: new Map<string, unknown>(), registry: ctx.registry, ownPasswordProven: true };
   await dispatch(call, 'passwd', [p.uid, newPassword], {});
   return { response: { op: 'extendedResp', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' }, note: 'passwd' };
 }

@@ -5,7 +5,8 @@
  * server's own host entry may have a short one (`localhost`). A new host
  * gets its principal name from its name and random keys (keytab.ts).
  * Deleting a host deletes the services that run on it (service/<host>); the
- * host entry of a dirid server is not deleted (realm-principals.ts).
+ * host entry of a dirid server is not deleted (realm-principals.ts); a
+ * name another entry holds is a duplicate (principal-name.ts).
  */
 import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
@@ -19,6 +20,7 @@ import { refuseServerPrincipal } from './realm-principals.js';
 
 /** A host name in any case (normalised to lower case): labels of letters, digits and hyphens. */
 const HOST_NAME_ANY_CASE = new RegExp(HOST_NAME.source, 'i');
+import { checkNewPrincipalNames } from './principal-name.js';
 
 export const hostObject = defineObject({
   name: 'host',
@@ -62,6 +64,8 @@ export const hostObject = defineObject({
       const found = await ctx.dir.search({ base: containers(ctx.dir.baseDn).services, scope: 'one', filter, attrs: ['1.1'] });
       return found.entries.map((e) => e.dn);
     },
+    // host/FQDN is no other entry's, a service's of that name included
+    complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
     async postRead(_ctx, entry, out) {
       if (entry.attrs.krbPrincipalName) out.principal = entry.attrs.krbPrincipalName;
     },

@@ -1,6 +1,7 @@
 /**
  * Logins: the one rule every transport that takes a user's password runs
- * (the API's login_password, the LDAP service's simple bind), the one step
+ * (the API's login_password, the LDAP service's simple bind, the current
+ * password passwd asks for), the one step
  * after a Kerberos client's ticket was accepted (Negotiate, SASL GSSAPI),
  * and the one check that a session or a bound connection may still act.
  * Password login: A user,
@@ -77,6 +78,21 @@ export async function passwordLogin(accounts: Accounts, realm: string, user: str
   const after = verdict(account, policy, Date.now(), 'password');
   if (after.state !== 'usable') return accountRefusal(after);
   return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
+}
+
+/**
+ * The check of the current password a user gives to change it (passwd of
+ * one's own password): the password login rule above, so a wrong one counts
+ * towards the lockout and an account that may not log in is refused as its
+ * login would be; a right one that has expired is accepted, since changing
+ * it is the way out. Null when the password is right; a wrong one is an
+ * ACIError that says so.
+ */
+export async function currentPasswordCheck(accounts: Accounts, realm: string, uid: string, password: string): Promise<AuthRefusal | null> {
+  const r = await passwordLogin(accounts, realm, uid, password);
+  if (!(r instanceof AuthRefusal) || r.publicError.errorName === 'PasswordExpired') return null;
+  if (r.publicError.errorName === 'InvalidCredentials') return new AuthRefusal(publicError('ACIError', { info: 'the current password is wrong' }), r.message);
+  return r;
 }
 
 /**

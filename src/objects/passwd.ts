@@ -1,22 +1,32 @@
 /**
  * passwd: sets a user's password (their own, or anyone's for administrators
- * and holders of the User Administrators privilege); the Kerberos keys are
- * derived again from it with the next key version. A user whose login is an
+ * and holders of the User Administrators privilege, a holder only for users
+ * who hold no more than they do: framework/access.ts); the Kerberos keys are
+ * derived again from it with the next key version. One's own password is
+ * changed only with the current one (`current_password`, checked by the
+ * password login rule of login.ts, so a wrong one counts as a failed login),
+ * as FreeIPA's passwd asks: a session or a ticket left behind is not enough
+ * to take the account over. A transport whose own request already proved
+ * the password says so (CallContext.ownPasswordProven: the password service
+ * takes only an initial ticket for it, the LDAP service a bind, or the old
+ * password Password Modify checked). An administrator setting someone
+ * else's password gives none. A user whose login is an
  * external identity provider's alone (user authentication type idp) does not
  * change their own password here, on any way in (the API, LDAP Password
  * Modify, kpasswd): it lives at the IdP; an administrator may still set one.
  * Also the password change a Kerberos client asks the password service for
  * (kdc/kpasswd.ts): it runs this same command as that client.
  */
-import type { Accounts } from '../account/state.js';
+import { Accounts } from '../account/state.js';
 import { hasObjectClass } from '../directory/entry.js';
 import type { Directory } from '../directory/types.js';
+import { realmContainerDn } from '../directory/layout.js';
 import { canManage } from '../framework/access.js';
-import type { Command, CommandRegistry, ServerInfo } from '../framework/command.js';
-import { getEntry, writeEntries } from '../framework/crud.js';
+import type { CallContext, Command, CommandRegistry, ServerInfo } from '../framework/command.js';
+import { getEntryToWrite, writeEntries } from '../framework/crud.js';
 import { dispatch } from '../framework/dispatch.js';
 import { PublicError, publicError } from '../framework/errors.js';
-import { AuthRefusal, kerberosLogin } from './login.js';
+import { AuthRefusal, currentPasswordCheck, kerberosLogin } from './login.js';
 import { hashPassword } from './password.js';
 import { passwordKeyMods, userObject } from './user.js';
 
@@ -27,10 +37,18 @@ export const passwdCommand: Command = {
     { name: 'login', type: 'str', label: 'User login', doc: 'User login (default: yourself)', maxLength: 64 },
     { name: 'password', type: 'password', label: 'New password', doc: 'New password', secret: true, prompt: true, required: true },
   ],
-  options: {},
+  options: {
+    current_password: {
+      type: 'password',
+      label: 'Current password',
+      doc: 'Your current password: needed to change your own, not to set another user\'s',
+      secret: true,
+      noSearch: true,
+    },
+  },
   access: 'authenticated',
   output: 'summary',
-  async run(ctx, args) {
+  async run(ctx, args, opts) {
     const login = args[0] === undefined ? ctx.principal!.uid : String(args[0]);
     const self = login === ctx.principal!.uid;
     if (!self && !(await canManage(ctx, userObject.managePrivilege))) {
@@ -38,13 +56,26 @@ export const passwdCommand: Command = {
     }
     const password = String(args[1]);
     if (password.length < 8) throw publicError('ValidationError', { name: 'password', error: 'must be at least 8 characters' });
-    const entry = await getEntry(ctx, userObject, login);
+    const entry = await getEntryToWrite(ctx, userObject, login);
     if (self && passwordAtIdp(entry.attrs)) throw publicError('ACIError', { info: passwordAtIdpMessage(login) });
+    if (self && ctx.ownPasswordProven !== true) await checkCurrentPassword(ctx, login, opts.current_password);
     const mods = [{ op: 'replace' as const, attr: 'userPassword', values: [await hashPassword(password)] }, ...(await passwordKeyMods(ctx, entry, password))];
     await writeEntries(ctx, userObject, login, () => ctx.dir.modify(entry.dn, mods));
     return { result: null, value: login, summary: `Changed password for "${login}@${ctx.server.realm}"` };
   },
 };
+
+/**
+ * One's own password changes only with the current one: missing, it is
+ * required; wrong, it is refused and counted as a failed login (login.ts);
+ * an account that may not log in now is refused as its login would be.
+ */
+async function checkCurrentPassword(ctx: CallContext, login: string, current: unknown): Promise<void> {
+  if (typeof current !== 'string' || current === '') throw publicError('RequirementError', { name: 'current_password' });
+  const accounts = new Accounts(ctx.dir, realmContainerDn(ctx.dir.baseDn, ctx.server.realm));
+  const refusal = await currentPasswordCheck(accounts, ctx.server.realm, login, current);
+  if (refusal) throw refusal.publicError;
+}
 
 /** Whether a user's only login is an external identity provider's (auth type idp without password). */
 function passwordAtIdp(attrs: Readonly<Record<string, readonly string[] | undefined>>): boolean {
@@ -93,7 +124,8 @@ export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { c
     return { outcome: 'failed', message: `${change.target} is not a user of realm ${realm}: only users' passwords are changed here` };
   }
   try {
-    await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry }, 'passwd', [login, change.password], {});
+    // the password service takes one's own change only on an initial ticket, which that password itself obtained (kdc/kpasswd.ts)
+    await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry, ownPasswordProven: true }, 'passwd', [login, change.password], {});
     return { outcome: 'changed' };
   } catch (e) {
     if (!(e instanceof PublicError)) throw e;

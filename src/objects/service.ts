@@ -8,7 +8,8 @@
  * KDC then issues tickets for it only to clients who authenticated in one of
  * those ways (kdc/auth-indicators.ts). A service is not renamed: its keys are
  * salted with its name. The principals a dirid server runs on are not deleted
- * and change only their description (realm-principals.ts).
+ * and change only their description (realm-principals.ts). A name another
+ * entry holds (a host's host/H, a user's) is a duplicate (principal-name.ts).
  */
 import type { Command } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
@@ -18,6 +19,7 @@ import { inRealm } from '../account/lookup.js';
 import { newRandomKeys } from '../account/keys.js';
 import { hostDn } from '../directory/layout.js';
 import { kdcComponent, refuseServerPrincipal } from './realm-principals.js';
+import { checkNewPrincipalNames } from './principal-name.js';
 
 /** The authentication indicators the KDC issues (docs/kerberos.md, "Authentication indicators"). */
 export const authIndicators = ['hardened', 'idp', 'pkinit'] as const;
@@ -97,6 +99,8 @@ export const serviceObject = defineObject({
     async preDel(ctx, entry) {
       await refuseServerPrincipal(ctx, entry.attrs.krbPrincipalName?.[0] ?? '', 'deleted');
     },
+    // its name (host/H of a host included) and any alias are no other entry's
+    complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
   },
 });
 

@@ -2,12 +2,13 @@
  * user-unlock: ends a password lockout (account/state.ts) at once, as
  * FreeIPA's command of the same name does: the failure count starts again
  * from none. For administrators and holders of the User Administrators
- * privilege. A disabled or expired account stays so; only the lockout ends.
+ * privilege (a holder only for users who hold no more than they do:
+ * framework/access.ts). A disabled or expired account stays so; only the lockout ends.
  */
 import { unlockAccount } from '../account/state.js';
 import { canManage } from '../framework/access.js';
 import type { Command } from '../framework/command.js';
-import { getEntry } from '../framework/crud.js';
+import { getEntryToWrite } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
 import { userObject } from './user.js';
 
@@ -21,7 +22,7 @@ export const userUnlockCommand: Command = {
   async run(ctx, args) {
     const login = String(args[0]);
     if (!(await canManage(ctx, userObject.managePrivilege))) throw publicError('ACIError', { info: 'not allowed to unlock user accounts' });
-    const entry = await getEntry(ctx, userObject, login);
+    const entry = await getEntryToWrite(ctx, userObject, login);
     await unlockAccount(ctx.dir, entry.dn);
     return { result: true, value: login, summary: `Unlocked account "${login}"` };
   },

@@ -21,6 +21,7 @@ import { containers } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { pkeyOfDn } from '../framework/crud.js';
+import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -67,7 +68,9 @@ export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: 
   ];
   if (entry.attrs.krbPasswordExpiration) mods.push({ op: 'replace', attr: 'krbPasswordExpiration', values: [] });
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
-    mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [`${uid}@${ctx.server.realm}`] });
+    const name = `${uid}@${ctx.server.realm}`;
+    await assertPrincipalNamesFree(ctx, [name], entry.dn);
+    mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [name] });
   }
   return mods;
 }
@@ -172,6 +175,8 @@ export const userObject = defineObject({
       }
     },
     async complete(ctx, entry) {
+      // a principal name (the user's own, after a rename, or an alias) is no other entry's
+      await checkNewPrincipalNames(ctx, entry);
       // a link is both attributes or neither, whichever options made it, and no other user's
       const link = entry.values('dirIdpConfigLink');
       if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {

@@ -137,14 +137,14 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
   it('passwd re-derives the keys: the new password works, the old one does not', async () => {
     const alice = new RpcSession(realm.url, realm.ca);
     await alice.login('alice', 'Alice-pass-1');
-    const r = await alice.call('passwd', [null, 'Alice-pass-2']);
+    const r = await alice.call('passwd', [null, 'Alice-pass-2'], { current_password: 'Alice-pass-1' });
     assert.equal(r.summary, 'Changed password for "alice@EXAMPLE.TEST"');
     const old = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'pw.cc')}`, 'alice'], env, 'Alice-pass-1\n');
     assert.match(old.stderr, /Password incorrect/);
     const fresh = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'pw.cc')}`, 'alice'], env, 'Alice-pass-2\n');
     assert.equal(fresh.code, 0, fresh.stderr);
     assert.equal((await alice.raw('passwd', ['admin', 'Hijack-pass-1'])).response.error?.code, 2100);
-    const back = await alice.call('passwd', ['alice', 'Alice-pass-1']);
+    const back = await alice.call('passwd', ['alice', 'Alice-pass-1'], { current_password: 'Alice-pass-2' });
     assert.match(back.summary, /Changed password/);
   });
 
