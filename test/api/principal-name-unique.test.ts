@@ -33,7 +33,7 @@ describe('a principal name belongs to one entry', () => {
   });
 
   it('host_add of a host whose host/ name a service holds is a duplicate', async () => {
-    await admin.call('service_add', ['host/web.example.test@EXAMPLE.TEST']);
+    await admin.call('service_add', ['host/web.example.test@EXAMPLE.TEST'], { force: true });
     await assert.rejects(admin.call('host_add', ['web.example.test']), duplicate(/held by service "host\/web\.example\.test@EXAMPLE\.TEST"/));
     await assert.rejects(admin.call('host_show', ['web.example.test']), (e: Error & { code?: number }) => e.code === 4001);
   });
