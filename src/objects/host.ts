@@ -17,10 +17,10 @@ import { newRandomKeys } from '../account/keys.js';
 import { containers } from '../directory/layout.js';
 import { escapeFilterValue } from '../directory/filter.js';
 import { refuseServerPrincipal } from './realm-principals.js';
+import { checkNewPrincipalNames } from './principal-name.js';
 
 /** A host name in any case (normalised to lower case): labels of letters, digits and hyphens. */
 const HOST_NAME_ANY_CASE = new RegExp(HOST_NAME.source, 'i');
-import { checkNewPrincipalNames } from './principal-name.js';
 
 export const hostObject = defineObject({
   name: 'host',
