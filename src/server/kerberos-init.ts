@@ -70,6 +70,18 @@ export async function ensurePasswordServicePrincipal(dir: Directory, realm: stri
 }
 
 /**
+ * The principal names one server of the realm runs on: host/<hostname> (its
+ * host entry and host.keytab), HTTP/<hostname> (the API's Negotiate) and
+ * ldap/ of each of the LDAP service's names (`ldap`, by default ldapNames:
+ * the machine's own name too for a realm on localhost). Init and
+ * replica-prepare make them, replica-prepare first checks that none exists,
+ * and the API keeps them from being deleted (servers.ts serverPrincipals).
+ */
+export function serverPrincipalNames(hostname: string, realm: string, ldap: readonly string[] = ldapNames(hostname)): { host: string; http: string; ldap: string[] } {
+  return { host: `host/${hostname}@${realm}`, http: `HTTP/${hostname}@${realm}`, ldap: ldap.map((n) => `ldap/${n}@${realm}`) };
+}
+
+/**
  * The principals of one server of the realm, with random keys:
  * host/<hostname> (its host entry), HTTP/<hostname> and ldap/<hostname>;
  * the host keys go into its host.keytab. `init` makes them for the first
@@ -77,21 +89,17 @@ export async function ensurePasswordServicePrincipal(dir: Directory, realm: stri
  */
 export function serverPrincipals(baseDn: string, realm: string, hostname: string): { ops: WriteOp[]; hostKeys: StoredKey[] } {
   const hostKeys = randomKeys(1);
+  const names = serverPrincipalNames(hostname, realm);
   const ops: WriteOp[] = [
     {
       kind: 'add',
       dn: hostDn(baseDn, hostname),
-      attrs: { objectClass: ['top', 'dirHost', 'krbPrincipalAux'], cn: [hostname], krbPrincipalName: [`host/${hostname}@${realm}`], krbPrincipalKey: serializeKeys(hostKeys) },
+      attrs: { objectClass: ['top', 'dirHost', 'krbPrincipalAux'], cn: [hostname], krbPrincipalName: [names.host], krbPrincipalKey: serializeKeys(hostKeys) },
     },
-    {
-      kind: 'add',
-      dn: serviceDn(baseDn, `HTTP/${hostname}@${realm}`),
-      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
-    },
-    ...ldapNames(hostname).map(
+    ...[names.http, ...names.ldap].map(
       (name): WriteOp => ({
         kind: 'add',
-        dn: serviceDn(baseDn, `ldap/${name}@${realm}`),
+        dn: serviceDn(baseDn, name),
         attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys() },
       }),
     ),

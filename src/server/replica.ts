@@ -15,7 +15,7 @@ import { HOST_NAME } from '../framework/params.js';
 import { dataPaths, readServerConfig, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { InitError } from './init.js';
 import { writeKdcCertificate } from './kdc-cert.js';
-import { ldapNames, serverPrincipals, writeHostKeytab } from './kerberos-init.js';
+import { serverPrincipalNames, serverPrincipals, writeHostKeytab } from './kerberos-init.js';
 import { issueServerCert } from './pki.js';
 import { realmServers, registerServer, writeServerFiles, type RealmServer } from './servers.js';
 import { openRealmStore } from './store.js';
@@ -45,14 +45,15 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
 
   const dir = await openRealmStore(from, config, false);
   try {
-    if (await findPrincipal(dir, `host/${hostname}@${config.realm}`)) {
-      throw new InitError(`host/${hostname}@${config.realm} already exists: ${hostname} is already a server or host of the realm`);
+    const names = serverPrincipalNames(hostname, config.realm);
+    if (await findPrincipal(dir, names.host)) {
+      throw new InitError(`${names.host} already exists: ${hostname} is already a server or host of the realm`);
     }
     // the server's other principals, said in words before the batch would fail on one of them
-    for (const name of [`HTTP/${hostname}`, ...ldapNames(hostname).map((n) => `ldap/${n}`)]) {
-      if (await findPrincipal(dir, `${name}@${config.realm}`)) {
+    for (const name of [names.http, ...names.ldap]) {
+      if (await findPrincipal(dir, name)) {
         throw new InitError(
-          `${name}@${config.realm} already exists in the realm (a service, or the LDAP principal a server initialised as localhost takes for the machine's own name): prepare the server under another --hostname, or delete that service first`,
+          `${name} already exists in the realm (a service, or the LDAP principal a server initialised as localhost takes for the machine's own name): prepare the server under another --hostname, or delete that service first`,
         );
       }
     }

@@ -12,7 +12,7 @@ import { DirectoryError, type Directory } from '../directory/types.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import { writeKrb5Conf } from './krb5-conf.js';
-import { ldapNames } from './kerberos-init.js';
+import { ldapNames, serverPrincipalNames } from './kerberos-init.js';
 import { writeSssdConf } from './sssd-conf.js';
 
 /** The ports one server answers on. */
@@ -106,8 +106,8 @@ export async function recordedServerNames(dir: Directory): Promise<string[]> {
 export async function serverPrincipals(dir: Directory, realm: string, self: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const add = (server: string, ldap: readonly string[]) => {
-    const h = server.toLowerCase();
-    for (const p of [`host/${h}`, `HTTP/${h}`, ...ldap.map((n) => `ldap/${n.toLowerCase()}`)]) if (!out.has(`${p}@${realm}`)) out.set(`${p}@${realm}`, server);
+    const names = serverPrincipalNames(server.toLowerCase(), realm, ldap.map((n) => n.toLowerCase()));
+    for (const p of [names.host, names.http, ...names.ldap]) if (!out.has(p)) out.set(p, server);
   };
   add(self, ldapNames(self));
   for (const name of await recordedServerNames(dir)) add(name, [name]);
