@@ -10,7 +10,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const denied = (e: Error & { code?: number }) => e.code === 2100 || e.code === 3009;
@@ -26,16 +26,10 @@ describe('delegated privileges do not reach the administrators', () => {
     await admin.call('user_add', ['uadm'], { first: 'U', last: 'A', password: 'Uadm-pass-123' });
     await admin.call('user_add', ['gadm'], { first: 'G', last: 'A', password: 'Gadm-pass-123' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
-    await admin.call('role_add', ['helpdesk'], {});
-    await admin.call('role_add_privilege', ['helpdesk'], { privileges: ['User Administrators'] });
-    await admin.call('role_add_member', ['helpdesk'], { users: ['uadm'] });
-    await admin.call('role_add', ['groupdesk'], {});
-    await admin.call('role_add_privilege', ['groupdesk'], { privileges: ['Group Administrators'] });
-    await admin.call('role_add_member', ['groupdesk'], { users: ['gadm'] });
-    users = new RpcSession(realm.url, realm.ca);
-    assert.equal((await users.login('uadm', 'Uadm-pass-123')).status, 200);
-    groups = new RpcSession(realm.url, realm.ca);
-    assert.equal((await groups.login('gadm', 'Gadm-pass-123')).status, 200);
+    await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
+    await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
+    users = await userSession(realm, 'uadm', 'Uadm-pass-123');
+    groups = await userSession(realm, 'gadm', 'Gadm-pass-123');
   });
   after(async () => realm.stop());
 

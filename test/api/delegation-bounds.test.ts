@@ -12,7 +12,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const aci = (what: RegExp) => (e: Error & { code?: number }) => e.code === 2100 && what.test(e.message);
@@ -36,20 +36,12 @@ describe('delegation reaches no one who holds more', () => {
     // idpadm holds IdP Administrators through the group idpers
     await admin.call('group_add', ['idpers'], {});
     await admin.call('group_add_member', ['idpers'], { users: ['idpadm'] });
-    await admin.call('role_add', ['idp-role'], {});
-    await admin.call('role_add_privilege', ['idp-role'], { privileges: ['IdP Administrators'] });
-    await admin.call('role_add_member', ['idp-role'], { groups: ['idpers'] });
-    await admin.call('role_add', ['helpdesk'], {});
-    await admin.call('role_add_privilege', ['helpdesk'], { privileges: ['User Administrators'] });
-    await admin.call('role_add_member', ['helpdesk'], { users: ['uadm'] });
-    await admin.call('role_add', ['groupdesk'], {});
-    await admin.call('role_add_privilege', ['groupdesk'], { privileges: ['Group Administrators'] });
-    await admin.call('role_add_member', ['groupdesk'], { users: ['gadm'] });
+    await grantRole(admin, 'idp-role', 'IdP Administrators', { groups: ['idpers'] });
+    await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
+    await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
     await admin.call('group_add', ['plainers'], {});
-    users = new RpcSession(realm.url, realm.ca);
-    assert.equal((await users.login('uadm', 'Uadm-pass-123')).status, 200);
-    groups = new RpcSession(realm.url, realm.ca);
-    assert.equal((await groups.login('gadm', 'Gadm-pass-123')).status, 200);
+    users = await userSession(realm, 'uadm', 'Uadm-pass-123');
+    groups = await userSession(realm, 'gadm', 'Gadm-pass-123');
   });
   after(async () => realm.stop());
 

@@ -66,6 +66,25 @@ export async function startAdminRealm(opts: Parameters<typeof startTestRealm>[0]
 }
 
 /**
+ * A role `role` (made here) granting `privilege`, given to `members`
+ * (`users` or `groups`, added already): a delegation as an administrator
+ * makes one.
+ */
+export async function grantRole(admin: RpcSession, role: string, privilege: string, members: { users?: string[]; groups?: string[] }): Promise<void> {
+  await admin.call('role_add', [role], {});
+  await admin.call('role_add_privilege', [role], { privileges: [privilege] });
+  await admin.call('role_add_member', [role], members);
+}
+
+/** An API session of the user `login`, logged in with `password`; throws when the login is refused. */
+export async function userSession(realm: TestRealm, login: string, password: string): Promise<RpcSession> {
+  const session = new RpcSession(realm.url, realm.ca);
+  const r = await session.login(login, password);
+  if (r.status !== 200) throw new Error(`${login}'s login failed: HTTP ${r.status}`);
+  return session;
+}
+
+/**
  * The `dirid` client's side of a test realm: its default.conf pointed at
  * the realm's API, and the environment a `dirid` process runs with there
  * (the realm's krb5.conf, a ticket cache, a cache directory and HOME of
