@@ -59,6 +59,22 @@ export function sendUdp(addr: KdcAddress, msg: Buffer, waits: readonly number[] 
   });
 }
 
+/** `msg` as Kerberos over TCP sends it: its length in 4 octets, big-endian, first (RFC 4120 §7.2.2). */
+function tcpFrame(msg: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(msg.length);
+  return Buffer.concat([len, msg]);
+}
+
+/** A 'data' listener that gathers one length-prefixed reply and hands it to `done` once it is whole. */
+function tcpMessage(done: (reply: Buffer) => void): (d: Buffer) => void {
+  let buf = Buffer.alloc(0);
+  return (d) => {
+    buf = Buffer.concat([buf, d]);
+    if (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) done(buf.subarray(4, 4 + buf.readUInt32BE(0)));
+  };
+}
+
 export function sendTcp(addr: KdcAddress, msg: Buffer, timeoutMs = 10_000): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const s = connect(addr.port, addr.host);
@@ -66,20 +82,15 @@ export function sendTcp(addr: KdcAddress, msg: Buffer, timeoutMs = 10_000): Prom
       s.destroy();
       reject(new Error('timeout'));
     }, timeoutMs);
-    let buf = Buffer.alloc(0);
-    s.on('connect', () => {
-      const len = Buffer.alloc(4);
-      len.writeUInt32BE(msg.length);
-      s.write(Buffer.concat([len, msg]));
-    });
-    s.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      if (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+    s.on('connect', () => s.write(tcpFrame(msg)));
+    s.on(
+      'data',
+      tcpMessage((reply) => {
         clearTimeout(t);
         s.end();
-        resolve(buf.subarray(4, 4 + buf.readUInt32BE(0)));
-      }
-    });
+        resolve(reply);
+      }),
+    );
     s.on('error', (e) => {
       clearTimeout(t);
       reject(e);
@@ -166,22 +177,18 @@ class Conn {
   private openTcp(msg: Buffer): void {
     const s = connect({ port: this.port, host: this.ip, family: this.family });
     this.tcp = s;
-    let buf = Buffer.alloc(0);
     s.on('connect', () => {
       this.tcpUntil = Date.now() + this.run.schedule.tcpMs;
-      const len = Buffer.alloc(4);
-      len.writeUInt32BE(msg.length);
-      s.write(Buffer.concat([len, msg]));
+      s.write(tcpFrame(msg));
       this.run.wake();
     });
-    s.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      if (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
-        const data = buf.subarray(4, 4 + buf.readUInt32BE(0));
+    s.on(
+      'data',
+      tcpMessage((data) => {
         this.close();
         this.run.won({ data, proto: 'tcp' });
-      }
-    });
+      }),
+    );
     s.on('error', () => this.fail());
     s.on('close', () => this.fail());
   }
