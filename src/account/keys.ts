@@ -7,6 +7,8 @@
  */
 import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
 import { writeKeytab } from '../kerberos/keytab.js';
+import { ApError } from '../kerberos/ap-exchange.js';
+import { ErrorCode } from '../kerberos/iana.js';
 
 export interface StoredKey {
   etype: number;
@@ -61,20 +63,27 @@ export function newRandomKeys(): string[] {
 
 /**
  * How a service of ours (the API's HTTP/, the LDAP service's ldap/) finds
- * the key of a ticket's server: a principal of this realm whose first
- * component is `service`, its stored key of that enctype (and key version,
- * when the ticket names one); null for any other server name.
+ * the key of a ticket's server. Only a name `accepts` says is the service's
+ * own (the acceptor names of the realm's dirid servers, as the server lists
+ * them; never a prefix such as `HTTP/`) gets a key: a ticket for any other
+ * service of the realm belongs to that service, whose operator could replay
+ * what clients sent it or forge one with its keytab (docs/access.md). Null
+ * for such a name, which the acceptor refuses naming it (ap-exchange.ts);
+ * an accepted name without a key of the ticket's enctype and key version
+ * is refused saying so.
  */
 export function serviceKeyFinder(
   accounts: { find(name: string): Promise<{ dn: string } | null>; dir: { readSecret(dn: string, attr: string): Promise<string[]> } },
-  realm: string,
-  service: string,
+  accepts: (server: string) => Promise<boolean>,
 ): (server: string, etype: number, kvno: number | undefined) => Promise<{ etype: number; value: Buffer } | null> {
   return async (server, etype, kvno) => {
-    if (!server.startsWith(`${service}/`) || !server.endsWith(`@${realm}`)) return null;
+    if (!(await accepts(server))) return null;
     const e = await accounts.find(server);
-    if (!e) return null;
-    const k = parseKeys(await accounts.dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype && (kvno === undefined || x.kvno === kvno));
-    return k.length ? { etype, value: k[0]!.key } : null;
+    if (!e) throw new ApError(`${server} is not in the directory`, ErrorCode.KRB_AP_ERR_NOT_US);
+    const keys = parseKeys(await accounts.dir.readSecret(e.dn, 'krbPrincipalKey')).filter((x) => x.etype === etype);
+    if (keys.length === 0) throw new ApError(`${server} has no key of enctype ${etype}`, ErrorCode.KRB_AP_ERR_NOKEY);
+    const k = kvno === undefined ? keys[0] : keys.find((x) => x.kvno === kvno);
+    if (!k) throw new ApError(`the ticket for ${server} was sealed with key version ${kvno}, which is not current`, ErrorCode.KRB_AP_ERR_BADKEYVER);
+    return { etype, value: k.key };
   };
 }

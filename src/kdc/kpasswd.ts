@@ -85,6 +85,8 @@ interface Note {
   kind?: string;
   client?: string;
   target?: string;
+  /** why a request was not carried out: the text its answer carries */
+  reason?: string;
 }
 
 export class KpasswdService {
@@ -135,16 +137,18 @@ export class KpasswdService {
       }
       const done = await this.o.change({ client: accepted.ap.client, target, password });
       outcome = done.outcome === 'changed' ? KpasswdResult.SUCCESS : resultOf[done.outcome];
+      if (done.outcome !== 'changed') note.reason = done.message;
       reply = this.resultReply(accepted, outcome, done.outcome === 'changed' ? 'Password changed' : done.message);
     } catch (e) {
       const refusal = this.refusalOf(e);
       outcome = refusal.result;
+      note.reason = refusal.message;
       if (accepted) reply = this.resultReply(accepted, refusal.result, refusal.message);
       else reply = e instanceof KpasswdFormatError && transport === 'udp' ? null : this.errorReply(refusal);
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     this.o.log(
-      `${new Date().toISOString()} kpasswd ${note.kind ?? 'MALFORMED'} ${transport} client=${note.client ?? '-'} target=${note.target ?? '-'} outcome=${resultName(outcome)}${reply ? '' : ' dropped'} duration_ms=${ms.toFixed(2)}`,
+      `${new Date().toISOString()} kpasswd ${note.kind ?? 'MALFORMED'} ${transport} client=${note.client ?? '-'} target=${note.target ?? '-'} outcome=${resultName(outcome)}${reply ? '' : ' dropped'}${note.reason !== undefined ? ` reason=${JSON.stringify(note.reason)}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
     return reply;
   }

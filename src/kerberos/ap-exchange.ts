@@ -86,7 +86,9 @@ export interface AcceptedAp {
 
 /**
  * Accepts an AP-REQ for one of our services. `keyFor(serverName, etype,
- * kvno)` returns the service's key or null when the service is not ours.
+ * kvno)` returns the service's key, or null when the ticket's server is not
+ * a name the service accepts: the refusal then names that server, as every
+ * acceptor logs it (docs/access.md, "Tickets a dirid server accepts").
  */
 export async function acceptApReq(
   apReqBytes: Buffer,
@@ -97,7 +99,7 @@ export async function acceptApReq(
   const ap = decodeApReq(apReqBytes);
   const server = principalToString(ap.ticket.sname, ap.ticket.realm);
   const key = await keyFor(server, ap.ticket.encPart.etype, ap.ticket.encPart.kvno);
-  if (!key) throw new ApError(`no key for ${server}`, ErrorCode.KRB_AP_ERR_NOT_US);
+  if (!key) throw new ApError(`the ticket is for ${server}, a service this server does not run`, ErrorCode.KRB_AP_ERR_NOT_US);
   let etp: EncTicketPart;
   try {
     etp = decodeEncTicketPart(profile(key.etype).decrypt(key, KeyUsage.TICKET, ap.ticket.encPart.cipher));

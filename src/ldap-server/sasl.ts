@@ -1,8 +1,10 @@
 /**
  * SASL binds (RFC 4513 §5.2, docs/ldap.md "Bind"): GSSAPI only, with our
  * own Kerberos (kerberos/sasl-gssapi.ts runs the RFC 4752 exchange). The
- * client's ticket must be for one of the realm's ldap/ principals, whose
- * keys the service finds in the directory as Negotiate finds HTTP/'s. We
+ * client's ticket must be for one of the service's own names (the ldap/
+ * principals of the realm's dirid servers; a ticket for any other service is
+ * refused naming its server, docs/access.md), whose keys the service finds
+ * in the directory as Negotiate finds HTTP/'s. We
  * offer only the "none" layer over TLS (it already protects the stream) and
  * none, integrity and confidentiality in clear; once the bind succeeds, a
  * chosen layer other than none wraps every PDU both ways. Whether the

@@ -54,6 +54,8 @@ export interface LdapServiceOptions {
   /** the server's key and certificate chain, PEM (the HTTPS API's) */
   tls: { key: Buffer; cert: Buffer };
   limits: LdapLimits;
+  /** whether a SASL GSSAPI ticket's server (name@REALM) is one of the LDAP service's own names (server/acceptor-names.ts) */
+  acceptsTicketFor(server: string): Promise<boolean>;
   log(line: string): void;
 }
 
@@ -91,8 +93,8 @@ export class LdapService implements ConnectionHost {
       timeLimit: o.limits.timeLimit,
       gssapi: {
         replay: new ReplayCache(2 * SKEW_MS, 100_000),
-        // a ticket for any of the realm's ldap/ services, with its keys from the directory
-        keyFor: serviceKeyFinder(accounts, realm, 'ldap'),
+        // a ticket for one of the service's own names only, with its keys from the directory
+        keyFor: serviceKeyFinder(accounts, o.acceptsTicketFor),
       },
     };
   }

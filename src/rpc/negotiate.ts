@@ -1,7 +1,9 @@
 /**
  * HTTP Negotiate (RFC 4559) acceptor: SPNEGO (RFC 4178) carrying a Kerberos
  * AP-REQ, or a bare Kerberos token, verified by kerberos/ap-exchange.ts. The
- * ticket must be for one of the realm's HTTP/ service principals; the client
+ * ticket must be for a name `accepts` says is the API's (the HTTP/ principal
+ * of a dirid server of the realm, server/acceptor-names.ts; any other
+ * service's ticket is refused naming its server, docs/access.md); the client
  * must be a principal of the directory whose account may authenticate now
  * (account/state.ts, which also finds both principals by name). The
  * Kerberos token goes through the one GSS acceptor (kerberos/gss-context.ts)
@@ -22,10 +24,11 @@ import { AuthRefusal, kerberosLogin } from '../objects/login.js';
 
 export class NegotiateError extends Error {}
 
-export function createNegotiator(accounts: Accounts, realm: string): (token: string) => Promise<NegotiateOutcome> {
+/** The Negotiate acceptor; `accepts(server)` says whether a ticket's server (name@REALM) is one of the API's own names. */
+export function createNegotiator(accounts: Accounts, accepts: (server: string) => Promise<boolean>): (token: string) => Promise<NegotiateOutcome> {
   // a Negotiate login is followed by a session cookie, so the API sees far fewer authenticators than the KDC
   const replay = new ReplayCache(2 * SKEW_MS, 100_000);
-  const keyFor = serviceKeyFinder(accounts, realm, 'HTTP');
+  const keyFor = serviceKeyFinder(accounts, accepts);
 
   return async (b64: string) => {
     const token = Buffer.from(b64, 'base64');

@@ -96,6 +96,24 @@ export async function recordedServerNames(dir: Directory): Promise<string[]> {
   }
 }
 
+/** One server's principal names (kerberos-init.ts serverPrincipalNames). */
+export interface ServerNames {
+  server: string;
+  names: { host: string; http: string; ldap: string[] };
+}
+
+/** The principal names of `self` (with the LDAP service's other names, ldapNames), without reading the directory. */
+export function ownServerNames(realm: string, self: string): ServerNames {
+  return { server: self, names: serverPrincipalNames(self.toLowerCase(), realm, ldapNames(self).map((n) => n.toLowerCase())) };
+}
+
+/** The principal names of this server (`self`, recorded or not yet) and of every server the directory records. */
+export async function realmServerNames(dir: Directory, realm: string, self: string): Promise<ServerNames[]> {
+  const out = [ownServerNames(realm, self)];
+  for (const name of await recordedServerNames(dir)) out.push({ server: name, names: serverPrincipalNames(name.toLowerCase(), realm, [name.toLowerCase()]) });
+  return out;
+}
+
 /**
  * The principals the realm's servers run on, each mapped to the name of
  * the server that needs it: host/ (its host entry and host.keytab), HTTP/
@@ -105,12 +123,9 @@ export async function recordedServerNames(dir: Directory): Promise<string[]> {
  */
 export async function serverPrincipals(dir: Directory, realm: string, self: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const add = (server: string, ldap: readonly string[]) => {
-    const names = serverPrincipalNames(server.toLowerCase(), realm, ldap.map((n) => n.toLowerCase()));
+  for (const { server, names } of await realmServerNames(dir, realm, self)) {
     for (const p of [names.host, names.http, ...names.ldap]) if (!out.has(p)) out.set(p, server);
-  };
-  add(self, ldapNames(self));
-  for (const name of await recordedServerNames(dir)) add(name, [name]);
+  }
   return out;
 }
 

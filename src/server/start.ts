@@ -5,7 +5,9 @@
  * chosen ports are written back into the client files (the API's, the
  * KDC's and the password service's) and logged. A realm made before the
  * password service gets its kadmin/changepw principal here, and one
- * without a current KDC certificate (anonymous PKINIT) a new one. Every
+ * without a current KDC certificate (anonymous PKINIT) a new one. The API
+ * and LDAP accept tickets for the realm's dirid servers' names only
+ * (acceptor-names.ts). Every
  * listener bounds how long a client may take (ListenerBounds, docs/load.md):
  * the HTTPS API's TLS handshake, headers, body and whole request, plain
  * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
@@ -50,6 +52,7 @@ import { idpConfigOf } from '../oauth/types.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
+import { realmAcceptorNames } from './acceptor-names.js';
 
 /** How long the HTTPS API lets a client take, in milliseconds. */
 export interface HttpsTimeouts {
@@ -185,6 +188,8 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(idpCaPem));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
+  // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
+  const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
   const registry = buildRegistry({
     oidcDiscovery: (issuer) => discover(issuer, idp),
     idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp),
@@ -197,7 +202,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
-    negotiate: createNegotiator(accounts, config.realm),
+    negotiate: createNegotiator(accounts, (name) => acceptors.accepts('http', name)),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
     log,
@@ -249,7 +254,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
-  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, log });
+  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   await writeClientFiles(dir, paths, config, { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort }, log);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);

@@ -153,7 +153,7 @@ const noAccounts = {
   dir: { readSecret: async () => [] },
   policy: async () => ({}),
 } as unknown as Accounts;
-const negotiate = createNegotiator(noAccounts, 'EXAMPLE.TEST');
+const negotiate = createNegotiator(noAccounts, async (name) => name === 'HTTP/localhost@EXAMPLE.TEST');
 const noKeys = async () => null;
 
 // ---- sealed state that comes back from clients: fixed keys, so the corpus is reproducible ----

@@ -24,6 +24,7 @@ import { runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { changepwTicket, kpasswdRequest, readKpasswdReply, CHANGEPW } from '../support/kpasswd-client.js';
 import { sendTcp, sendUdp } from '../../src/kerberos/transport.js';
+import { asWithPassword } from '../../src/kerberos/client.js';
 import { ErrorCode, flagBit, KpasswdResult, KpasswdVersion, NameType, TicketFlag } from '../../src/kerberos/iana.js';
 import { makeTicket } from '../../src/kdc/tickets.js';
 import { profile } from '../../src/kerberos/crypto/index.js';
@@ -300,6 +301,18 @@ describe('the password service with MIT kpasswd and kinit', () => {
     const r = await kpasswd('mia', 'Mia-tcp-45678\nMia-last-45678\nMia-last-45678\n');
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal((await kinit('mia', 'Mia-last-45678\n')).code, 0);
+  });
+
+  it('takes a ticket for kadmin/changepw only: an initial ticket for another service of the realm is refused, naming it', async () => {
+    await addUser('walt', 'Walt-pass-1234');
+    await admin.call('service_add', ['HTTP/web.example.test'], { force: true });
+    const client = { nameType: NameType.PRINCIPAL, nameString: ['walt'] };
+    const web = await asWithPassword((m) => sendUdp({ host: '127.0.0.1', port: kdcPort }, m), client, 'EXAMPLE.TEST', 'Walt-pass-1234', { sname: { nameType: NameType.SRV_HST, nameString: ['HTTP', 'web.example.test'] }, forwardable: false });
+    const call = kpasswdRequest({ ticket: web.ticket, sessionKey: web.sessionKey, client, crealm: 'EXAMPLE.TEST' }, 'Walt-new-45678');
+    const answer = readKpasswdReply(await sendTcp({ host: '127.0.0.1', port }, call.msg));
+    assert.deepEqual(answer, { code: KpasswdResult.AUTHERROR, text: 'the ticket is for HTTP/web.example.test@EXAMPLE.TEST, a service this server does not run', errorCode: ErrorCode.KRB_AP_ERR_NOT_US });
+    assert.ok(lines(/kpasswd .*outcome=.*the ticket is for HTTP\/web\.example\.test@EXAMPLE\.TEST, a service this server does not run/).length > 0, realm.log.filter((l) => l.includes('kpasswd')).join('\n'));
+    assert.equal((await kinit('walt', 'Walt-pass-1234\n')).code, 0, 'unchanged');
   });
 
   it('a retransmitted datagram gets the same reply and changes the password once', async () => {

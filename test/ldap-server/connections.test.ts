@@ -74,6 +74,7 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
       server: { version: '0', apiVersion: '0', realm: 'EXAMPLE.TEST', domain: 'example.test', searchSizeLimit: 100, searchTimeLimit: 2 },
       tls: { key: readFileSync(join(data, 'server.key')), cert: readFileSync(join(data, 'server.crt')) },
       limits: { maxMessageSize: 4096, maxConnections: 3, maxOperations: 2, idleTimeout: 2, pduTimeout: 30, sizeLimit: 250, timeLimit: 10 },
+      acceptsTicketFor: async (name) => name === 'ldap/localhost@EXAMPLE.TEST',
       log: (l) => log.push(l),
     });
     ({ ldapPort: port, ldapsPort: tlsPort } = await small.listen(0, 0, '127.0.0.1'));

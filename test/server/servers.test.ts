@@ -6,7 +6,9 @@
  * principal cache heard the write); the client files name both servers;
  * and with the first server stopped, MIT kinit and kvno keep working
  * through the second, and the dirid client fails over to it through DNS
- * SRV. The host names one.example.test and two.example.test resolve to
+ * SRV. The first server's API and LDAP accept tickets for the second's
+ * HTTP/ and ldap/, which it reads from the directory after it started.
+ * The host names one.example.test and two.example.test resolve to
  * 127.0.0.1 for the tools through a private /etc/hosts (a mount namespace
  * per command), never the machine's own.
  */
@@ -21,9 +23,12 @@ import { startServer, type RunningServer } from '../../src/server/start.js';
 import { runTool, type ToolResult } from '../support/mit-tools.js';
 import { startSrvDns } from '../support/srv-dns.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
-import { RpcSession, testHosts } from '../support/rpc-client.js';
+import { httpsPost, RpcSession, testHosts } from '../support/rpc-client.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
-import { asReqBody, asWithKeys } from '../../src/kerberos/client.js';
+import { asReqBody, asWithKeys, asWithPassword, tgsExchange } from '../../src/kerberos/client.js';
+import { makeApReq } from '../../src/kerberos/ap-exchange.js';
+import { encodeGssChecksum, encodeKrb5Token, GssFlag, Oid, TokId } from '../../src/kerberos/asn1/gss.js';
+import { encodeNegTokenInit } from '../../src/kerberos/asn1/spnego.js';
 import { armoredAsReq, parseIdpChallenge, processArmored } from '../../src/kerberos/fast-client.js';
 import { PaType } from '../../src/kerberos/iana.js';
 import { readKeytab } from '../../src/kerberos/keytab.js';
@@ -171,6 +176,25 @@ describe('two servers on one PostgreSQL database', () => {
     const answer = processArmored(await kdcOf(two)(req.msg), req, body, req.armorKey);
     assert.equal(answer.kind, 'rep', answer.kind === 'error' ? `KRB-ERROR ${answer.error.errorCode}: ${answer.error.eText ?? ''}` : '');
     if (answer.kind === 'rep') assert.deepEqual(answer.creds.client.nameString, ['flo']);
+  });
+
+  it("the first server's API and LDAP accept tickets for the second server's HTTP/ and ldap/, recorded after the first started", async () => {
+    // the first server's API, given a ticket for HTTP/two: its names were read from the directory at the first such ticket
+    const send = (m: Buffer) => sendUdp({ host: '127.0.0.1', port: one.kdcPort }, m);
+    const tgt = await asWithPassword(send, { nameType: 1, nameString: ['alice'] }, 'EXAMPLE.TEST', 'Alice-pass-1');
+    const svc = await tgsExchange(send, tgt, { nameType: 3, nameString: ['HTTP', 'two.example.test'] });
+    const { apReq } = makeApReq({ ticket: svc.ticket, sessionKey: svc.sessionKey, client: svc.client, crealm: svc.crealm, checksum: { type: 0x8003, value: encodeGssChecksum({ bindings: Buffer.alloc(16), flags: GssFlag.MUTUAL }) }, mutual: true });
+    const token = encodeNegTokenInit({ mechTypes: [Oid.KRB5], mechToken: encodeKrb5Token(TokId.AP_REQ, apReq) }).toString('base64');
+    const url = `https://one.example.test:${one.httpsPort}`;
+    const r = await httpsPost(`${url}/dirid/json`, readFileSync(join(d1(), 'ca.crt'), 'utf8'), '{"method":"ping","params":[[],{}],"id":1}', { 'Content-Type': 'application/json', Referer: `${url}/dirid/`, Authorization: `Negotiate ${token}` });
+    assert.equal(r.status, 200, r.body);
+    assert.match(r.body, /"principal":"alice@EXAMPLE.TEST"/);
+    // MIT's ldapwhoami reaching the first server's LDAP port as two.example.test asks for ldap/two
+    const cc = `FILE:${join(tmp, 'alice-ldap.cc')}`;
+    assert.equal((await tool('kinit', ['-c', cc, 'alice'], env(), 'Alice-pass-1\n')).code, 0);
+    const w = await tool('ldapwhoami', ['-Q', '-N', '-Y', 'GSSAPI', '-H', `ldap://two.example.test:${one.ldapPort}`], { ...env(), KRB5CCNAME: cc, HOME: tmp });
+    assert.equal(w.code, 0, w.stderr);
+    assert.equal(w.stdout.trim(), 'dn:uid=alice,cn=users,cn=accounts,dc=example,dc=test');
   });
 
   it('keeps Kerberos and the API working through the second server when the first stops', async () => {
