@@ -2,8 +2,14 @@
  * The steps the AS and TGS exchanges share to know who a request is about:
  * the client and the server it names, looked up in this realm, whose
  * accounts must be usable now (account/state.ts; a refusal is thrown as
- * AccountRefused). At once when the principals are cached.
+ * AccountRefused). The server must be a principal with random keys (a
+ * service, a host, the realm's own: account/lookup.ts servesTickets): a
+ * user is refused with MUST_USE_USER2USER, as MIT's KDC refuses a principal
+ * without `-allow_svr` (and we issue no user-to-user tickets), so that no
+ * ticket is ever sealed with a key derived from a password. At once when
+ * the principals are cached.
  */
+import { servesTickets } from '../account/lookup.js';
 import { verdict, type Proof } from '../account/state.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import { principalToString } from '../kerberos/asn1/primitives.js';
@@ -36,13 +42,14 @@ export function usableClient(ctx: ExchangeContext, name: string): Maybe<KdcPrinc
   });
 }
 
-/** The server a request names, with a usable account. */
+/** The server a request names: a service, a host or the realm's own, with a usable account. */
 export function lookupServer(ctx: ExchangeContext, req: KdcReq): Maybe<KdcPrincipal> {
   if (!req.body.sname) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', 'no server name');
   const name = principalToString(req.body.sname, ctx.realm);
   ctx.note.server = name;
   return mapMaybe(ctx.db.find(name), (server) => {
     if (!server) throw new KdcError('KDC_ERR_S_PRINCIPAL_UNKNOWN', `server ${name} not found`);
+    if (!servesTickets(server.kind)) throw new KdcError('KDC_ERR_MUST_USE_USER2USER', `${name} is ${server.kind === 'user' ? 'a user' : 'no service, host or principal of the realm'}: no ticket is issued for it`);
     return checkAccount(ctx, server, 'server');
   });
 }

@@ -1,6 +1,7 @@
 /**
  * The KDC's view of the directory: principals by name (found through
  * account/state.ts, which also judges their account state) with their
+ * kind (account/lookup.ts: user, host, service, the realm's own), their
  * decrypted long-term keys, authentication types and IdP link, required
  * authentication indicators, and the realm's ticket and lockout policy.
  */
@@ -9,6 +10,7 @@ import type { Directory } from '../directory/types.js';
 import { parseKeys, type StoredKey } from '../account/keys.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
+import { principalKind, type PrincipalKind } from '../account/lookup.js';
 
 export interface KdcPrincipal {
   dn: string;
@@ -22,6 +24,8 @@ export interface KdcPrincipal {
   idpLink?: string;
   idpSub?: string;
   isUser: boolean;
+  /** what holds the name (account/lookup.ts): only a service, a host or the realm's own is a ticket's server */
+  kind: PrincipalKind;
   maxLife?: number;
   maxRenew?: number;
   /** krbPrincipalAuthInd: a ticket for this server needs one of these authentication indicators (kdc/auth-indicators.ts) */
@@ -87,6 +91,7 @@ export class PrincipalDb {
       account,
       authTypes: (a.dirUserAuthType ?? []).map((t) => t.toLowerCase()),
       isUser: account.isUser,
+      kind: principalKind(e, this.dir.baseDn, this.realm),
     };
     if (a.dirIdpConfigLink?.[0]) p.idpLink = a.dirIdpConfigLink[0];
     if (a.dirIdpSub?.[0]) p.idpSub = a.dirIdpSub[0];

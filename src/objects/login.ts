@@ -8,15 +8,16 @@
  * found by its principal name, whose account may authenticate now
  * (account/state.ts, asked before the password is checked, as the KDC does),
  * with a matching password; a wrong one counts towards the account's
- * lockout, a right one is refused only when it has expired. A refusal is an
- * AuthRefusal carrying the public error the caller sees and, for the log
- * only, the real reason; each transport turns the public error into its
- * wire form in its own one place.
+ * lockout, a right one is refused only when it has expired. Every attempt
+ * costs the same password hash, so its time does not tell who exists. A
+ * refusal is an AuthRefusal carrying the public error the caller sees and,
+ * for the log only, the real reason; each transport turns the public error
+ * into its wire form in its own one place.
  */
 import { accountOf, describeRefusal, verdict, type Accounts, type Refusal } from '../account/state.js';
 import type { Principal } from '../framework/command.js';
 import { publicError, type PublicError } from '../framework/errors.js';
-import { verifyPassword } from './password.js';
+import { checkPassword } from './password.js';
 
 /**
  * An authentication refused with a public error: bad credentials, or an
@@ -56,21 +57,27 @@ const LOGIN = /^[a-z_][a-z0-9_.-]{0,31}$/;
 
 /**
  * The password check of `user` (a login, or `login@REALM`): the principal
- * on success, otherwise the refusal.
+ * on success, otherwise the refusal. Every attempt costs one password hash
+ * (objects/password.ts checkPassword), whatever it comes to: an unknown
+ * user, a user without a password and an account refused before its
+ * password is looked at (disabled, locked, expired) take the time a wrong
+ * password takes, so that time does not tell who exists.
  */
 export async function passwordLogin(accounts: Accounts, realm: string, user: string, password: string): Promise<Principal | AuthRefusal> {
   const invalid = (reason: string) => new AuthRefusal(publicError('InvalidCredentials'), reason);
   const uid = user.endsWith(`@${realm}`) ? user.slice(0, -realm.length - 1) : user;
-  if (!LOGIN.test(uid)) return invalid('not a user name');
-  const entry = await accounts.find(`${uid}@${realm}`);
+  const isLogin = LOGIN.test(uid);
+  const entry = isLogin ? await accounts.find(`${uid}@${realm}`) : null;
   const account = entry ? accountOf(entry) : null;
-  if (!entry || !account?.isUser) return invalid('no such user');
   const policy = await accounts.policy();
-  const before = verdict(account, policy, Date.now());
+  const before = entry && account?.isUser ? verdict(account, policy, Date.now()) : null;
+  const [stored] = entry && before?.state === 'usable' ? await accounts.dir.readSecret(entry.dn, 'userPassword') : [];
+  const matches = await checkPassword(password, stored);
+  if (!isLogin) return invalid('not a user name');
+  if (!entry || !account?.isUser || !before) return invalid('no such user');
   if (before.state !== 'usable') return accountRefusal(before);
-  const [stored] = await accounts.dir.readSecret(entry.dn, 'userPassword');
   if (!stored) return invalid('the user has no password');
-  if (!(await verifyPassword(password, stored))) {
+  if (!matches) {
     await accounts.failedPassword(account, policy, Date.now());
     return invalid('wrong password');
   }

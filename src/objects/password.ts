@@ -1,5 +1,6 @@
 /**
- * Password hashing for directory logins (the session login endpoint).
+ * Password hashing for directory logins (the password login rule of
+ * login.ts), and the check that costs the same without a stored password.
  * scrypt from node:crypto; the stored form is `{SCRYPT}N$r$p$salt$hash`
  * (base64), kept in the secret attribute userPassword, so it is also
  * encrypted at rest and never output.
@@ -19,6 +20,23 @@ export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const hash = await scryptAsync(password, salt, KEYLEN, { ...PARAMS, maxmem: 64 * 1024 * 1024 });
   return `{SCRYPT}${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+/**
+ * A stored form no password matches (a random salt and hash, never computed),
+ * with the parameters hashPassword uses: checking a password against it
+ * costs one scrypt, as checking a real one does.
+ */
+const NO_ONES_PASSWORD = `{SCRYPT}${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$${randomBytes(16).toString('base64')}$${randomBytes(KEYLEN).toString('base64')}`;
+
+/**
+ * `password` checked against `stored`, or, when there is none (no such
+ * user, no password, an account refused before its password is looked at),
+ * against a stored form no password matches: false, after the same scrypt
+ * work, so the time a login takes does not tell whether the user exists.
+ */
+export function checkPassword(password: string, stored: string | undefined): Promise<boolean> {
+  return verifyPassword(password, stored ?? NO_ONES_PASSWORD);
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -62,12 +62,17 @@ export interface RpcServerOptions {
 
 type Encoding = 'json' | 'xml';
 
+/**
+ * Writes a whole answer. API answers (entries, errors, login outcomes) are
+ * never stored by a browser or a proxy (`no-store`); an answer meant to be
+ * kept (a published key set) says so in `headers`.
+ */
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, {
     'Content-Type': contentType,
     'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-cache',
+    'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
     'Strict-Transport-Security': 'max-age=31536000',
