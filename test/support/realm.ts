@@ -26,7 +26,7 @@ export interface TestRealm {
 
 export const ADMIN_PASSWORD = 'Secret123-admin';
 
-export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds } = {}): Promise<TestRealm> {
+export async function startTestRealm(opts: { realm?: string; domain?: string; hostname?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds } = {}): Promise<TestRealm> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dirid-test-'));
   const pwFile = join(dataDir, 'admin.pw');
   writeFileSync(pwFile, ADMIN_PASSWORD + '\n', { mode: 0o600 });
@@ -34,7 +34,8 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     dataDir: join(dataDir, 'realm'),
     realm: opts.realm ?? 'EXAMPLE.TEST',
     domain: opts.domain ?? 'example.test',
-    hostname: 'localhost',
+    // another name than localhost needs resolving to 127.0.0.1 where clients use it (the certificate also names localhost)
+    hostname: opts.hostname ?? 'localhost',
     adminPassword: ADMIN_PASSWORD,
     ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
