@@ -110,16 +110,21 @@ function systemdRuns(): boolean {
   return existsSync('/run/systemd/system');
 }
 
+/** Whether a process runs (a zombie, dead but not yet reaped, does not). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readOrNull(`/proc/${pid}/stat`);
+  return stat === null || !/^\d+ \(.*\) Z/s.test(stat);
+}
+
 /** The process of a pid file, when it runs. */
 function runningPid(pidFile: string): number | null {
   const pid = Number(readOrNull(pidFile)?.trim());
-  if (!Number.isInteger(pid) || pid <= 1) return null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return null;
-  }
+  return Number.isInteger(pid) && pid > 1 && alive(pid) ? pid : null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -131,11 +136,7 @@ async function stopPid(pid: number): Promise<void> {
     return;
   }
   for (let i = 0; i < 100; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
+    if (!alive(pid)) return;
     await sleep(100);
   }
   throw new CliError(`process ${pid} did not stop within 10 s`);
@@ -309,8 +310,9 @@ export async function leaveCommand(argv: string[], state = new StateDir(HOST_PAT
   const sssdConfBefore = record.files.find((f) => f.path === HOST_PATHS.sssdConf)?.existed ?? existsSync(HOST_PATHS.sssdConf);
   const restored = state.restore(record);
   const removed = removeKeys(HOST_PATHS.keytab, principal, record.realm, !record.keytabExisted);
-  // the cache of the realm's users and groups goes with the realm
+  // the cache of the realm's users and groups goes with the realm, and the memory cache NSS reads without SSSD
   for (const f of ['cache', 'timestamps']) rmSync(`/var/lib/sss/db/${f}_${record.domain}.ldb`, { force: true });
+  for (const f of ['passwd', 'group', 'initgroups', 'sid']) rmSync(`/var/lib/sss/mc/${f}`, { force: true });
   const sssd = await sssdService(sssdConfBefore);
   const sshd = sshdService();
   state.remove();
