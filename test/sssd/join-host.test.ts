@@ -183,6 +183,22 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     assert.match(r.out, /LOGGED-IN as frank in \/home\/frank/, r.out);
   });
 
+  it('an IdP login refused at the IdP is refused at the host: no "Password:" asked after it, the reason in the server log', async () => {
+    let denied = false;
+    const r = await ssh('frank', 'keyboard-interactive', async (out) => {
+      const code = /user_code=([A-Z0-9-]+) and press ENTER/.exec(out)?.[1];
+      if (code && !denied) {
+        denied = true;
+        await idp.denyDevice(code);
+      }
+      return '\r';
+    });
+    assert.ok(denied, r.out);
+    assert.doesNotMatch(r.out, /Password:|LOGGED-IN/, r.out);
+    assert.match(r.out, /Permission denied/, r.out);
+    assert.ok(realm.log.some((l) => /client=frank@EXAMPLE\.TEST .*outcome=KDC_ERR_PREAUTH_FAILED preauth="idp: .*refused or cancelled at the IdP \(access_denied/.test(l)), realm.log.filter((l) => l.includes('client=frank@')).join('\n'));
+  });
+
   it("the trap it closes: with Debian's stock order (libpam-sss's profile after pam_unix) the same IdP user only sees Password:", async () => {
     const stockOrder = await host.exec('DEBIAN_FRONTEND=noninteractive pam-auth-update --package --disable dirid --enable sss');
     assert.equal(stockOrder.code, 0, stockOrder.stderr);
@@ -215,7 +231,7 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     assert.match(r.out, /LOGGED-IN as alice/, r.out);
   });
 
-  it('a user disabled in dirid while a process of theirs runs on the host is refused at once, over GSSAPI and with a password', async () => {
+  it('a user disabled in dirid while a process of theirs runs on the host is refused at once, over GSSAPI and with a password; an IdP user too', async () => {
     const cc = join(realm.dataDir, 'dave.cc');
     assert.equal(await kinit('dave', 'Dave-pw-1234', cc), 0);
     const first = await ssh('dave', 'gssapi-with-mic', () => null, { KRB5CCNAME: `FILE:${cc}` });
@@ -227,6 +243,11 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     assert.doesNotMatch(gssapi.out, /LOGGED-IN/, gssapi.out);
     const pw = await ssh('dave', 'keyboard-interactive', password('Dave-pw-1234'));
     assert.doesNotMatch(pw.out, /LOGGED-IN/, pw.out);
+    // and an IdP user, disabled after logging in once: no device flow starts
+    await admin.call('user_mod', ['frank'], { disabled: true });
+    const idpUser = await ssh('frank', 'keyboard-interactive', async (out) => (await approve('frank-sub')(out)) ?? '\r');
+    assert.doesNotMatch(idpUser.out, /LOGGED-IN|user_code=/, idpUser.out);
+    assert.match(idpUser.out, /Permission denied/, idpUser.out);
   });
 
   it('dirid leave puts every file back as it was and removes the host keys', async () => {
