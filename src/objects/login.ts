@@ -16,7 +16,7 @@
 import { accountOf, describeRefusal, verdict, type Accounts, type Refusal } from '../account/state.js';
 import type { Principal } from '../framework/command.js';
 import { publicError, type PublicError } from '../framework/errors.js';
-import { verifyPassword } from './password.js';
+import { verifyPassword } from '../account/password-hash.js';
 
 /**
  * An authentication refused with a public error: bad credentials, or an
