@@ -12,9 +12,8 @@ import type { Attributes, Entry, Modification } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
-import { hashPassword } from './password.js';
-import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
-import { generalizedTime } from '../directory/schema.js';
+import { parseKeys } from '../account/keys.js';
+import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSetter } from '../account/credentials.js';
 import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { containers } from '../directory/layout.js';
@@ -52,21 +51,26 @@ async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: 
 }
 
 /**
- * New Kerberos keys for a password change: every enctype, kvno + 1. A new
- * password has not expired: an expiry date set for the old one goes with it
- * (as MIT's kadmin does for a principal without a password policy), which
- * is what lets a user whose password expired log in again once they have
- * changed it.
+ * What a user's new password stores (account/credentials.ts: the hash,
+ * Kerberos keys at the next key version, the change time, the expiry), the
+ * password held to the password rules: one that breaks one is refused with
+ * ValidationError naming it, on every way a password is set. `entry` is
+ * null for a user being added.
  */
-export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: string): Promise<Modification[]> {
+export async function passwordAttrs(ctx: CallContext, login: string, entry: Entry | null, password: string, by: PasswordSetter): Promise<Attributes> {
+  const keys = entry ? parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey')) : [];
+  const change = await passwordChange({ password, realm: ctx.server.realm, components: [login], current: entry && { attrs: entry.attrs, keys }, by, now: new Date(), rules: DEFAULT_PASSWORD_RULES });
+  if (change.broken) throw publicError('ValidationError', { name: 'password', error: change.broken.message });
+  return change.attrs;
+}
+
+/**
+ * The modifications that set a user's password (passwordAttrs), and
+ * make the user a Kerberos principal if it was not one.
+ */
+export async function passwordMods(ctx: CallContext, entry: Entry, password: string, by: PasswordSetter): Promise<Modification[]> {
   const uid = entry.attrs.uid?.[0] ?? '';
-  const old = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
-  const kvno = Math.max(0, ...old.map((k) => k.kvno)) + 1;
-  const mods: Modification[] = [
-    { op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(password, ctx.server.realm, [uid], kvno)) },
-    { op: 'replace', attr: 'krbLastPwdChange', values: [generalizedTime()] },
-  ];
-  if (entry.attrs.krbPasswordExpiration) mods.push({ op: 'replace', attr: 'krbPasswordExpiration', values: [] });
+  const mods = credentialMods(await passwordAttrs(ctx, uid, entry, password, by));
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
     const name = `${uid}@${ctx.server.realm}`;
     await assertPrincipalNamesFree(ctx, [name], entry.dn);
@@ -138,12 +142,7 @@ export const userObject = defineObject({
       if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
       attrs.objectClass = [...(attrs.objectClass ?? []), 'krbPrincipalAux'];
       attrs.krbPrincipalName = [`${pkey}@${ctx.server.realm}`];
-      if (attrs.userPassword) {
-        const password = attrs.userPassword[0]!;
-        attrs.krbPrincipalKey = serializeKeys(keysFromPassword(password, ctx.server.realm, [pkey], 1));
-        attrs.krbLastPwdChange = [generalizedTime()];
-        attrs.userPassword = [await hashPassword(password)];
-      }
+      if (attrs.userPassword) Object.assign(attrs, await passwordAttrs(ctx, pkey, null, attrs.userPassword[0]!, 'admin'));
       await checkPrivateGroupName(ctx, pkey, 'user');
       await addUserPosix(ctx, attrs, pkey);
     },
@@ -154,14 +153,13 @@ export const userObject = defineObject({
         // a renamed user logs in under the new name; the keys keep the salt they were made with
         mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
       }
+      let password: string | undefined;
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i]!;
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
-          const password = m.values[0]!;
-          mods[i] = { ...m, values: [await hashPassword(password)] };
-          // an expiry the same call sets explicitly stays
-          const setsExpiry = mods.some((x) => x.attr.toLowerCase() === 'krbpasswordexpiration');
-          mods.push(...(await passwordKeyMods(ctx, entry, password)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
+          password = m.values[0]!;
+          mods.splice(i--, 1);
+          continue;
         }
         if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
           const current = entry.attrs.dirIdpConfigLink ?? [];
@@ -172,6 +170,12 @@ export const userObject = defineObject({
             mods[i] = same ? { op: 'replace', attr: m.attr, values: current } : { op: 'add', attr: m.attr, values: m.values };
           }
         }
+      }
+      if (password !== undefined) {
+        // the password becomes what it stores; an expiry the same call sets explicitly stays
+        const setsExpiry = mods.some((x) => x.attr.toLowerCase() === 'krbpasswordexpiration');
+        const by = ctx.principal && sameDn(ctx.principal.dn, entry.dn) ? 'self' : 'admin';
+        mods.push(...(await passwordMods(ctx, entry, password, by)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
       }
     },
     async complete(ctx, entry) {

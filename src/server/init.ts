@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Attributes, WriteOp } from '../directory/types.js';
 import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
-import { hashPassword } from '../objects/password.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
 import { builtinPrivileges } from '../objects/role.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
@@ -24,6 +23,7 @@ import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
 import { kdcCertStep } from './kdc-cert.js';
 import type { InitOptions, InitStep } from './init-step.js';
+import { brokenPasswordRule, DEFAULT_PASSWORD_RULES } from '../account/credentials.js';
 
 export type { InitOptions } from './init-step.js';
 
@@ -36,7 +36,8 @@ export function validateInitOptions(o: InitOptions): void {
   if (!REALM.test(o.realm)) throw new InitError(`invalid realm '${o.realm}': use upper-case letters, digits, '.' and '-'`);
   if (!FQDN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
   if (!HOST_NAME.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
-  if (o.adminPassword.length < 8) throw new InitError('the admin password must have at least 8 characters');
+  const broken = brokenPasswordRule(o.adminPassword, DEFAULT_PASSWORD_RULES);
+  if (broken) throw new InitError(`the admin password ${broken.message}`);
   if (o.database !== undefined) databaseUrl(o.database, '--database');
   const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
   if (problem) throw new InitError(`invalid ID range: ${problem}`);
@@ -66,7 +67,6 @@ const treeStep: InitStep = {
       cn: ['Administrator'],
       sn: ['Administrator'],
       uidNumber: [String(range.base + 1)],
-      userPassword: [await hashPassword(options.adminPassword)],
       dirUserAuthType: ['password'],
     };
     posixDefaults(admin, 'admin', String(range.base + 1));
