@@ -256,9 +256,11 @@ export async function assertMayActOn(ctx: CallContext, dn: string, what: string)
  * every host (delegates give them through --uid, --gidnumber and --gid,
  * which assertMayStore checks), as FreeIPA's "System: Modify Users" leaves
  * them out; objectClass decides what an entry is (a user made a posixGroup
- * becomes a group on hosts, named by its cn).
+ * becomes a group on hosts, named by its cn); dirSecurityStamp is set by the
+ * server when a user's sessions end (account/state.ts): set back, it would
+ * bring ended sessions back.
  */
-const ADMIN_ONLY_ATTRIBUTES: ReadonlySet<string> = new Set(['krbprincipalname', 'uidnumber', 'gidnumber', 'objectclass']);
+const ADMIN_ONLY_ATTRIBUTES: ReadonlySet<string> = new Set(['krbprincipalname', 'uidnumber', 'gidnumber', 'objectclass', 'dirsecuritystamp']);
 
 /** Throws the ACIError unless the caller may name `attr` in a raw attribute option. */
 export async function assertMayWriteAttribute(ctx: CallContext, attr: string): Promise<void> {

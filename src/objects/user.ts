@@ -14,6 +14,7 @@ import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
 import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
+import { newSecurityStamp } from '../account/state.js';
 import { generalizedTime } from '../directory/schema.js';
 import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
@@ -56,7 +57,9 @@ async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: 
  * password has not expired: an expiry date set for the old one goes with it
  * (as MIT's kadmin does for a principal without a password policy), which
  * is what lets a user whose password expired log in again once they have
- * changed it.
+ * changed it. The user's sessions end: a new security stamp
+ * (account/state.ts), whoever changes it, on every way in (passwd, user-mod
+ * --password, the password service, LDAP Password Modify).
  */
 export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: string): Promise<Modification[]> {
   const uid = entry.attrs.uid?.[0] ?? '';
@@ -65,6 +68,7 @@ export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: 
   const mods: Modification[] = [
     { op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(password, ctx.server.realm, [uid], kvno)) },
     { op: 'replace', attr: 'krbLastPwdChange', values: [generalizedTime()] },
+    { op: 'replace', attr: 'dirSecurityStamp', values: [newSecurityStamp()] },
   ];
   if (entry.attrs.krbPasswordExpiration) mods.push({ op: 'replace', attr: 'krbPasswordExpiration', values: [] });
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
@@ -174,9 +178,12 @@ export const userObject = defineObject({
         }
       }
     },
-    async complete(ctx, entry) {
+    async complete(ctx, entry, options) {
       // a principal name (the user's own, after a rename, or an alias) is no other entry's
       await checkNewPrincipalNames(ctx, entry);
+      // disabling or renaming a user ends its sessions, which stay ended once it is enabled again (account/state.ts)
+      const disabling = entry.values('nsAccountLock')[0]?.toUpperCase() === 'TRUE' && entry.before?.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+      if (entry.before && (disabling || typeof options.rename === 'string')) entry.set('dirSecurityStamp', [newSecurityStamp()]);
       // a link is both attributes or neither, whichever options made it, and no other user's
       const link = entry.values('dirIdpConfigLink');
       if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {
