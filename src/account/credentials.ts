@@ -13,6 +13,7 @@ import { generalizedTime } from '../directory/schema.js';
 import type { Attributes, Modification } from '../directory/types.js';
 import { keysFromPassword, serializeKeys, type StoredKey } from './keys.js';
 import { hashPassword } from './password-hash.js';
+import { newSecurityStamp } from './state.js';
 
 /** What a new password must be. */
 export interface PasswordRules {
@@ -61,7 +62,8 @@ export type PasswordChangeResult = { broken: BrokenRule; attrs?: never } | { att
  * `password` checked against the rules and, when they take it, what is
  * stored for it: userPassword (the hash), krbPrincipalKey (every enctype,
  * the key version after the highest one held, 1 for a new principal) and
- * krbLastPwdChange. A new password has not expired: an expiry date set for
+ * krbLastPwdChange, and a new dirSecurityStamp, which ends the sessions
+ * begun before (account/state.ts). A new password has not expired: an expiry date set for
  * the old one goes with it (as MIT's kadmin does for a principal without a
  * password policy), which is what lets a user whose password expired log in
  * again once they have changed it.
@@ -74,6 +76,7 @@ export async function passwordChange(c: PasswordChange): Promise<PasswordChangeR
     userPassword: [await hashPassword(c.password)],
     krbPrincipalKey: serializeKeys(keysFromPassword(c.password, c.realm, c.components, kvno)),
     krbLastPwdChange: [generalizedTime(c.now)],
+    dirSecurityStamp: [newSecurityStamp()],
   };
   if (c.current?.attrs.krbPasswordExpiration) attrs.krbPasswordExpiration = [];
   return { attrs };

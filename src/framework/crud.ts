@@ -12,7 +12,7 @@
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
-import { assertMayActOn, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
+import { assertMayActOn, assertMayStore, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
@@ -363,8 +363,9 @@ class Pending implements PendingEntry {
 /**
  * The rules every add and mod ends with, whichever options made the entry:
  * required params are present (a mod may not empty one; secrets cannot be
- * read back, so only an add checks them), then the object's own checks on
- * the complete entry.
+ * read back, so only an add checks them), the caller may store what the
+ * entry now holds (access.ts assertMayStore: the POSIX identity a delegate
+ * gives), then the object's own checks on the complete entry.
  */
 async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, options: Inputs): Promise<void> {
   for (const [key, p] of Object.entries(obj.params)) {
@@ -372,6 +373,7 @@ async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, o
     const checked = entry.before === null || (!p.secret && entry.changes(p.attr));
     if (checked && entry.values(p.attr).length === 0) throw publicError('RequirementError', { name: key });
   }
+  await assertMayStore(ctx, entry);
   await obj.hooks?.complete?.(ctx, entry, options);
 }
 

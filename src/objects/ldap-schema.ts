@@ -27,6 +27,8 @@ export const diridSchema: SchemaDefinition = {
     { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
     { name: 'dirUserAuthType', syntax: 'string', indexed: true },
+    // replaced when a user's sessions end: a password change, a disablement, a rename (src/account/state.ts)
+    { name: 'dirSecurityStamp', syntax: 'exact', singleValue: true },
     // the link of a user to an external identity (docs/device-flow.md)
     { name: 'dirIdpSub', syntax: 'exact', singleValue: true, indexed: true },
     { name: 'dirIdpConfigLink', syntax: 'dn', singleValue: true, indexed: true, references: 'restrict' },
@@ -83,7 +85,7 @@ export const diridSchema: SchemaDefinition = {
       name: 'dirUser',
       kind: 'auxiliary',
       must: ['uid'],
-      may: ['nsAccountLock', 'dirUserAuthType', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell'],
+      may: ['nsAccountLock', 'dirUserAuthType', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell', 'dirSecurityStamp'],
     },
     // RFC 2307 (as RFC 2307bis has them: both auxiliary), read by SSSD and nss on hosts
     {

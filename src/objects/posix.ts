@@ -22,6 +22,7 @@ import { sameDn } from '../directory/dn.js';
 import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
+import { HOMES } from '../framework/access.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { serialized } from '../directory/serialized.js';
 
@@ -172,7 +173,7 @@ export async function addUserPosix(ctx: CallContext, attrs: Attributes, login: s
 /** The defaults of a user with uid `uid`: its private group (gid = uid), /home/LOGIN, the default shell, the full name as gecos. */
 export function posixDefaults(attrs: Attributes, login: string, uid: string): void {
   attrs.gidNumber ??= [uid];
-  attrs.homeDirectory ??= [`/home/${login}`];
+  attrs.homeDirectory ??= [`${HOMES}/${login}`];
   attrs.loginShell ??= [DEFAULT_SHELL];
   attrs.gecos ??= [attrs.cn?.[0] ?? login];
 }

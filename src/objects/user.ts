@@ -14,6 +14,7 @@ import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { parseKeys } from '../account/keys.js';
 import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSetter } from '../account/credentials.js';
+import { newSecurityStamp } from '../account/state.js';
 import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { containers } from '../directory/layout.js';
@@ -55,7 +56,8 @@ async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: 
  * Kerberos keys at the next key version, the change time, the expiry), the
  * password held to the password rules: one that breaks one is refused with
  * ValidationError naming it, on every way a password is set. `entry` is
- * null for a user being added.
+ * null for a user being added. A new password ends the user's sessions (a
+ * new security stamp, account/state.ts), whoever sets it, on every way in.
  */
 export async function passwordAttrs(ctx: CallContext, login: string, entry: Entry | null, password: string, by: PasswordSetter): Promise<Attributes> {
   const keys = entry ? parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey')) : [];
@@ -178,9 +180,12 @@ export const userObject = defineObject({
         mods.push(...(await passwordMods(ctx, entry, password, by)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
       }
     },
-    async complete(ctx, entry) {
+    async complete(ctx, entry, options) {
       // a principal name (the user's own, after a rename, or an alias) is no other entry's
       await checkNewPrincipalNames(ctx, entry);
+      // disabling or renaming a user ends its sessions, which stay ended once it is enabled again (account/state.ts)
+      const disabling = entry.values('nsAccountLock')[0]?.toUpperCase() === 'TRUE' && entry.before?.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+      if (entry.before && (disabling || typeof options.rename === 'string')) entry.set('dirSecurityStamp', [newSecurityStamp()]);
       // a link is both attributes or neither, whichever options made it, and no other user's
       const link = entry.values('dirIdpConfigLink');
       if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {

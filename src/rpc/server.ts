@@ -12,9 +12,11 @@
  * Every call is logged as one line without argument values, and every
  * Negotiate login with the caller's authentication indicators. Whether an
  * account may authenticate is account/state.ts's to say, on every way in
- * (password login, Negotiate, each request on a session cookie); an
- * account it refuses gets its public error from objects/login.ts
- * (accountRefusal), which also holds the password login rule itself.
+ * (password login, Negotiate, each request on a session cookie, which also
+ * ends once the password changed or the account was disabled, renamed or
+ * deleted since the cookie was issued); an account it refuses gets its
+ * public error from objects/login.ts (accountRefusal), which also holds the
+ * password login rule itself.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallContext, CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
@@ -27,6 +29,7 @@ import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
 import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
+import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -51,8 +54,10 @@ export interface RpcServerOptions {
   passwordLogin(user: string, password: string): Promise<Principal | AuthRefusal>;
   /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in) */
   negotiate?(token: string): Promise<NegotiateOutcome>;
-  /** whether the principal named by a session cookie may still act: null, or why not */
-  checkSession?(p: Principal): Promise<AuthRefusal | null>;
+  /** what a session beginning now is bound to: the account's entry and security stamp (account/state.ts) */
+  bindSession?(p: Principal): Promise<SessionBinding>;
+  /** whether the principal named by a session cookie, bound to `binding` when it began, may still act: null, or why not */
+  checkSession?(p: Principal, binding: SessionBinding): Promise<AuthRefusal | null>;
   /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
   bodyTimeoutMs?: number;
   log(line: string): void;
@@ -205,6 +210,11 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     refused(enc, res, publicError('NotAuthenticated'), negotiate);
   }
 
+  /** The Set-Cookie of a session beginning now, bound to the account as it is now. */
+  async function sessionCookie(p: Principal): Promise<string> {
+    return opts.sessions.cookieFor(p, opts.bindSession ? await opts.bindSession(p) : { entry: '', stamp: '' });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let path: string;
     try {
@@ -250,7 +260,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
           return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReason(err) });
         }
         opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
-        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': opts.sessions.cookieFor(outcome) });
+        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': await sessionCookie(outcome) });
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);
@@ -260,7 +270,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
           const err = toRpcError(outcome ? outcome.publicError : publicError('NotAuthenticated'), opts.log);
           return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'WWW-Authenticate': 'Negotiate' });
         }
-        const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
+        const headers: Record<string, string | string[]> = { 'Set-Cookie': await sessionCookie(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
       },
@@ -278,10 +288,12 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         checkReferer(req);
         const body = await readBody(req, bodyTimeout);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-        const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
-        if (!principal) return unauthenticated(enc, res, false);
-        // a sealed cookie outlives nothing: an account that may no longer authenticate loses its session at once
-        const refusal = opts.checkSession ? await opts.checkSession(principal) : null;
+        const session = cookie ? opts.sessions.sessionFrom(cookie) : null;
+        if (!session) return unauthenticated(enc, res, false);
+        const { principal } = session;
+        // a sealed cookie outlives nothing: an account that may no longer authenticate, or whose
+        // password changed (or that was disabled, renamed, deleted) since, loses its session at once
+        const refusal = opts.checkSession ? await opts.checkSession(principal, session.binding) : null;
         if (refusal) {
           opts.log(`${new Date().toISOString()} session principal=${principal.name} outcome=denied error=${refusal.publicError.errorName}(${refusal.publicError.code}) reason=${JSON.stringify(refusal.message)}`);
           return refused(enc, res, refusal.publicError, false);
@@ -294,7 +306,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const outcome = await negotiateFrom(req);
         if (!outcome) return unauthenticated(enc, res, true);
         if (outcome instanceof AuthRefusal) return refused(enc, res, outcome.publicError, true);
-        const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
+        const headers: Record<string, string | string[]> = { 'Set-Cookie': await sessionCookie(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         await call(enc, body, outcome.principal, res, headers);
       };

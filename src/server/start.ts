@@ -24,10 +24,10 @@ import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { Accounts } from '../account/state.js';
+import { Accounts, type SessionBinding } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { BODY_TIMEOUT_MS, createRpcHandler } from '../rpc/server.js';
-import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
+import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
 import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
@@ -117,12 +117,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Whether the account a session cookie names may still act (objects/login.ts); a deleted one may not. */
-export function sessionCheckFor(accounts: Accounts): (p: Principal) => Promise<AuthRefusal | null> {
-  return async (p) => {
-    const state = await stillUsable(accounts, p.dn);
-    if (state === 'gone') return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
-    return state === 'usable' ? null : state;
+/**
+ * Whether the account a session cookie names may still act (account/state.ts,
+ * its refusal's public error from objects/login.ts); a deleted one may not,
+ * nor one whose password changed or that was disabled or renamed since the
+ * session began: those are not authenticated any more, and a client with a
+ * ticket logs in again.
+ */
+export function sessionCheckFor(accounts: Accounts): (p: Principal, binding: SessionBinding) => Promise<AuthRefusal | null> {
+  return async (p, binding) => {
+    const v = await accounts.session(p.dn, binding);
+    if (v.state === 'usable') return null;
+    if (v.state === 'gone') return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
+    if (v.state === 'ended') return new AuthRefusal(publicError('NotAuthenticated'), v.reason);
+    return accountRefusal(v);
   };
 }
 
@@ -203,6 +211,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
     negotiate: createNegotiator(accounts, (name) => acceptors.accepts('http', name)),
+    bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
     log,

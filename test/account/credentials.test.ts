@@ -46,10 +46,10 @@ describe('password rules', () => {
 });
 
 describe('what a password stores', () => {
-  it('a new principal: the hash, keys of every enctype at key version 1 salted with realm and name, the change time, no expiry', async () => {
+  it('a new principal: the hash, keys of every enctype at key version 1 salted with realm and name, the change time, a new security stamp, no expiry', async () => {
     const r = await passwordChange(change({}));
     assert.ok(r.attrs);
-    assert.deepEqual(Object.keys(r.attrs).sort(), ['krbLastPwdChange', 'krbPrincipalKey', 'userPassword']);
+    assert.deepEqual(Object.keys(r.attrs).sort(), ['dirSecurityStamp', 'krbLastPwdChange', 'krbPrincipalKey', 'userPassword']);
     assert.equal(r.attrs.userPassword!.length, 1);
     assert.match(r.attrs.userPassword![0]!, /^\{SCRYPT\}/);
     assert.ok(await verifyPassword('Bob-pass-123', r.attrs.userPassword![0]!));
@@ -73,7 +73,7 @@ describe('what a password stores', () => {
     const mods = credentialMods(r.attrs!);
     assert.deepEqual(
       mods.map((m) => [m.op, m.attr, m.op === 'delete' ? undefined : m.values?.length]),
-      [['replace', 'userPassword', 1], ['replace', 'krbPrincipalKey', r.attrs!.krbPrincipalKey!.length], ['replace', 'krbLastPwdChange', 1], ['replace', 'krbPasswordExpiration', 0]],
+      [['replace', 'userPassword', 1], ['replace', 'krbPrincipalKey', r.attrs!.krbPrincipalKey!.length], ['replace', 'krbLastPwdChange', 1], ['replace', 'dirSecurityStamp', 1], ['replace', 'krbPasswordExpiration', 0]],
     );
   });
 });
