@@ -97,6 +97,9 @@ export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: st
   return entry;
 }
 
+/** What ReferencedEntry says (the specification's words), alone or before the referrers an object names (idp-del names the linked users). */
+export const REFERENCED = 'This entry is being referenced by other entries';
+
 /**
  * The one mapping of a directory failure to the public error a caller sees,
  * for every command that writes an object's entries. `pkey` names the
@@ -106,9 +109,6 @@ export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: st
  * DirectoryError, or a code with no public meaning (a fault of the server),
  * is returned unchanged: the transport logs it and answers InternalError.
  */
-/** What ReferencedEntry says where the object names no referrers itself (idp-del names the linked users). */
-export const REFERENCED = 'This entry is being referenced by other entries';
-
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
   const attrName = err.attr ?? '';
