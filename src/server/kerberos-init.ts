@@ -11,11 +11,10 @@
 import { hostname as osHostname } from 'node:os';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory, WriteOp } from '../directory/types.js';
-import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
-import { escapeRdnValue } from '../directory/dn.js';
+import { containers, hostDn, realmContainerDn, realmPrincipalDn, serviceDn } from '../directory/layout.js';
 import { DirectoryError } from '../directory/types.js';
 import { findPrincipal } from '../account/lookup.js';
-import { changepwPrincipal } from '../kerberos/principal.js';
+import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { keysFromPassword, keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
 import { HOST_NAME } from '../framework/params.js';
@@ -47,7 +46,7 @@ export function localMachineName(): string | null {
 function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
   return {
     kind: 'add',
-    dn: `krbPrincipalName=${escapeRdnValue(changepwPrincipal(realm))},${realmContainerDn(baseDn, realm)}`,
+    dn: realmPrincipalDn(baseDn, realm, changepwPrincipal(realm)),
     attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys(), krbMaxTicketLife: ['300'], krbMaxRenewableAge: ['0'] },
   };
 }
@@ -126,7 +125,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
     },
     {
       kind: 'add',
-      dn: krbtgtDn(dir.baseDn, realm),
+      dn: realmPrincipalDn(dir.baseDn, realm, tgsPrincipal(realm)),
       attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(tgtKeys), krbLastPwdChange: [now] },
     },
     ...server.ops,
