@@ -22,6 +22,7 @@ import type { PrincipalName } from '../kerberos/asn1/primitives.js';
 import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc } from '../kerberos/transport.js';
 import { readSecret } from './prompt.js';
+import { LOCAL_COMMANDS } from './local-commands.js';
 
 import { CliError, parseArgsProblem } from './errors.js';
 
@@ -189,7 +190,7 @@ function localOptions(argv: string[], strings: readonly string[], usage: string)
 }
 
 export async function kinitCommand(argv: string[]): Promise<number> {
-  const parsed = localOptions(argv, ['c', 'T', 'k'], KINIT_USAGE);
+  const parsed = localOptions(argv, LOCAL_COMMANDS.kinit, KINIT_USAGE);
   if (!parsed) return 0;
   const { values, positionals } = parsed;
   const conf = loadKrb5Conf();
@@ -237,7 +238,7 @@ const fmt = (s: number) => {
 };
 
 export async function klistCommand(argv: string[]): Promise<number> {
-  const parsed = localOptions(argv, ['c'], KLIST_USAGE);
+  const parsed = localOptions(argv, LOCAL_COMMANDS.klist, KLIST_USAGE);
   if (!parsed) return 0;
   if (parsed.positionals.length > 0) throw new CliError(`unexpected argument '${parsed.positionals[0]}'\n${KLIST_USAGE}`);
   const values = parsed.values;
