@@ -38,6 +38,8 @@ export const errorCodes = {
   // 4000s: execution
   NotFound: { code: 4001, exit: ExitCode.notFound },
   DuplicateEntry: { code: 4002, exit: ExitCode.error },
+  AlreadyActive: { code: 4009, exit: ExitCode.error },
+  AlreadyInactive: { code: 4010, exit: ExitCode.error },
   AttrValueNotFound: { code: 4022, exit: ExitCode.error },
   EmptyModlist: { code: 4202, exit: ExitCode.error },
   DatabaseError: { code: 4203, exit: ExitCode.error },

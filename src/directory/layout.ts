@@ -64,8 +64,9 @@ export function realmContainerDn(baseDn: string, realm: string): string {
   return `cn=${escapeRdnValue(realm)},${containers(baseDn).kerberos}`;
 }
 
-export function krbtgtDn(baseDn: string, realm: string): string {
-  return `krbPrincipalName=${escapeRdnValue(`krbtgt/${realm}@${realm}`)},${realmContainerDn(baseDn, realm)}`;
+/** A principal of the realm's own kept in its container (krbtgt, kadmin/changepw), named by `principal` (kerberos/principal.ts names them). */
+export function realmPrincipalDn(baseDn: string, realm: string, principal: string): string {
+  return `krbPrincipalName=${escapeRdnValue(principal)},${realmContainerDn(baseDn, realm)}`;
 }
 
 export function hostDn(baseDn: string, fqdn: string): string {

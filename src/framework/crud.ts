@@ -97,6 +97,9 @@ export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: st
   return entry;
 }
 
+/** What ReferencedEntry says (the specification's words), alone or before the referrers an object names (idp-del names the linked users). */
+export const REFERENCED = 'This entry is being referenced by other entries';
+
 /**
  * The one mapping of a directory failure to the public error a caller sees,
  * for every command that writes an object's entries. `pkey` names the
@@ -106,9 +109,6 @@ export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: st
  * DirectoryError, or a code with no public meaning (a fault of the server),
  * is returned unchanged: the transport logs it and answers InternalError.
  */
-/** What ReferencedEntry says where the object names no referrers itself (idp-del names the linked users). */
-export const REFERENCED = 'This entry is being referenced by other entries';
-
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
   const attrName = err.attr ?? '';
@@ -604,22 +604,7 @@ function modCommand(obj: ObjectDef): Command {
         if (match === undefined) throw publicError('AttrValueNotFound', { attr, value });
         mods.push({ op: 'delete', attr, values: [match] });
       }
-      await obj.hooks?.preMod?.(ctx, mods, opts, entry);
-      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), opts);
-      // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
-      const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
-      const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));
-      const newName = typeof opts.rename === 'string' ? opts.rename : undefined;
-      if (newName !== undefined && newName === pkey) {
-        throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });
-      }
-      if (effective.length === 0 && newName === undefined) throw publicError('EmptyModlist');
-      const ops: Parameters<typeof ctx.dir.batch>[0] = [];
-      if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
-      // a rename onto a taken name fails naming that name (the DN it collides with)
-      if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
-      await writeEntries(ctx, obj, pkey, () => ctx.dir.batch(ops));
-      const finalName = newName ?? pkey;
+      const finalName = await modifyEntry(ctx, obj, pkey, entry, mods, opts);
       const updated = await getEntry(ctx, obj, finalName);
       return {
         result: await outputEntry(ctx, obj, updated, opts),
@@ -628,6 +613,34 @@ function modCommand(obj: ObjectDef): Command {
       };
     },
   };
+}
+
+/**
+ * The write of a modification of `entry` (looked up by getEntryToWrite, so
+ * the caller may act on it): the object's preMod hook, the check of the
+ * complete entry, the modifications that change something (none, and no
+ * rename, is EmptyModlist), and a rename when `opts.rename` names one, in
+ * one batch; a directory failure leaves as its public error. X-mod and the
+ * commands that change one thing of an entry (user-disable) write through
+ * it, so none skips a rule. Returns the entry's name after the write.
+ */
+export async function modifyEntry(ctx: CallContext, obj: ObjectDef, pkey: string, entry: Entry, mods: Modification[], opts: Inputs): Promise<string> {
+  await obj.hooks?.preMod?.(ctx, mods, opts, entry);
+  await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), opts);
+  // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
+  const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
+  const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));
+  const newName = typeof opts.rename === 'string' ? opts.rename : undefined;
+  if (newName !== undefined && newName === pkey) {
+    throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });
+  }
+  if (effective.length === 0 && newName === undefined) throw publicError('EmptyModlist');
+  const ops: Parameters<typeof ctx.dir.batch>[0] = [];
+  if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
+  // a rename onto a taken name fails naming that name (the DN it collides with)
+  if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
+  await writeEntries(ctx, obj, pkey, () => ctx.dir.batch(ops));
+  return newName ?? pkey;
 }
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {

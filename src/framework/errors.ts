@@ -43,6 +43,9 @@ const templates = {
   // 4000s: execution
   NotFound: '{reason}',
   DuplicateEntry: '{reason}',
+  // user-enable of an enabled account, user-disable of a disabled one (FreeIPA's words)
+  AlreadyActive: 'This entry is already enabled',
+  AlreadyInactive: 'This entry is already disabled',
   AttrValueNotFound: "{attr} does not contain '{value}'",
   EmptyModlist: 'no modifications to be performed',
   DatabaseError: '{desc}',

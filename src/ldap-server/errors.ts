@@ -57,6 +57,8 @@ const publicCodes: Record<ErrorName, ResultCodeName> = {
   ValidationError: 'constraintViolation',
   NotFound: 'noSuchObject',
   DuplicateEntry: 'entryAlreadyExists',
+  AlreadyActive: 'unwillingToPerform',
+  AlreadyInactive: 'unwillingToPerform',
   AttrValueNotFound: 'noSuchAttribute',
   EmptyModlist: 'unwillingToPerform',
   DatabaseError: 'other',

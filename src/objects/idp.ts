@@ -15,7 +15,7 @@ import type { CallContext, OidcProviderMetadata } from '../framework/command.js'
 import { publicError } from '../framework/errors.js';
 import { containers } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { dnOf, withArticle } from '../framework/crud.js';
+import { dnOf, REFERENCED, withArticle } from '../framework/crud.js';
 import { defineObject, type PendingEntry } from '../framework/object.js';
 import { cliName, httpsUrlProblem, URL_MAX_LENGTH } from '../framework/params.js';
 import { CLIENT_KEYS_MAX, clientAuthMethods, clientJwksPath, clientKeyAlgorithms, newClientKey, publicKeySet, readClientKeys, writeClientKeys, type ClientKeyAlgorithm } from './idp-client-key.js';
@@ -503,13 +503,14 @@ export const idpObject = defineObject({
   searchAttributes: ['name', 'client_id', 'auth_uri', 'token_uri', 'issuer_url', 'scope'],
   hooks: {
     async preDel(ctx, entry) {
-      // users linked to the reference keep it (the store refuses the delete): name them, and what to do
+      // users linked to the reference keep it (the store refuses the delete): the specification's
+      // sentence, which scripts look for, then which users and what to do
       const linked = await ctx.dir.search({ base: containers(ctx.dir.baseDn).users, scope: 'one', filter: `(dirIdpConfigLink=${filterEscape(entry.dn)})`, attrs: ['uid'], sizeLimit: LINKED_NAMED + 1 });
       if (linked.entries.length === 0) return;
       const names = linked.entries.slice(0, LINKED_NAMED).map((u) => u.attrs.uid?.[0] ?? '?').sort();
       const more = linked.entries.length > LINKED_NAMED ? ' and more' : '';
       const who = `${names.length === 1 && !more ? 'user' : 'users'} ${names.join(', ')}${more}`;
-      throw publicError('ReferencedEntry', { reason: `IdP reference "${entry.attrs.cn?.[0] ?? ''}" is still linked to ${who}: change that with user-mod first` });
+      throw publicError('ReferencedEntry', { reason: `${REFERENCED}: IdP reference "${entry.attrs.cn?.[0] ?? ''}" is still linked to ${who}; change that with user-mod first` });
     },
     async complete(ctx, entry, options) {
       // the generic provider is the absence of a template (docs/conventions.md, Provider templates)

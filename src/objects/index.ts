@@ -18,6 +18,7 @@ import { schemaCommand } from './schema.js';
 import { serviceCommands, serviceObject } from './service.js';
 import { userObject } from './user.js';
 import { userUnlockCommand } from './user-unlock.js';
+import { userDisableCommand, userEnableCommand } from './user-disable.js';
 
 export function buildRegistry(services: Services = {}): CommandRegistry {
   const r = new CommandRegistry(services);
@@ -27,6 +28,8 @@ export function buildRegistry(services: Services = {}): CommandRegistry {
     idpCheckCommand,
     ...crudCommands(userObject),
     userUnlockCommand,
+    userDisableCommand,
+    userEnableCommand,
     ...groupCommands(),
     ...roleCommands(),
     ...privilegeCommands(),

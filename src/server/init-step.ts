@@ -12,6 +12,8 @@ export interface InitOptions {
   domain: string;
   hostname: string;
   adminPassword: string;
+  /** the address server.conf has the server listen on (default 0.0.0.0, every interface) */
+  listen?: string;
   httpsPort?: number;
   httpPort?: number;
   kdcPort?: number;

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Attributes, WriteOp } from '../directory/types.js';
 import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
@@ -38,6 +39,7 @@ export function validateInitOptions(o: InitOptions): void {
   if (!HOST_NAME.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
   const broken = brokenPasswordRule(o.adminPassword, DEFAULT_PASSWORD_RULES);
   if (broken) throw new InitError(`the admin password ${broken.message}`);
+  if (o.listen !== undefined && !isIP(o.listen) && !HOST_NAME.test(o.listen)) throw new InitError(`invalid --listen '${o.listen}': give an IP address (0.0.0.0 for every interface, 127.0.0.1 for loopback) or a host name`);
   if (o.database !== undefined) databaseUrl(o.database, '--database');
   const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
   if (problem) throw new InitError(`invalid ID range: ${problem}`);
@@ -130,7 +132,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     domain: o.domain,
     hostname: o.hostname,
     baseDn: baseDnFromDomain(o.domain),
-    listen: '0.0.0.0',
+    listen: o.listen ?? '0.0.0.0',
     httpsPort: o.httpsPort ?? 443,
     httpPort: o.httpPort ?? 80,
     kdcPort: o.kdcPort ?? 88,

@@ -12,11 +12,10 @@
 import { hostname as osHostname } from 'node:os';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory, WriteOp } from '../directory/types.js';
-import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
-import { escapeRdnValue } from '../directory/dn.js';
+import { containers, hostDn, realmContainerDn, realmPrincipalDn, serviceDn } from '../directory/layout.js';
 import { DirectoryError } from '../directory/types.js';
 import { findPrincipal } from '../account/lookup.js';
-import { changepwPrincipal } from '../kerberos/principal.js';
+import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
 import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange } from '../account/credentials.js';
@@ -49,7 +48,7 @@ export function localMachineName(): string | null {
 function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
   return {
     kind: 'add',
-    dn: `krbPrincipalName=${escapeRdnValue(changepwPrincipal(realm))},${realmContainerDn(baseDn, realm)}`,
+    dn: realmPrincipalDn(baseDn, realm, changepwPrincipal(realm)),
     attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys(), krbMaxTicketLife: ['300'], krbMaxRenewableAge: ['0'] },
   };
 }
@@ -131,7 +130,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
     },
     {
       kind: 'add',
-      dn: krbtgtDn(dir.baseDn, realm),
+      dn: realmPrincipalDn(dir.baseDn, realm, tgsPrincipal(realm)),
       attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(tgtKeys), krbLastPwdChange: [generalizedTime(now)] },
     },
     ...server.ops,

@@ -12,14 +12,16 @@
  * the HTTPS API's TLS handshake, headers, body and whole request, plain
  * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
  * time. One server at a time runs on a data directory: start takes its
- * lock (data-lock.ts) and refuses while another server holds it.
+ * lock (data-lock.ts) and refuses while another server holds it. A data
+ * directory holding the admin password in a file (the quickstart's) is
+ * served on loopback only, unless told otherwise.
  * SIGTERM/SIGINT stop it cleanly: listeners close, the store closes, the
  * lock is removed, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
-import { readFileSync } from 'node:fs';
-import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { BlockList, isIP, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
@@ -42,6 +44,7 @@ import { ensurePasswordServicePrincipal } from './kerberos-init.js';
 import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
 import { readIdpCaFiles } from './idp-ca.js';
+import { ConfigError } from '../cli/ini.js';
 import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
@@ -83,6 +86,8 @@ export interface ListenerBounds {
 
 export interface StartOptions {
   dataDir: string;
+  /** listen beyond loopback although the data directory holds admin.password (see loopbackWhileKnownPassword) */
+  allowAdminPasswordFile?: boolean;
   /** PEM files of extra CAs trusted for IdP endpoints, all of them (replace server.conf idp_ca_file; idp-ca.ts) */
   idpCaFile?: string | readonly string[];
   listen?: string;
@@ -171,6 +176,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // read before anything starts: a file that is missing or holds no certificate stops the start
   const idpCaPem = readIdpCaFiles(config.idpCaFiles ?? [], o.idpCaFile !== undefined ? '--idp-ca-file' : `${paths.serverConf}: idp_ca_file`);
   if (o.bounds?.ldap) config.ldap = { ...config.ldap, ...o.bounds.ldap };
+  if (!o.allowAdminPasswordFile) loopbackWhileKnownPassword(paths, config.listen);
   const lock = lockDataDir(paths.dir);
   try {
     return await serve(o, paths, config, idpCaPem, lock, log);
@@ -178,6 +184,33 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
     lock.release();
     throw e;
   }
+}
+
+/** Loopback addresses: 127.0.0.0/8 and ::1 (and either written as an IPv4-mapped or long IPv6 address). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether `address` (server.conf's listen, --listen) reaches only this machine. */
+export function isLoopback(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return LOOPBACK.check(address, 'ipv4');
+  if (family === 6) return LOOPBACK.check(address, 'ipv6');
+  return address.toLowerCase() === 'localhost';
+}
+
+/**
+ * A data directory that still holds its admin password in a file (the
+ * quickstart's demo realm, admin.password) is served on loopback only:
+ * anyone who could reach it elsewhere could read the password off the
+ * disk's copy of the demo. Listening beyond loopback then needs saying so
+ * (--allow-admin-password-file), or the file moved away.
+ */
+function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
+  if (isLoopback(listen) || !existsSync(paths.adminPassword)) return;
+  throw new ConfigError(
+    `${paths.adminPassword} holds the admin password, so this server listens on loopback only (127.0.0.1, ::1), not on ${listen}: keep the password elsewhere and remove the file, or start with --allow-admin-password-file`,
+  );
 }
 
 /** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
