@@ -51,24 +51,19 @@ export function rangeProblem(r: IdRange): string | null {
   return null;
 }
 
-/** The entries that hold the range: the containers and the range with its counter at `next`. */
-export function rangeEntries(baseDn: string, realm: string, r: IdRange, next = r.base): WriteOp[] {
-  const c = containers(baseDn);
-  return [
-    containerEntry(c.etc),
-    containerEntry(c.ranges),
-    {
-      kind: 'add',
-      dn: idRangeDn(baseDn, realm),
-      attrs: {
-        objectClass: ['top', 'dirIdRange'],
-        cn: [`${realm}_id_range`],
-        dirBaseId: [String(r.base)],
-        dirIdRangeSize: [String(r.size)],
-        dirNextId: [String(next)],
-      },
+/** The entry that holds the range, with its counter at `next` (in cn=ranges,cn=etc, which the realm's tree has). */
+export function rangeEntry(baseDn: string, realm: string, r: IdRange, next = r.base): WriteOp {
+  return {
+    kind: 'add',
+    dn: idRangeDn(baseDn, realm),
+    attrs: {
+      objectClass: ['top', 'dirIdRange'],
+      cn: [`${realm}_id_range`],
+      dirBaseId: [String(r.base)],
+      dirIdRangeSize: [String(r.size)],
+      dirNextId: [String(next)],
     },
-  ];
+  };
 }
 
 /** The range and its counter; a realm made before ranges existed gets one now. */
@@ -77,7 +72,8 @@ async function readRange(dir: Directory, realm: string): Promise<IdRange & { nex
   let e = await dir.get(dn);
   if (!e) {
     const missing: WriteOp[] = [];
-    for (const op of rangeEntries(dir.baseDn, realm, randomRange())) if (op.kind === 'add' && (op.dn === dn || !(await dir.get(op.dn)))) missing.push(op);
+    const c = containers(dir.baseDn);
+    for (const op of [containerEntry(c.etc), containerEntry(c.ranges), rangeEntry(dir.baseDn, realm, randomRange())]) if (op.kind === 'add' && (op.dn === dn || !(await dir.get(op.dn)))) missing.push(op);
     try {
       await dir.batch(missing);
     } catch (err) {
