@@ -2,7 +2,8 @@
  * The part of dirid's directory schema that no one object owns: what
  * several objects share (Kerberos principals of users, services and hosts;
  * POSIX accounts and groups; `member`; account locks) and the realm's own
- * entries (its Kerberos container, the ID range, its servers). Each object declares the rest itself
+ * entries (its Kerberos container, the ID range, its servers, the
+ * directory's version record). Each object declares the rest itself
  * (ObjectDef.schema); objects/index.ts merges them (realmSchema). The
  * product prefix is `dir` (object class dirIdpUser, attributes dirIdpSub
  * and dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used
@@ -43,6 +44,9 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'krbPwdLockoutDuration', syntax: 'integer', singleValue: true },
     // the servers of a realm (src/server/servers.ts): one value per service, `service=port`
     { name: 'dirServerAddress', syntax: 'exact' },
+    // the directory's version record (src/server/upgrade.ts): its version, and the release that wrote it
+    { name: 'dirVersion', syntax: 'integer', singleValue: true },
+    { name: 'dirRelease', syntax: 'exact', singleValue: true },
   ],
   objectClasses: [
     // RFC 2307 (as RFC 2307bis has them: both auxiliary), read by SSSD and nss on hosts
@@ -80,5 +84,6 @@ export const sharedSchema: SchemaDefinition = {
       may: ['krbMaxTicketLife', 'krbMaxRenewableAge', 'krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'],
     },
     { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
+    { name: 'dirVersionRecord', kind: 'structural', sup: 'top', must: ['cn', 'dirVersion'], may: ['dirRelease', 'description'] },
   ],
 };

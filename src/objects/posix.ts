@@ -7,7 +7,8 @@
  * non-POSIX.
  *
  * Numbers come from the realm's ID range, chosen at `init` (a random base,
- * as FreeIPA does, so that two realms rarely overlap). The range entry
+ * as FreeIPA does, so that two realms rarely overlap; a realm made before
+ * ranges gets a random one from the upgrade at start, server/upgrade.ts). The range entry
  * holds the next free number; taking one is a compare-and-swap on it (an
  * LDAP-style modify that deletes the value it read), so concurrent adds, on
  * one server or several over one database, never take the same number. A
@@ -16,7 +17,7 @@
  * groups share one space).
  */
 import { randomInt } from 'node:crypto';
-import { containerEntry, containers, idRangeDn } from '../directory/layout.js';
+import { containers, idRangeDn } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type WriteOp } from '../directory/types.js';
@@ -66,23 +67,10 @@ export function rangeEntry(baseDn: string, realm: string, r: IdRange, next = r.b
   };
 }
 
-/** The range and its counter; a realm made before ranges existed gets one now. */
+/** The range and its counter (every realm has one: init makes it, the upgrade gives one to a realm made before ranges). */
 async function readRange(dir: Directory, realm: string): Promise<IdRange & { next: number }> {
-  const dn = idRangeDn(dir.baseDn, realm);
-  let e = await dir.get(dn);
-  if (!e) {
-    const missing: WriteOp[] = [];
-    const c = containers(dir.baseDn);
-    for (const op of [containerEntry(c.etc), containerEntry(c.ranges), rangeEntry(dir.baseDn, realm, randomRange())]) if (op.kind === 'add' && (op.dn === dn || !(await dir.get(op.dn)))) missing.push(op);
-    try {
-      await dir.batch(missing);
-    } catch (err) {
-      // another request created it meanwhile
-      if (!(err instanceof DirectoryError && err.code === 'entryAlreadyExists')) throw err;
-    }
-    e = await dir.get(dn);
-    if (!e) throw publicError('DatabaseError', { desc: 'the ID range could not be created' });
-  }
+  const e = await dir.get(idRangeDn(dir.baseDn, realm));
+  if (!e) throw publicError('DatabaseError', { desc: 'the realm has no ID range' });
   const num = (attr: string) => Number(e.attrs[attr]?.[0]);
   return { base: num('dirBaseId'), size: num('dirIdRangeSize'), next: num('dirNextId') };
 }

@@ -3,8 +3,8 @@
  * (SQLite) or in a PostgreSQL database (--database). Refuses to touch an
  * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
  * master key, store and tree, administrators, the Kerberos principals and
- * host.keytab (kerberos-init.ts), the objects' default entries,
- * krb5.conf (krb5-conf.ts), TLS, the KDC's
+ * host.keytab (kerberos-init.ts), the objects' default entries and the
+ * directory's version, krb5.conf (krb5-conf.ts), TLS, the KDC's
  * PKINIT certificate (kdc-cert.ts), client files. A failed init removes
  * what it wrote to the data directory (undoInit), so it can be run again.
  */
@@ -17,6 +17,7 @@ import { hashPassword } from '../objects/password.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
 import { realmTree } from '../objects/index.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProblem, type IdRange } from '../objects/posix.js';
+import { versionRecordEntry } from './upgrade.js';
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
@@ -88,12 +89,13 @@ const treeStep: InitStep = {
 /**
  * The entries every realm has of the registered objects (built-in
  * privileges; objects/index.ts realmTree), once the Kerberos realm they may
- * sit in exists.
+ * sit in exists, and the record of the directory's version (upgrade.ts): a
+ * new realm is at this code's version.
  */
 const defaultEntriesStep: InitStep = {
-  name: 'default entries',
+  name: 'default entries and the directory version',
   async run({ dir, config }) {
-    await dir.batch(realmTree({ baseDn: dir.baseDn, realm: config.realm }).entries);
+    await dir.batch([...realmTree({ baseDn: dir.baseDn, realm: config.realm }).entries, versionRecordEntry(dir.baseDn)]);
   },
 };
 
