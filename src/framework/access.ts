@@ -1,8 +1,9 @@
 /**
  * Authorization: who may do what. Reads need an authenticated principal and
  * reach only the readable subtrees (the one read rule of every transport:
- * the API's show and find, the LDAP service's search and compare): users,
- * groups, roles, services, hosts, IdP references and privileges, and the
+ * the API's show and find, the LDAP service's search and compare): the
+ * places of the objects declared readable (ObjectDef.readBy: today users,
+ * groups, roles, services, hosts, IdP references and privileges), and the
  * entries on the way down to them; never the Kerberos container (principal
  * keys, the realm's policy) nor cn=etc (ID ranges and server settings).
  * Secrets are never read by anyone: the directory does not return them.
@@ -26,19 +27,19 @@
  * power.
  */
 import { publicError } from './errors.js';
-import type { CallContext, Command, PendingEntry, Principal } from './command.js';
+import type { CallContext, Command, CommandRegistry, ObjectDef, PendingEntry, Principal, RealmPlace } from './command.js';
+import { readablePlaces, realmOf } from './place.js';
 import { containers, idRangeDn } from '../directory/layout.js';
 import type { Entry } from '../directory/types.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { isWithin, normalizeDn, parentDn, sameDn } from '../directory/dn.js';
 
-/** The roots of the subtrees an authenticated principal may read. */
-export function readableSubtrees(baseDn: string): string[] {
-  const c = containers(baseDn);
-  return [c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.privileges];
+/** The roots of the subtrees an authenticated principal may read: the places of the objects declared readable (place.ts). */
+export function readableSubtrees(objects: Iterable<ObjectDef>, at: RealmPlace): string[] {
+  return readablePlaces(objects, at, 'authenticated');
 }
 
-/** The readable part of a tree, worked out once per base DN (it follows from the layout alone). */
+/** The readable part of a tree, worked out once per registry and realm (it follows from the declarations alone). */
 export interface ReadableLayout {
   /** the base DN, normalised */
   base: string;
@@ -49,33 +50,36 @@ export interface ReadableLayout {
   paths: string[];
 }
 
-const layouts = new Map<string, ReadableLayout>();
+const layouts = new WeakMap<CommandRegistry, Map<string, ReadableLayout>>();
 
-export function readableLayout(baseDn: string): ReadableLayout {
-  let l = layouts.get(baseDn);
+export function readableLayout(registry: CommandRegistry, at: RealmPlace): ReadableLayout {
+  let known = layouts.get(registry);
+  if (!known) layouts.set(registry, (known = new Map()));
+  const key = `${at.realm}\n${at.baseDn}`;
+  let l = known.get(key);
   if (!l) {
-    const base = normalizeDn(baseDn);
-    const roots = readableSubtrees(baseDn);
+    const base = normalizeDn(at.baseDn);
+    const roots = readableSubtrees(registry.objects.values(), at);
     const paths = new Map<string, string>();
     for (const root of roots) {
       for (let p = parentDn(root); p !== '' && isWithin(normalizeDn(p), base); p = parentDn(p)) paths.set(normalizeDn(p), p);
     }
-    layouts.set(baseDn, (l = { base, roots, normalizedRoots: roots.map(normalizeDn), paths: [...paths.values()] }));
+    known.set(key, (l = { base, roots, normalizedRoots: roots.map(normalizeDn), paths: [...paths.values()] }));
   }
   return l;
 }
 
 /**
- * What `principal` may read of the entry at `dn`: everything below a
+ * What `principal` may read of the entry at `dn`, given the readable part
+ * of the tree (readableLayout): everything below a
  * readable root ('subtree'); an entry on the way down to one, the base DN
  * and the containers above the roots, as an entry of its own but not its
  * other children ('path'); or nothing ('none', also for anonymous callers).
  * Throws the directory's invalidDNSyntax for a DN that does not parse.
  */
-export function readability(principal: Principal | null, dn: string, baseDn: string): 'subtree' | 'path' | 'none' {
+export function readability(principal: Principal | null, dn: string, known: ReadableLayout): 'subtree' | 'path' | 'none' {
   if (!principal) return 'none';
   const n = normalizeDn(dn);
-  const known = readableLayout(baseDn);
   if (known.normalizedRoots.some((r) => isWithin(n, r))) return 'subtree';
   if (isWithin(n, known.base) && known.normalizedRoots.some((r) => isWithin(r, n))) return 'path';
   return 'none';
@@ -84,7 +88,7 @@ export function readability(principal: Principal | null, dn: string, baseDn: str
 /** Throws unless the caller may read everything below `dn` (the container a show or find reads). */
 export function assertReadable(ctx: CallContext, dn: string): void {
   if (!ctx.principal) throw publicError('NotAuthenticated');
-  if (readability(ctx.principal, dn, ctx.dir.baseDn) !== 'subtree') throw publicError('ACIError', { info: 'not allowed to read this part of the directory' });
+  if (readability(ctx.principal, dn, readableLayout(ctx.registry, realmOf(ctx))) !== 'subtree') throw publicError('ACIError', { info: 'not allowed to read this part of the directory' });
 }
 
 /** Group DNs the principal (or the group at `dn`) belongs to, nested memberships included, lower-cased. */

@@ -18,7 +18,7 @@ import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import type { CrudMethod, ObjectDef, PendingEntry } from './object.js';
 import { convertScalar, type ParamDef, type ParamValue } from './params.js';
-import { containers } from '../directory/layout.js';
+import { containerDn, placeDn, realmOf } from './place.js';
 
 const FLAG = (label: string, doc: string): OptionDef => ({ type: 'bool', label, doc, flag: true });
 
@@ -57,7 +57,12 @@ export function dnOf(obj: ObjectDef, baseDn: string, pkey: string): string {
 }
 
 export function containerOf(obj: ObjectDef, baseDn: string): string {
-  return containers(baseDn)[obj.container];
+  return containerDn(obj, baseDn);
+}
+
+/** The DN of the entry a call names: `pkey` in the object's container, or a one-of-a-kind object's one entry. */
+function entryDn(ctx: CallContext, obj: ObjectDef, pkey: string): string {
+  return obj.singleton ? obj.singleton(realmOf(ctx)) : dnOf(obj, ctx.dir.baseDn, pkey);
 }
 
 /** The value of the first RDN of a DN (the primary key of entries we name). */
@@ -68,8 +73,9 @@ export function pkeyOfDn(dn: string): string {
   return first[0]!.value;
 }
 
-/** The primary key of a call's argument, in canonical form. */
+/** The primary key of a call's argument, in canonical form (a one-of-a-kind object's: its entry's name, given no argument). */
 export function pkeyOf(ctx: CallContext, obj: ObjectDef, raw: unknown): string {
+  if (obj.singleton) return pkeyOfDn(obj.singleton(realmOf(ctx)));
   const v = String(raw);
   return obj.normalizePkey ? obj.normalizePkey(v, ctx) : v;
 }
@@ -80,7 +86,7 @@ function notFound(obj: ObjectDef, pkey: string): PublicError {
 
 /** Looks up an entry by primary key or raises the object's not-found error. */
 export async function getEntry(ctx: CallContext, obj: ObjectDef, pkey: string): Promise<Entry> {
-  const entry = await ctx.dir.get(dnOf(obj, ctx.dir.baseDn, pkey));
+  const entry = await ctx.dir.get(entryDn(ctx, obj, pkey));
   if (!entry) throw notFound(obj, pkey);
   return entry;
 }
@@ -146,6 +152,7 @@ export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string
 /** Whether `dn` names an entry of `obj` (one directly in its container); false for a DN that does not parse. */
 function isEntryOf(ctx: CallContext, obj: ObjectDef, dn: string): boolean {
   try {
+    if (obj.singleton) return sameDn(dn, obj.singleton(realmOf(ctx)));
     const rdns = parseDn(dn);
     return rdns.length > 1 && sameDn(formatDn(rdns.slice(1)), containerOf(obj, ctx.dir.baseDn));
   } catch {
@@ -564,19 +571,19 @@ function modCommand(obj: ObjectDef): Command {
     rights: commonOptions.rights,
     all: commonOptions.all,
     raw: commonOptions.raw,
-    ...(obj.noRename ? {} : { rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false } }),
+    ...(obj.noRename || obj.singleton ? {} : { rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false } }),
   };
   return {
     name: `${obj.name}_mod`,
-    doc: `Modify ${withArticle(obj.labelSingular)}.`,
+    doc: obj.singleton ? `Modify the ${obj.labelSingular}.` : `Modify ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArg(obj)],
     options,
     access: { manage: obj.name },
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
-      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
+      assertReadable(ctx, placeDn(obj, realmOf(ctx)));
       const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntryToWrite(ctx, obj, pkey);
       const mods: Modification[] = [];
@@ -652,15 +659,15 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
 function showCommand(obj: ObjectDef): Command {
   return {
     name: `${obj.name}_show`,
-    doc: `Display information about ${withArticle(obj.labelSingular)}.`,
+    doc: obj.singleton ? `Display the ${obj.labelSingular}.` : `Display information about ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArg(obj)],
     options: { ...obj.extraOptions?.show, rights: commonOptions.rights, all: commonOptions.all, raw: commonOptions.raw },
     access: 'authenticated',
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
-      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
+      assertReadable(ctx, placeDn(obj, realmOf(ctx)));
       const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: null };
@@ -676,7 +683,8 @@ const builders: Record<CrudMethod, (obj: ObjectDef) => Command> = {
   show: showCommand,
 };
 
-/** The CRUD commands of a declared object. */
-export function crudCommands(obj: ObjectDef): Command[] {
-  return (obj.methods ?? (['add', 'del', 'find', 'mod', 'show'] as const)).map((m) => builders[m](obj));
+/** The CRUD commands of a declared object (a one-of-a-kind object's: show and mod), then its own (ObjectDef.commands). */
+export function objectCommands(obj: ObjectDef): Command[] {
+  const methods = obj.methods ?? (obj.singleton ? (['mod', 'show'] as const) : (['add', 'del', 'find', 'mod', 'show'] as const));
+  return [...methods.map((m) => builders[m](obj)), ...(obj.commands?.(obj) ?? [])];
 }

@@ -8,13 +8,11 @@
  * host entry of a dirid server is not deleted (realm-principals.ts); a
  * name another entry holds is a duplicate (principal-name.ts).
  */
-import type { Command } from '../framework/command.js';
-import { crudCommands } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
 import { newRandomKeys } from '../account/keys.js';
-import { containers } from '../directory/layout.js';
+import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue } from '../directory/filter.js';
 import { refuseServerPrincipal } from './realm-principals.js';
 import { checkNewPrincipalNames } from './principal-name.js';
@@ -27,7 +25,17 @@ export const hostObject = defineObject({
   label: 'hosts',
   labelSingular: 'host',
   doc: 'Hosts (computers) and their host/ principals.',
-  container: 'hosts',
+  container: KNOWN_CONTAINERS.hosts,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [
+      { name: 'fqdn', syntax: 'string', singleValue: true, indexed: true },
+    ],
+    objectClasses: [
+      { name: 'dirHost', kind: 'structural', sup: 'top', must: ['fqdn', 'cn'], may: ['description', 'nsAccountLock'] },
+    ],
+  },
+  methods: ['add', 'del', 'find', 'show'],
   rdnAttr: 'fqdn',
   objectClasses: ['top', 'dirHost', 'krbPrincipalAux'],
   pkey: 'fqdn',
@@ -71,7 +79,3 @@ export const hostObject = defineObject({
     },
   },
 });
-
-export function hostCommands(): Command[] {
-  return crudCommands({ ...hostObject, methods: ['add', 'del', 'find', 'show'] });
-}

@@ -10,12 +10,11 @@
  * write path). Disabling a disabled account, or enabling an enabled one, is
  * AlreadyInactive or AlreadyActive, as in FreeIPA.
  */
-import type { Command } from '../framework/command.js';
+import type { Command, ObjectDef } from '../framework/command.js';
 import { getEntryToWrite, modifyEntry } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
-import { userObject } from './user.js';
 
-function accountStateCommand(disable: boolean): Command {
+function accountStateCommand(userObject: ObjectDef, disable: boolean): Command {
   return {
     name: disable ? 'user_disable' : 'user_enable',
     doc: disable ? 'Disable a user account.' : 'Enable a user account.',
@@ -36,5 +35,5 @@ function accountStateCommand(disable: boolean): Command {
   };
 }
 
-export const userDisableCommand = accountStateCommand(true);
-export const userEnableCommand = accountStateCommand(false);
+export const userDisableCommand = (userObject: ObjectDef): Command => accountStateCommand(userObject, true);
+export const userEnableCommand = (userObject: ObjectDef): Command => accountStateCommand(userObject, false);

@@ -17,11 +17,13 @@ import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSe
 import { newSecurityStamp } from '../account/state.js';
 import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
-import { containers } from '../directory/layout.js';
+import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { pkeyOfDn } from '../framework/crud.js';
 import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
+import { userUnlockCommand } from './user-unlock.js';
+import { userDisableCommand, userEnableCommand } from './user-disable.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -86,7 +88,42 @@ export const userObject = defineObject({
   label: 'users',
   labelSingular: 'user',
   doc: 'Users.',
-  container: 'users',
+  container: KNOWN_CONTAINERS.users,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [
+      { name: 'sn', aliases: ['surname'], syntax: 'string', indexed: true },
+      { name: 'givenName', syntax: 'string', indexed: true },
+      { name: 'displayName', syntax: 'string', singleValue: true },
+      { name: 'initials', syntax: 'string' },
+      { name: 'mail', syntax: 'string', indexed: true },
+      { name: 'dirUserAuthType', syntax: 'string', indexed: true },
+      // replaced when a user's sessions end: a password change, a disablement, a rename (src/account/state.ts)
+      { name: 'dirSecurityStamp', syntax: 'exact', singleValue: true },
+      // the link of a user to an external identity (docs/device-flow.md)
+      { name: 'dirIdpSub', syntax: 'exact', singleValue: true, indexed: true },
+      { name: 'dirIdpConfigLink', syntax: 'dn', singleValue: true, indexed: true, references: 'restrict' },
+    ],
+    objectClasses: [
+      { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['userPassword', 'description'] },
+      { name: 'organizationalPerson', kind: 'structural', sup: 'person', must: [], may: ['ou'] },
+      {
+        name: 'inetOrgPerson',
+        kind: 'structural',
+        sup: 'organizationalPerson',
+        must: [],
+        may: ['givenName', 'mail', 'uid', 'displayName', 'initials'],
+      },
+      {
+        name: 'dirUser',
+        kind: 'auxiliary',
+        must: ['uid'],
+        may: ['nsAccountLock', 'dirUserAuthType', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell', 'dirSecurityStamp'],
+      },
+      { name: 'dirIdpUser', kind: 'auxiliary', must: [], may: ['dirIdpSub', 'dirIdpConfigLink'] },
+    ],
+  },
+  commands: (user) => [userUnlockCommand(user), userDisableCommand(user), userEnableCommand(user)],
   rdnAttr: 'uid',
   objectClasses: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser'],
   pkey: 'login',

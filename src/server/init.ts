@@ -3,7 +3,8 @@
  * (SQLite) or in a PostgreSQL database (--database). Refuses to touch an
  * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
  * master key, store and tree, administrators, the Kerberos principals and
- * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, the KDC's
+ * host.keytab (kerberos-init.ts), the objects' default entries and the
+ * directory's version, krb5.conf (krb5-conf.ts), TLS, the KDC's
  * PKINIT certificate (kdc-cert.ts), client files. A failed init removes
  * what it wrote to the data directory (undoInit), so it can be run again.
  */
@@ -11,11 +12,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Attributes, WriteOp } from '../directory/types.js';
-import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
+import type { Attributes } from '../directory/types.js';
+import { baseDnFromDomain, containers } from '../directory/layout.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
-import { builtinPrivileges } from '../objects/role.js';
-import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
+import { realmTree } from '../objects/index.js';
+import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProblem, type IdRange } from '../objects/posix.js';
+import { versionRecordEntry } from './upgrade.js';
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
@@ -53,9 +55,10 @@ function idRangeOf(o: InitOptions): IdRange {
 }
 
 /**
- * The directory tree, the ID range, the admin user, the admins group and
- * built-in privileges. The admins group takes the range's first ID, admin
- * the second (its private group's gid is its uid).
+ * The directory tree (the containers the registered objects declare and
+ * the realm's own: objects/index.ts realmTree), the ID range, the admin
+ * user and the admins group. The admins group takes the range's first ID,
+ * admin the second (its private group's gid is its uid).
  */
 const treeStep: InitStep = {
   name: 'directory tree and administrators',
@@ -73,22 +76,28 @@ const treeStep: InitStep = {
     };
     posixDefaults(admin, 'admin', String(range.base + 1));
     await dir.batch([
-      ...[c.accounts, c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.pbac, c.privileges, c.kerberos].map(containerEntry),
-      ...rangeEntries(dir.baseDn, config.realm, range, range.base + 2),
+      ...realmTree({ baseDn: dir.baseDn, realm: config.realm }).containers,
+      rangeEntry(dir.baseDn, config.realm, range, range.base + 2),
       { kind: 'add', dn: adminDn, attrs: admin },
       {
         kind: 'add',
         dn: c.adminsGroup,
         attrs: { objectClass: ['top', 'dirGroup', 'posixGroup'], cn: ['admins'], description: ['Account administrators group'], gidNumber: [String(range.base)], member: [adminDn] },
       },
-      ...builtinPrivileges.map(
-        (p): WriteOp => ({
-          kind: 'add',
-          dn: `cn=${p.name},${c.privileges}`,
-          attrs: { objectClass: ['top', 'dirPrivilege'], cn: [p.name], description: [p.description] },
-        }),
-      ),
     ]);
+  },
+};
+
+/**
+ * The entries every realm has of the registered objects (built-in
+ * privileges; objects/index.ts realmTree), once the Kerberos realm they may
+ * sit in exists, and the record of the directory's version (upgrade.ts): a
+ * new realm is at this code's version.
+ */
+const defaultEntriesStep: InitStep = {
+  name: 'default entries and the directory version',
+  async run({ dir, config }) {
+    await dir.batch([...realmTree({ baseDn: dir.baseDn, realm: config.realm }).entries, versionRecordEntry(dir.baseDn)]);
   },
 };
 
@@ -119,7 +128,7 @@ const clientFilesStep: InitStep = {
 };
 
 /** Ordered init steps. */
-export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
+export const initSteps: InitStep[] = [treeStep, kerberosInitStep, defaultEntriesStep, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);

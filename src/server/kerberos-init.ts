@@ -6,15 +6,13 @@
  * random keys, the admin's credentials from the admin password (its hash
  * and keys, account/credentials.ts), and host.keytab
  * with the host's keys. An init step; krb5.conf is krb5-conf.ts's. A realm
- * made before the password service existed gets kadmin/changepw when the
- * server starts (ensurePasswordServicePrincipal).
+ * made before the password service existed gets kadmin/changepw from the
+ * upgrade at start (upgrade.ts, step 1).
  */
 import { hostname as osHostname } from 'node:os';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory, WriteOp } from '../directory/types.js';
 import { containers, hostDn, realmContainerDn, realmPrincipalDn, serviceDn } from '../directory/layout.js';
-import { DirectoryError } from '../directory/types.js';
-import { findPrincipal } from '../account/lookup.js';
 import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
@@ -45,29 +43,12 @@ export function localMachineName(): string | null {
  * service anyone deletes with service-del): random keys, and tickets of at
  * most 5 minutes, never renewable, as MIT makes it; clients use one at once.
  */
-function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
+export function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
   return {
     kind: 'add',
     dn: realmPrincipalDn(baseDn, realm, changepwPrincipal(realm)),
     attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys(), krbMaxTicketLife: ['300'], krbMaxRenewableAge: ['0'] },
   };
-}
-
-/**
- * Adds kadmin/changepw to a realm that lacks it (one made before the
- * password service); false when it could not be added, which leaves
- * password changes over kpasswd unavailable and everything else as it was.
- */
-export async function ensurePasswordServicePrincipal(dir: Directory, realm: string): Promise<boolean> {
-  if (await findPrincipal(dir, changepwPrincipal(realm))) return true;
-  try {
-    await dir.batch([passwordServiceEntry(dir.baseDn, realm)]);
-    return true;
-  } catch (e) {
-    // another server of the realm added it meanwhile
-    if (e instanceof DirectoryError && e.code === 'entryAlreadyExists') return true;
-    return false;
-  }
 }
 
 /**

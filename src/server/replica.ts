@@ -19,6 +19,7 @@ import { serverPrincipalNames, serverPrincipals, writeHostKeytab } from './kerbe
 import { issueServerCert } from './pki.js';
 import { realmServers, registerServer, writeServerFiles, type RealmServer } from './servers.js';
 import { openRealmStore } from './store.js';
+import { upgradeDirectory } from './upgrade.js';
 import { findPrincipal } from '../account/lookup.js';
 
 export interface ReplicaOptions {
@@ -45,6 +46,8 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
 
   const dir = await openRealmStore(from, config, false);
   try {
+    // the new server's entries go into a directory at this code's version
+    await upgradeDirectory(dir, { realm: config.realm, log });
     const names = serverPrincipalNames(hostname, config.realm);
     if (await findPrincipal(dir, names.host)) {
       throw new InitError(`${names.host} already exists: ${hostname} is already a server or host of the realm`);

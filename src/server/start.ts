@@ -3,11 +3,13 @@
  * API and plain HTTP redirecting to it, the KDC and the password service on
  * UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a free port; the
  * chosen ports are written back into the client files (the API's, the
- * KDC's and the password service's) and logged. A realm made before the
- * password service gets its kadmin/changepw principal here, and one
- * without a current KDC certificate (anonymous PKINIT) a new one. The API
- * and LDAP accept tickets for the realm's dirid servers' names only
- * (acceptor-names.ts). Every
+ * KDC's and the password service's) and logged. Before anything listens,
+ * the directory is brought to this code's version (upgrade.ts: versioned,
+ * logged steps and the tree the registered objects declare), or the start
+ * is refused when a newer release upgraded it; and a server without a
+ * current KDC certificate (anonymous PKINIT; a file of its own data
+ * directory) gets a new one. The API and LDAP accept tickets for the
+ * realm's dirid servers' names only (acceptor-names.ts). Every
  * listener bounds how long a client may take (ListenerBounds, docs/load.md):
  * the HTTPS API's TLS handshake, headers, body and whole request, plain
  * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
@@ -40,9 +42,9 @@ import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import type { KpasswdService } from '../kdc/kpasswd.js';
 import type { TcpLimits } from '../kdc/listener.js';
-import { ensurePasswordServicePrincipal } from './kerberos-init.js';
 import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
+import { upgradeDirectory } from './upgrade.js';
 import { readIdpCaFiles } from './idp-ca.js';
 import { ConfigError } from '../cli/ini.js';
 import { lockDataDir, type DataDirLock } from './data-lock.js';
@@ -217,6 +219,12 @@ function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
 async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: (line: string) => void): Promise<RunningServer> {
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
   const dir = await openRealmStore(paths, config, false, log);
+  try {
+    await upgradeDirectory(dir, { realm: config.realm, log });
+  } catch (e) {
+    await dir.close();
+    throw e;
+  }
   const server: ServerInfo = {
     version: SERVER_VERSION,
     apiVersion: API_VERSION,
@@ -277,9 +285,6 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   server.origin = httpsOrigin;
   const http = createHttpRedirect(httpsOrigin, o.bounds?.httpMs);
   const httpPort = await listenOn(http, config.httpPort, config.listen);
-  if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {
-    log(`dirid-server: realm ${config.realm}: could not add kadmin/changepw; password changes over kpasswd fail until it exists`);
-  }
   const kdcCertProblem = await ensureKdcCertificate(paths, config.realm);
   if (kdcCertProblem) log(`dirid-server: realm ${config.realm}: no KDC certificate (${kdcCertProblem}); anonymous PKINIT is unavailable`);
   const pkinit = loadKdcIdentity(paths);
