@@ -8,6 +8,7 @@ import { CommandRegistry, type Services } from '../framework/command.js';
 import { crudCommands } from '../framework/crud.js';
 import { groupCommands, groupObject } from './group.js';
 import { hostCommands, hostObject } from './host.js';
+import { hostEnrollCommand } from './host-enroll.js';
 import { idpObject } from './idp.js';
 import { idpCheckCommand } from './idp-check.js';
 import { keytabGetCommand } from './keytab.js';
@@ -32,6 +33,7 @@ export function buildRegistry(services: Services = {}): CommandRegistry {
     ...privilegeCommands(),
     ...serviceCommands(),
     ...hostCommands(),
+    hostEnrollCommand,
     keytabGetCommand,
     passwdCommand,
     pingCommand,

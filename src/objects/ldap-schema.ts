@@ -68,6 +68,12 @@ export const diridSchema: SchemaDefinition = {
     { name: 'krbPwdLockoutDuration', syntax: 'integer', singleValue: true },
     // the servers of a realm (src/server/servers.ts): one value per service, `service=port`
     { name: 'dirServerAddress', syntax: 'exact' },
+    // OpenSSH public keys of users and hosts (openssh-lpk's name, which SSSD's ldap provider reads: objects/ssh-public-key.ts)
+    { name: 'sshPublicKey', syntax: 'exact', maxLength: 8192 },
+    // a host's one-time enrolment password (its scrypt hash, sealed) and the failed attempts at it (objects/host-enroll.ts)
+    { name: 'dirEnrolmentPassword', syntax: 'secret', singleValue: true },
+    { name: 'dirEnrolmentFailures', syntax: 'integer', singleValue: true },
+    { name: 'dirEnrolmentLastFailure', syntax: 'time', singleValue: true },
   ],
   objectClasses: [
     { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['userPassword', 'description'] },
@@ -120,7 +126,17 @@ export const diridSchema: SchemaDefinition = {
       must: ['cn'],
       may: ['krbMaxTicketLife', 'krbMaxRenewableAge', 'krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'],
     },
-    { name: 'dirHost', kind: 'structural', sup: 'top', must: ['fqdn', 'cn'], may: ['description', 'nsAccountLock'] },
+    {
+      name: 'dirHost',
+      kind: 'structural',
+      sup: 'top',
+      must: ['fqdn', 'cn'],
+      may: ['description', 'nsAccountLock', 'dirEnrolmentPassword', 'dirEnrolmentFailures', 'dirEnrolmentLastFailure'],
+    },
+    // openssh-lpk's class (there MUST sshPublicKey $ uid; a host has no uid): comes and goes with a user's or host's keys
+    { name: 'ldapPublicKey', kind: 'auxiliary', must: ['sshPublicKey'], may: ['uid'] },
+    // RFC 2307's host class, which SSSD's ldap provider finds a host's keys by ((&(objectClass=ipHost)(fqdn=H))); dirid keeps no ipHostNumber
+    { name: 'ipHost', kind: 'auxiliary', must: ['cn'], may: ['fqdn', 'description'] },
     { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
     { name: 'dirGroup', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description', 'gidNumber'] },
     { name: 'dirRole', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },
