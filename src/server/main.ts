@@ -13,10 +13,11 @@ import { parseArgsProblem } from '../cli/errors.js';
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
                     [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N] [--ldap-port N] [--ldaps-port N]
-                    [--idstart N] [--idmax N] [--database postgresql://…]
-  dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2
+                    [--idstart N] [--idmax N] [--database postgresql://…] [--san NAME]...
+  dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2 [--san NAME]...
   dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
                      [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM]... [--exit-with-parent] [--exit-with-pid PID]
+  --san NAME         (init, replica-prepare) another name or IP address hosts reach the server by, for its certificate; repeatable
   --idp-ca-file PEM  CA certificates (PEM) trusted for the IdPs' HTTPS endpoints besides the system's;
                      give it once per file, every file is trusted (replaces server.conf's idp_ca_file)
 `;
@@ -77,9 +78,11 @@ async function main(argv: string[]): Promise<number> {
         idstart: { type: 'string' },
         idmax: { type: 'string' },
         database: { type: 'string' },
+        san: { type: 'string', multiple: true },
       },
     });
     if (!parsed) return 0;
+    const sans = (parsed.values as { san?: string[] }).san ?? [];
     const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'realm', 'domain', 'admin-password-file'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
@@ -100,19 +103,22 @@ async function main(argv: string[]): Promise<number> {
         ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
         ...(values.idmax !== undefined ? { idMax: idNumber(values.idmax, 'idmax') } : {}),
         ...(values.database !== undefined ? { database: values.database } : {}),
+        ...(sans.length ? { sans } : {}),
       },
-      (line) => process.stdout.write(line + '\n'),
+      // a warning (a name no other host can reach the server by) goes where errors go
+      (line) => (line.includes(': WARNING: ') ? process.stderr : process.stdout).write(line + '\n'),
     );
     return 0;
   }
   if (cmd === 'replica-prepare') {
-    const parsed = options(rest, { options: { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' } } });
+    const parsed = options(rest, { options: { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' }, san: { type: 'string', multiple: true } } });
     if (!parsed) return 0;
     const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'hostname', 'out'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
     }
-    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out! }, (line) => process.stdout.write(line + '\n'));
+    const sans = (parsed.values as { san?: string[] }).san ?? [];
+    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out!, ...(sans.length ? { sans } : {}) }, (line) => process.stdout.write(line + '\n'));
     return 0;
   }
   if (cmd === 'start') {
