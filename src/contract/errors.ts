@@ -27,6 +27,7 @@ export const errorCodes = {
   AccountLocked: { code: 1005, exit: ExitCode.error },
   AccountExpired: { code: 1006, exit: ExitCode.error },
   PasswordExpired: { code: 1007, exit: ExitCode.error },
+  EnrolmentRefused: { code: 1010, exit: ExitCode.error },
   // 2000s: authorization
   ACIError: { code: 2100, exit: ExitCode.error },
   // 3000s: invocation

@@ -46,6 +46,7 @@ const publicCodes: Record<ErrorName, ResultCodeName> = {
   NotAuthenticated: 'insufficientAccessRights',
   InvalidCredentials: 'invalidCredentials',
   AccountDisabled: 'unwillingToPerform',
+  EnrolmentRefused: 'invalidCredentials',
   AccountLocked: 'unwillingToPerform',
   AccountExpired: 'unwillingToPerform',
   PasswordExpired: 'invalidCredentials',

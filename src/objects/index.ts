@@ -17,6 +17,7 @@ import { coreSchema, mergeSchemas } from '../directory/schema.js';
 import type { SchemaDefinition, WriteOp } from '../directory/types.js';
 import { groupObject } from './group.js';
 import { hostObject } from './host.js';
+import { hostEnrollCommand } from './host-enroll.js';
 import { idpObject } from './idp.js';
 import { keytabGetCommand } from './keytab.js';
 import { sharedSchema } from './ldap-schema.js';
@@ -39,6 +40,7 @@ export const REGISTERED: readonly Registered[] = [
   hostObject,
   idpObject,
   privilegeObject,
+  hostEnrollCommand,
   keytabGetCommand,
   passwdCommand,
   pingCommand,

@@ -47,6 +47,8 @@ export const sharedSchema: SchemaDefinition = {
     // the directory's version record (src/server/upgrade.ts): its version, and the release that wrote it
     { name: 'dirVersion', syntax: 'integer', singleValue: true },
     { name: 'dirRelease', syntax: 'exact', singleValue: true },
+    // OpenSSH public keys of users and hosts (openssh-lpk's name, which SSSD's ldap provider reads: objects/ssh-public-key.ts)
+    { name: 'sshPublicKey', syntax: 'exact', maxLength: 8192 },
   ],
   objectClasses: [
     // RFC 2307 (as RFC 2307bis has them: both auxiliary), read by SSSD and nss on hosts
@@ -83,6 +85,8 @@ export const sharedSchema: SchemaDefinition = {
       must: ['cn'],
       may: ['krbMaxTicketLife', 'krbMaxRenewableAge', 'krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'],
     },
+    // openssh-lpk's class (there MUST sshPublicKey $ uid; a host has no uid): comes and goes with a user's or host's keys
+    { name: 'ldapPublicKey', kind: 'auxiliary', must: ['sshPublicKey'], may: ['uid'] },
     { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
     { name: 'dirVersionRecord', kind: 'structural', sup: 'top', must: ['cn', 'dirVersion'], may: ['dirRelease', 'description'] },
   ],

@@ -7,6 +7,9 @@
  * link and leaves with it, whichever options made or removed the link.
  * An identity at an IdP (reference and IdP user id) links one user only.
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
+ * SSH public keys (`--sshpubkey`, in sshPublicKey: objects/ssh-public-key.ts)
+ * are shown by their fingerprints; they are set by whoever may modify the
+ * user, not by the user (docs/access.md).
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
@@ -24,6 +27,7 @@ import { pkeyOfDn } from '../framework/crud.js';
 import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
 import { userUnlockCommand } from './user-unlock.js';
 import { userDisableCommand, userEnableCommand } from './user-disable.js';
+import { completeSshKeys, FINGERPRINT_OUTPUT, sshFingerprints, sshPublicKeyParam } from './ssh-public-key.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -173,7 +177,9 @@ export const userObject = defineObject({
       caseExact: true,
       maxLength: 1024,
     },
+    sshpubkey: sshPublicKeyParam('SSH public key, a line of an authorized_keys file (options allowed); repeat for several'),
   },
+  computed: FINGERPRINT_OUTPUT,
   defaultAttributes: ['login', 'first', 'last', 'email', 'uid', 'gidnumber', 'homedir', 'shell', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
@@ -235,6 +241,11 @@ export const userObject = defineObject({
       const classes = entry.values('objectClass');
       if (link.length > 0 && !hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
       if (link.length === 0 && hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
+      // SSH public keys, served over LDAP to SSSD (sss_ssh_authorizedkeys)
+      completeSshKeys(entry, true, ['ldapPublicKey']);
+    },
+    async postRead(_ctx, entry, out) {
+      if (entry.attrs.sshPublicKey) out.sshpubkeyfp = sshFingerprints(entry.attrs.sshPublicKey);
     },
   },
 });

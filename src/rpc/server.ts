@@ -2,7 +2,9 @@
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`,
- * `/dirid/session/login_kerberos` and `/dirid/session/logout`; and, unauthenticated, the public key
+ * `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
+ * joining the realm calls host_enroll (and nothing else) with its one-time password and no other
+ * credentials; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
  * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md) and the web console's
  * files under `/dirid/ui/` (rpc/ui-static.ts). It authenticates, decodes, dispatches
@@ -33,6 +35,8 @@ import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** What `/dirid/session/enroll` runs, without credentials: the command checks the host's one-time password itself. */
+const ENROLMENT_COMMANDS: ReadonlySet<string> = new Set(['host_enroll']);
 /** How long a request body may take to arrive, by default (docs/load.md). */
 export const BODY_TIMEOUT_MS = 30_000;
 
@@ -167,7 +171,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
 
   /** The encoding the endpoint of a request target answers in; null for the others (login endpoints, targets that do not parse), which answer in text. */
   function encodingOf(target: string | undefined): Encoding | null {
-    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec((target ?? '/').split('?')[0]!);
+    const path = (target ?? '/').split('?')[0]!;
+    if (path === '/dirid/session/enroll') return 'json';
+    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec(path);
     return m ? (m[1] as Encoding) : null;
   }
 
@@ -180,24 +186,28 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     }
   }
 
-  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}): Promise<void> {
+  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}, only?: ReadonlySet<string>): Promise<void> {
     const started = process.hrtime.bigint();
     let request: RpcRequest | undefined;
     let outcome = 'ok';
+    let reason = '';
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
+      if (only && !only.has(request.method)) throw publicError('NotAuthenticated');
       const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry };
       const result = await dispatch(ctx, request.method, request.args, request.options);
       responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
     } catch (err) {
-      const answer = errorResponse(enc, err, request?.id ?? null, principal);
+      // a command that refuses credentials of its own (host_enroll's one-time password) says why in the log only
+      if (err instanceof AuthRefusal) reason = ` reason=${JSON.stringify(err.message)}`;
+      const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
       responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     opts.log(
-      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome} duration_ms=${ms.toFixed(1)}`,
+      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`,
     );
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
@@ -273,6 +283,12 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const headers: Record<string, string | string[]> = { 'Set-Cookie': await sessionCookie(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
+      },
+      // a host's enrolment with its one-time password, no other credentials: host_enroll and nothing else (docs/access.md)
+      '/dirid/session/enroll': async () => {
+        checkReferer(req);
+        const body = await readBody(req, bodyTimeout);
+        await call('json', body, null, res, {}, ENROLMENT_COMMANDS);
       },
       '/dirid/session/logout': async () => {
         checkReferer(req);
