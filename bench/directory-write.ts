@@ -19,10 +19,9 @@ import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { coreSchema, mergeSchemas } from '../src/directory/schema.js';
 import { openSqliteDirectory } from '../src/directory/sqlite.js';
 import type { Attributes, WriteOp } from '../src/directory/types.js';
-import { diridSchema } from '../src/objects/ldap-schema.js';
+import { realmSchema } from '../src/objects/index.js';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '20000' }, single: { type: 'string', default: '1000' } } });
 const USERS = Number(values.users);
@@ -33,7 +32,7 @@ const USERS_DN = `cn=users,${BASE}`;
 const GROUPS_DN = `cn=groups,${BASE}`;
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-dir-write-'));
-const dir = await openSqliteDirectory({ path: join(tmp, 'store.db'), baseDn: BASE, schema: mergeSchemas(coreSchema, diridSchema), masterKey: randomBytes(32), create: true });
+const dir = await openSqliteDirectory({ path: join(tmp, 'store.db'), baseDn: BASE, schema: realmSchema, masterKey: randomBytes(32), create: true });
 await dir.batch([
   { kind: 'add', dn: USERS_DN, attrs: { objectClass: ['top', 'dirContainer'] } },
   { kind: 'add', dn: GROUPS_DN, attrs: { objectClass: ['top', 'dirContainer'] } },

@@ -13,10 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { coreSchema, mergeSchemas } from '../src/directory/schema.js';
 import { openSqliteDirectory } from '../src/directory/sqlite.js';
 import type { WriteOp } from '../src/directory/types.js';
-import { diridSchema } from '../src/objects/ldap-schema.js';
+import { realmSchema } from '../src/objects/index.js';
 import { prng } from '../test/support/prng.js';
 
 const { values } = parseArgs({ options: { users: { type: 'string', default: '100000' } } });
@@ -27,7 +26,7 @@ const ORG = ['top', 'dirContainer'];
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-dir-'));
 const path = join(tmp, 'store.db');
-const dir = await openSqliteDirectory({ path, baseDn: BASE, schema: mergeSchemas(coreSchema, diridSchema), masterKey: randomBytes(32), create: true });
+const dir = await openSqliteDirectory({ path, baseDn: BASE, schema: realmSchema, masterKey: randomBytes(32), create: true });
 
 /** deterministic, so that runs are comparable */
 const rnd = prng(12345);

@@ -89,7 +89,7 @@ import { parseArgs } from 'node:util';
 import { once } from 'node:events';
 import type { Filter } from '../src/directory/filter.js';
 import { ResultCode } from '../src/ldap/codes.js';
-import { hashPassword, verifyPassword } from '../src/objects/password.js';
+import { hashPassword, verifyPassword } from '../src/account/password-hash.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 import { LdapClient, type Outcome } from './support/ldap-client.js';
 import { BASE_DN, BENCH_PASSWORD, Expected, GROUPS_DN, USERS_DN, memberships, slapdLdif, userDn, userName, type DataSize } from './support/ldap-data.js';

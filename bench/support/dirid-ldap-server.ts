@@ -19,7 +19,7 @@ import { initRealm } from '../../src/server/init.js';
 import { childServer } from './child-server.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
 import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
-import { hashPassword } from '../../src/objects/password.js';
+import { hashPassword } from '../../src/account/password-hash.js';
 import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, type DataSize } from './ldap-data.js';
 
 export type DiridReport =

@@ -26,7 +26,18 @@
  *   password-change service's initial ticket, as MIT's KDC allows).
  * Counters are written only on a failure and on the first success after
  * failures, so a usable account costs no write per login.
+ *
+ * A session (the API's session cookie) is bound to the account as it was
+ * when the session began: its entry (entryUUID, so an entry deleted and made
+ * again under the same name is another account) and its security stamp
+ * (dirSecurityStamp, after ASP.NET Identity's SecurityStamp), a random
+ * value the server replaces whenever the user's sessions must end: a
+ * password change, a disablement, a rename. A session whose binding no
+ * longer matches has ended, even once the account is enabled again.
+ * Comparing values, not times, makes this exact whatever the clocks of the
+ * realm's servers and the one-second grain of krbLastPwdChange.
  */
+import { randomBytes } from 'node:crypto';
 import { serialized } from '../directory/serialized.js';
 import { generalizedTime } from '../directory/schema.js';
 import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
@@ -35,6 +46,10 @@ import { hasObjectClass } from '../directory/entry.js';
 
 export interface Account {
   dn: string;
+  /** entryUUID: which entry this is, whatever its name (absent when not read) */
+  entryId?: string;
+  /** dirSecurityStamp: replaced when the account's sessions end (absent while it has none) */
+  securityStamp?: string;
   isUser: boolean;
   disabled: boolean;
   principalExpiration?: Date;
@@ -92,6 +107,10 @@ export function accountOf(entry: Entry): Account {
     disabled: a.nsAccountLock?.[0]?.toUpperCase() === 'TRUE',
     failedLogins: count(a.krbLoginFailedCount?.[0], 0),
   };
+  const id = a.entryUUID?.[0];
+  if (id) account.entryId = id;
+  const stamp = a.dirSecurityStamp?.[0];
+  if (stamp) account.securityStamp = stamp;
   const expires = parseTime(a.krbPrincipalExpiration?.[0]);
   if (expires) account.principalExpiration = expires;
   const pwExpires = parseTime(a.krbPasswordExpiration?.[0]);
@@ -142,6 +161,38 @@ export function describeRefusal(v: Refusal): string {
   }
 }
 
+/** What a session is bound to when it begins: the account's entry and its security stamp then. */
+export interface SessionBinding {
+  entry: string;
+  stamp: string;
+}
+
+export function sessionBinding(a: Account): SessionBinding {
+  return { entry: a.entryId ?? '', stamp: a.securityStamp ?? '' };
+}
+
+/** A new security stamp, for the write that ends an account's sessions. */
+export function newSecurityStamp(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/**
+ * Whether a session bound to `b` may still act: 'gone' when the account no
+ * longer exists, its refusal when it may not authenticate now, 'ended'
+ * (why, for the log) when it is another entry or its stamp has changed
+ * since the session began.
+ */
+export type SessionVerdict = Verdict | { state: 'gone' } | { state: 'ended'; reason: string };
+
+export function sessionVerdict(a: Account | null, b: SessionBinding, policy: LockoutPolicy, now: number): SessionVerdict {
+  if (!a) return { state: 'gone' };
+  const v = verdict(a, policy, now);
+  if (v.state !== 'usable') return v;
+  if (!a.entryId || a.entryId !== b.entry) return { state: 'ended', reason: 'the account was deleted and another made under its name' };
+  if ((a.securityStamp ?? '') !== b.stamp) return { state: 'ended', reason: 'the password changed, or the account was disabled or renamed, since the session began' };
+  return USABLE;
+}
+
 /** The failure count after one more failure at `now` (MIT's lockout arithmetic). */
 export function failuresAfter(a: Account, policy: LockoutPolicy, now: number): number {
   const last = a.lastFailedLogin?.getTime();
@@ -173,7 +224,16 @@ export function unlockAccount(dir: Directory, dn: string): Promise<void> {
 const POLICY_ATTRS = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;
 const COUNTER_ATTRS = ['objectClass', 'krbLoginFailedCount', 'krbLastFailedAuth'] as const;
 /** what accountOf reads (an LDAP operation asks for the bound account on every request) */
-const ACCOUNT_ATTRS = ['objectClass', 'nsAccountLock', 'krbLoginFailedCount', 'krbPrincipalExpiration', 'krbPasswordExpiration', 'krbLastFailedAuth'] as const;
+const ACCOUNT_ATTRS = [
+  'objectClass',
+  'entryUUID',
+  'dirSecurityStamp',
+  'nsAccountLock',
+  'krbLoginFailedCount',
+  'krbPrincipalExpiration',
+  'krbPasswordExpiration',
+  'krbLastFailedAuth',
+] as const;
 
 export class Accounts {
   private policyCache: { value: LockoutPolicy; generation: number } | undefined;
@@ -193,6 +253,17 @@ export class Accounts {
   async get(dn: string): Promise<Account | null> {
     const e = await this.dir.get(dn, ACCOUNT_ATTRS);
     return e ? accountOf(e) : null;
+  }
+
+  /** Whether the session of the account at `dn`, bound to `b` when it began, may still act (one read of the account). */
+  async session(dn: string, b: SessionBinding, now = Date.now()): Promise<SessionVerdict> {
+    return sessionVerdict(await this.get(dn), b, await this.policy(), now);
+  }
+
+  /** What a session of the account at `dn` beginning now is bound to; an account gone meanwhile binds to nothing, which no session matches. */
+  async bindSession(dn: string): Promise<SessionBinding> {
+    const a = await this.get(dn);
+    return a ? sessionBinding(a) : { entry: '', stamp: '' };
   }
 
   /** The realm's lockout policy, read again after any write to the directory. */

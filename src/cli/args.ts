@@ -139,7 +139,7 @@ function metavar(o: ParamSpec): string {
 
 /** `dirid COMMAND --help`: usage, the command's doc, arguments and options with their docs. */
 /** An option the client handles itself, not sent to the server: one declaration for its help row and its parsing. */
-interface LocalOption {
+export interface LocalOption {
   /** the key of its value in takeLocalOptions' result */
   key: string;
   /** a short form (`-k`), and the long one */
@@ -149,7 +149,8 @@ interface LocalOption {
   doc: string;
 }
 
-const LOCAL_OPTIONS: Readonly<Record<string, readonly LocalOption[]>> = {
+/** Each API command's options the client handles itself, by the command's wire name. */
+export const LOCAL_OPTIONS: Readonly<Record<string, readonly LocalOption[]>> = {
   ping: [{ key: 'server', long: '--server', metavar: 'HOST[:PORT]', doc: 'ping this server instead of the configured one (its port unless one is given)' }],
   keytab_get: [{ key: 'keytab', short: '-k', long: '--keytab', metavar: 'FILE', doc: 'write the keytab to FILE (required)' }],
 };

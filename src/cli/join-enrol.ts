@@ -1,35 +1,28 @@
 /**
- * How `dirid join` gets the host into the realm: the host's entry (made
- * when missing) and its keys. `adminEnrolment` does it with an
- * administrator's credentials, through the API like any `dirid` command:
- * a Kerberos ticket from the credential cache (Negotiate, mutually
- * authenticated), or a principal's password (a password login's session
- * cookie). Another way in (a one-time enrolment password) implements the
- * same interface.
+ * How `dirid join` gets the host into the realm: `host_enroll` (the host's
+ * new keys as a keytab, and the realm's domain, base DN, servers and CA),
+ * checked field by field by enroll.ts. Either with the host's one-time
+ * password (`--otp`: an administrator ran `dirid host-add FQDN --random`),
+ * sent to `/dirid/session/enroll` with no other credentials, or with an
+ * administrator's, through the API like any `dirid` command: a Kerberos
+ * ticket from the credential cache (Negotiate, the server's answer
+ * authenticated) or a principal's password (a password login's session
+ * cookie); an administrator's enrolment adds a host that is missing.
  */
 import { CLIENT_VERSION, decodeReply, kerberosAuthenticator, post, type HttpReply } from './transport.js';
 import { encodeJsonRequest } from '../rpc/codec/json.js';
 import type { RpcResponse, WireValue } from '../rpc/codec/types.js';
 import { CliError, serverError } from './errors.js';
-import { errorCodes } from '../contract/errors.js';
+import { processEnrolment, type Enrolment } from './enroll.js';
 
-export interface HostEnrolment {
-  /** who speaks for the host (for messages) */
-  readonly who: string;
-  /** makes sure the host entry exists; says whether it was added */
-  ensureHost(fqdn: string): Promise<'added' | 'existing'>;
-  /** the host principal's new keys, as a keytab file's bytes */
-  hostKeytab(fqdn: string): Promise<Buffer>;
-}
-
-export type AdminCredentials = { kind: 'kerberos' } | { kind: 'password'; principal: string; password: string };
+export type JoinCredentials = { kind: 'otp'; password: string } | { kind: 'kerberos' } | { kind: 'password'; principal: string; password: string };
 
 interface Api {
   call(method: string, args: WireValue[], options: Record<string, WireValue>): Promise<RpcResponse>;
 }
 
 function headers(origin: string): Record<string, string> {
-  return { Accept: 'application/json', Referer: `${origin}/dirid/json`, 'User-Agent': `dirid/${CLIENT_VERSION}` };
+  return { Accept: 'application/json', 'Content-Type': 'application/json', Referer: `${origin}/dirid/json`, 'User-Agent': `dirid/${CLIENT_VERSION}` };
 }
 
 function refused(r: HttpReply, what: string): CliError {
@@ -40,6 +33,17 @@ function refused(r: HttpReply, what: string): CliError {
     // not a JSON-RPC answer
   }
   return new CliError(`${what} was refused (HTTP ${r.status})`);
+}
+
+/** Calls with no credentials to `/dirid/session/enroll`, where the one-time password authenticates. */
+function enrolmentApi(url: URL, ca: string): Api {
+  return {
+    async call(method, args, options) {
+      const r = await post(new URL('/dirid/session/enroll', url.origin), ca, encodeJsonRequest({ method, args, options, id: 0 }), headers(url.origin));
+      if (r.status === 401) throw refused(r, 'the enrolment');
+      return decodeReply(r);
+    },
+  };
 }
 
 async function passwordApi(url: URL, ca: string, principal: string, password: string): Promise<Api> {
@@ -53,7 +57,7 @@ async function passwordApi(url: URL, ca: string, principal: string, password: st
   if (login.status !== 200 || !cookie) throw refused(login, `the password login of ${principal}`);
   return {
     async call(method, args, options) {
-      const r = await post(new URL('/dirid/session/json', origin), ca, encodeJsonRequest({ method, args, options, id: 0 }), { ...headers(origin), 'Content-Type': 'application/json', Cookie: cookie });
+      const r = await post(new URL('/dirid/session/json', origin), ca, encodeJsonRequest({ method, args, options, id: 0 }), { ...headers(origin), Cookie: cookie });
       if (r.status === 401) throw refused(r, method);
       return decodeReply(r);
     },
@@ -66,11 +70,7 @@ function kerberosApi(url: URL, ca: string, realm: string): Api {
   return {
     async call(method, args, options) {
       const token = await auth.negotiateToken(host);
-      const r = await post(new URL('/dirid/json', url.origin), ca, encodeJsonRequest({ method, args, options, id: 0 }), {
-        ...headers(url.origin),
-        'Content-Type': 'application/json',
-        Authorization: `Negotiate ${token}`,
-      });
+      const r = await post(new URL('/dirid/json', url.origin), ca, encodeJsonRequest({ method, args, options, id: 0 }), { ...headers(url.origin), Authorization: `Negotiate ${token}` });
       if (r.status === 401) throw refused(r, method);
       auth.verifyReply?.(host, r.headers['www-authenticate'] as string | undefined);
       return decodeReply(r);
@@ -78,27 +78,18 @@ function kerberosApi(url: URL, ca: string, realm: string): Api {
   };
 }
 
-/** Host entry and keys through the API, as an administrator (or anyone allowed host-add and keytab-get). */
-export async function adminEnrolment(apiUrl: string, ca: string, realm: string, creds: AdminCredentials): Promise<HostEnrolment> {
+/** Who the enrolment speaks as, for messages. */
+export function credentialsName(c: JoinCredentials): string {
+  return c.kind === 'otp' ? "the host's one-time password" : c.kind === 'password' ? c.principal : 'the Kerberos ticket of KRB5CCNAME';
+}
+
+/**
+ * Enrols `fqdn` at the server of `apiUrl` (trusting `ca` only): its new
+ * keytab and the realm's particulars, every field checked.
+ */
+export async function enrolHost(apiUrl: string, ca: string, realm: string, fqdn: string, creds: JoinCredentials): Promise<Enrolment> {
   const url = new URL(apiUrl);
-  const api = creds.kind === 'password' ? await passwordApi(url, ca, creds.principal, creds.password) : kerberosApi(url, ca, realm);
-  const who = creds.kind === 'password' ? creds.principal : 'the Kerberos ticket in the credential cache';
-  return {
-    who,
-    async ensureHost(fqdn) {
-      const shown = await api.call('host_show', [fqdn], {});
-      if (!shown.error) return 'existing';
-      if (shown.error.code !== errorCodes.NotFound.code) throw serverError(shown.error);
-      const added = await api.call('host_add', [fqdn], {});
-      if (added.error) throw serverError(added.error);
-      return 'added';
-    },
-    async hostKeytab(fqdn) {
-      const r = await api.call('keytab_get', [`host/${fqdn}`], {});
-      if (r.error) throw serverError(r.error);
-      const kt = ((r.result as { result?: { keytab?: unknown } } | null)?.result)?.keytab;
-      if (!Buffer.isBuffer(kt)) throw new CliError('the server sent no keytab');
-      return kt;
-    },
-  };
+  const api = creds.kind === 'otp' ? enrolmentApi(url, ca) : creds.kind === 'password' ? await passwordApi(url, ca, creds.principal, creds.password) : kerberosApi(url, ca, realm);
+  const response = await api.call('host_enroll', [fqdn], creds.kind === 'otp' ? { password: creds.password } : {});
+  return processEnrolment(response, fqdn);
 }

@@ -3,8 +3,10 @@
  * (docs/sssd-host.md). join: checks the Debian packages a host needs
  * (installs them with --install-packages), learns the realm's servers
  * (join-facts.ts), trusts the realm CA only as the administrator says
- * (join-trust.ts), makes the host entry and merges its new keys into
- * /etc/krb5.keytab (join-enrol.ts; other services' keys stay), writes the
+ * (join-trust.ts), enrols the host (join-enrol.ts: with its one-time
+ * password or an administrator's credentials; the entry added when
+ * missing) and merges its new keys into /etc/krb5.keytab (other services'
+ * keys stay), writes the
  * host's files (join-plan.ts) saving each one first (join-state.ts),
  * switches the PAM stack with pam-auth-update, and starts or restarts SSSD
  * and sshd (systemd where it runs, else the daemons themselves). A second
@@ -13,6 +15,7 @@
  * from the keytab and restarts the services.
  */
 import { parseArgs } from 'node:util';
+import { X509Certificate } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
@@ -21,7 +24,9 @@ import { pamAuthUpdateArgs, pamSssFirst } from '../host/pam-profile.js';
 import { readKeytab, writeKeytab } from '../kerberos/keytab.js';
 import { checkFqdn, discoverRealm, dnsResolver } from './join-facts.js';
 import { trustedCa, type CaSource } from './join-trust.js';
-import { adminEnrolment, type AdminCredentials, type HostEnrolment } from './join-enrol.js';
+import { credentialsName, enrolHost, type JoinCredentials } from './join-enrol.js';
+import type { Enrolment } from './enroll.js';
+import { LOCAL_COMMANDS, LOCAL_FLAGS } from './local-commands.js';
 import { describeChange, joinFiles, PAM_STACK_FILES, pendingChanges, type FileChange } from './join-plan.js';
 import { makeParents, readOrNull, StateDir, writeAtomic, type JoinState } from './join-state.js';
 import { openKeytabTarget } from './keytab-file.js';
@@ -33,7 +38,7 @@ export const HOST_PACKAGES = ['sssd-ldap', 'sssd-krb5', 'sssd-idp', 'libnss-sss'
 
 const JOIN_USAGE = `usage: dirid join [--server HOST[:PORT]] [--domain DOMAIN] [--realm REALM] [--hostname FQDN]
                   (--ca-file FILE | --ca-fingerprint SHA256)
-                  [--principal NAME] [--mkhomedir] [--install-packages] [--dry-run]
+                  [--principal NAME | --otp] [--mkhomedir] [--install-packages] [--dry-run]
 Joins this host to a dirid realm (as root): the host entry and its keys in
 /etc/krb5.keytab, /etc/krb5.conf, /etc/sssd/sssd.conf, /etc/dirid/, nsswitch,
 the PAM stack (pam-auth-update) and an sshd drop-in; then starts SSSD and
@@ -45,7 +50,9 @@ the PAM stack (pam-auth-update) and an sshd drop-in; then starts SSSD and
   --ca-file FILE          the realm CA (the server's DATA_DIR/ca.crt, brought over safely)
   --ca-fingerprint SHA256 the realm CA's SHA-256 fingerprint (openssl x509 -noout -fingerprint -sha256 -in ca.crt)
   --principal NAME        log in as NAME with a password (asked for, or one line of standard input);
-                          without it the Kerberos ticket of KRB5CCNAME is used
+                          without it (or --otp) the Kerberos ticket of KRB5CCNAME is used
+  --otp                   the host's one-time password instead (dirid host-add FQDN --random; asked for,
+                          or one line of standard input): no administrator's credentials
   --mkhomedir             create home directories at first login (pam_mkhomedir)
   --install-packages      install missing Debian packages with apt-get
   --dry-run               print what would change, change nothing
@@ -63,7 +70,7 @@ interface Options {
   values: Record<string, string | boolean | undefined>;
 }
 
-function options(argv: string[], strings: string[], booleans: string[], usage: string): Options | undefined {
+function options(argv: string[], strings: readonly string[], booleans: readonly string[], usage: string): Options | undefined {
   const spec: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
   for (const s of strings) spec[s] = { type: 'string' };
   for (const b of booleans) spec[b] = { type: 'boolean' };
@@ -199,23 +206,24 @@ function apiUrl(facts: RealmFacts): string {
 }
 
 export async function joinCommand(argv: string[], state = new StateDir(HOST_PATHS.stateDir)): Promise<number> {
-  const parsed = options(argv, ['server', 'domain', 'realm', 'hostname', 'ca-file', 'ca-fingerprint', 'principal'], ['mkhomedir', 'install-packages', 'dry-run'], JOIN_USAGE);
+  const parsed = options(argv, LOCAL_COMMANDS.join, LOCAL_FLAGS.join, JOIN_USAGE);
   if (!parsed) return 0;
-  const v = parsed.values as Record<string, string | undefined> & { mkhomedir?: boolean; 'install-packages'?: boolean; 'dry-run'?: boolean };
+  const v = parsed.values as Record<string, string | undefined> & { otp?: boolean; mkhomedir?: boolean; 'install-packages'?: boolean; 'dry-run'?: boolean };
   const dryRun = v['dry-run'] === true;
   if (!dryRun) requireRoot('join');
   if (v['ca-file'] !== undefined && v['ca-fingerprint'] !== undefined) throw new CliError('give --ca-file or --ca-fingerprint, not both');
+  if (v.otp && v.principal !== undefined) throw new CliError("give --otp (the host's one-time password) or --principal (an administrator's), not both");
   if (v['ca-file'] === undefined && v['ca-fingerprint'] === undefined) {
     throw new CliError("dirid join trusts the server only through its CA: give --ca-file FILE (the server's DATA_DIR/ca.crt) or --ca-fingerprint SHA256");
   }
   const fqdn = checkFqdn(v.hostname ?? osHostname(), v.hostname !== undefined ? 'the host name' : "the system's host name (give --hostname FQDN)");
 
-  const known = state.read();
-  if (known?.status === 'joined') {
-    say(`This host is already joined to realm ${known.realm} as host/${known.host}; nothing was changed (dirid leave undoes the join).`);
+  const previous = state.read();
+  if (previous?.status === 'joined') {
+    say(`This host is already joined to realm ${previous.realm} as host/${previous.host}; nothing was changed (dirid leave undoes the join).`);
     return 0;
   }
-  if (known) throw new CliError(`a join of this host to realm ${known.realm} did not finish: run dirid leave to undo what it changed, then join again`);
+  if (previous) throw new CliError(`a join of this host to realm ${previous.realm} did not finish: run dirid leave to undo what it changed, then join again`);
 
   const missing = missingPackages(HOST_PACKAGES);
   if (missing.length > 0) {
@@ -232,46 +240,64 @@ export async function joinCommand(argv: string[], state = new StateDir(HOST_PATH
   const caPem = await trustedCa(server.hostname, server.https, caSource);
   say(`Realm ${facts.realm} (domain ${facts.domain}), server ${hostPort(server.hostname, server.https, USUAL_PORTS.https)}: its certificate verifies against the CA given.`);
 
-  const files = joinFiles({ facts, fqdn, caPem, read: readOrNull });
-  const changes = pendingChanges(files);
   const principal = `host/${fqdn}`;
   if (dryRun) {
+    const changes = pendingChanges(joinFiles({ facts, fqdn, caPem, read: readOrNull }));
     if (process.getuid?.() !== 0) say('(not root: files that only root may read are shown as new)');
-    say(`would add host ${fqdn} if missing and merge new keys of ${principal}@${facts.realm} into ${HOST_PATHS.keytab}`);
+    say(`would enrol host ${fqdn} (adding it if missing) and merge the new keys of ${principal}@${facts.realm} into ${HOST_PATHS.keytab}`);
     for (const c of changes) process.stdout.write(describeChange(c));
     say(`would run pam-auth-update ${pamAuthUpdateArgs(v.mkhomedir === true).join(' ')} (pam_sss first, before pam_unix)`);
     say(`would ${systemdRuns() ? 'restart sssd and reload ssh with systemctl' : 'start or restart sssd and reload or start sshd'}`);
     return 0;
   }
 
-  const creds: AdminCredentials =
-    v.principal !== undefined ? { kind: 'password', principal: v.principal, password: await readSecret(`Password for ${v.principal}`) } : { kind: 'kerberos' };
-  const enrol: HostEnrolment = await adminEnrolment(apiUrl(facts), caPem, facts.realm, creds);
-
+  const creds: JoinCredentials = v.otp
+    ? { kind: 'otp', password: await readSecret(`One-time password for host ${fqdn}`) }
+    : v.principal !== undefined
+      ? { kind: 'password', principal: v.principal, password: await readSecret(`Password for ${v.principal}`) }
+      : { kind: 'kerberos' };
   const record: JoinState = { version: 1, realm: facts.realm, domain: facts.domain, host: fqdn, status: 'joining', files: [], dirs: [], keytabExisted: existsSync(HOST_PATHS.keytab) };
-  state.write(record);
-  const added = await enrol.ensureHost(fqdn);
-  say(added === 'added' ? `Added host ${fqdn}` : `Host ${fqdn} is in the directory`);
   // the keytab is made ready before the server makes new keys: a keytab that cannot be written changes none
   const target = openKeytabTarget(HOST_PATHS.keytab);
-  let keytab: Buffer;
+  let enrolment: Enrolment;
   try {
-    keytab = await enrol.hostKeytab(fqdn);
+    enrolment = await enrolHost(apiUrl(facts), caPem, facts.realm, fqdn, creds);
+    if (!sameCertificate(enrolment.caPem, caPem)) throw new CliError('the server named another CA than the one its certificate verified against; nothing was written');
   } catch (e) {
     target.abandon();
     throw e;
   }
-  target.commit(keytab);
-  say(`Keys of ${principal}@${facts.realm} added to ${HOST_PATHS.keytab}`);
+  state.write(record);
+  target.commit(enrolment.keytab);
+  say(`Enrolled host ${fqdn} with ${credentialsName(creds)}: keys of ${enrolment.principal} (kvno ${enrolment.kvno}) added to ${HOST_PATHS.keytab}`);
 
+  // the realm as the server describes it
+  const known: RealmFacts = {
+    realm: enrolment.realm,
+    domain: enrolment.domain,
+    baseDn: enrolment.baseDn,
+    servers: enrolment.servers.map((s) => ({ hostname: s.hostname, https: s.httpsPort, kdc: s.kdcPort, kpasswd: s.kpasswdPort, ldap: s.ldapPort })),
+  };
+  record.realm = known.realm;
+  record.domain = known.domain;
+  const changes = pendingChanges(joinFiles({ facts: known, fqdn, caPem, read: readOrNull }));
   for (const c of changes) writeChange(state, record, c);
   pamStack(state, record, v.mkhomedir === true);
   record.status = 'joined';
   state.write(record);
   say(`Files written: ${changes.map((c) => c.path).join(', ') || 'none'}; the PAM stack runs pam_sss first.`);
   say(`SSSD: ${await sssdService(true)}; sshd: ${sshdService()}.`);
-  say(`This host is joined to realm ${facts.realm} as ${principal}.`);
+  say(`This host is joined to realm ${known.realm} as ${principal}.`);
   return 0;
+}
+
+/** Whether two PEM texts start with the same certificate. */
+function sameCertificate(a: string, b: string): boolean {
+  try {
+    return new X509Certificate(a).fingerprint256 === new X509Certificate(b).fingerprint256;
+  } catch {
+    return false;
+  }
 }
 
 function writeChange(state: StateDir, record: JoinState, c: FileChange): void {
@@ -292,7 +318,7 @@ function pamStack(state: StateDir, record: JoinState, mkhomedir: boolean): void 
 }
 
 export async function leaveCommand(argv: string[], state = new StateDir(HOST_PATHS.stateDir)): Promise<number> {
-  const parsed = options(argv, [], ['dry-run'], LEAVE_USAGE);
+  const parsed = options(argv, LOCAL_COMMANDS.leave, LOCAL_FLAGS.leave, LEAVE_USAGE);
   if (!parsed) return 0;
   const dryRun = parsed.values['dry-run'] === true;
   if (!dryRun) requireRoot('leave');

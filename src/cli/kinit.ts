@@ -12,6 +12,7 @@ import { asReqBody, asWithKeys, asWithPassword, FastRequiredError, KrbClientErro
 import { armoredAsReq, encryptedChallenge, parseIdpChallenge, processArmored, type IdpChallenge } from '../kerberos/fast-client.js';
 import { decodeEtypeInfo2 } from '../kerberos/asn1/padata.js';
 import { findCredentials } from '../kerberos/ccache-credentials.js';
+import { tgsPrincipal } from '../kerberos/principal.js';
 import { readKeytab } from '../kerberos/keytab.js';
 import { profile, supportedEtypes } from '../kerberos/crypto/index.js';
 import { ErrorCode, PaType } from '../kerberos/iana.js';
@@ -21,6 +22,7 @@ import type { PrincipalName } from '../kerberos/asn1/primitives.js';
 import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc } from '../kerberos/transport.js';
 import { readSecret } from './prompt.js';
+import { LOCAL_COMMANDS } from './local-commands.js';
 
 import { CliError, parseArgsProblem } from './errors.js';
 
@@ -63,8 +65,8 @@ export function credentialsToCcache(creds: Credentials, extra: Ccache['credentia
 
 /** The TGT in an armor ccache (`-T`). */
 function armorFromCcache(name: string, realm: string): Credentials {
-  const tgt = findCredentials(loadCcacheFile(resolveCcacheName(name)), `krbtgt/${realm}@${realm}`, 1);
-  if (!tgt) throw new CliError(`no valid krbtgt/${realm} ticket in the armor cache ${name}`);
+  const tgt = findCredentials(loadCcacheFile(resolveCcacheName(name)), tgsPrincipal(realm), 1);
+  if (!tgt) throw new CliError(`no valid ${tgsPrincipal(realm)} ticket in the armor cache ${name}`);
   return tgt;
 }
 
@@ -188,7 +190,7 @@ function localOptions(argv: string[], strings: readonly string[], usage: string)
 }
 
 export async function kinitCommand(argv: string[]): Promise<number> {
-  const parsed = localOptions(argv, ['c', 'T', 'k'], KINIT_USAGE);
+  const parsed = localOptions(argv, LOCAL_COMMANDS.kinit, KINIT_USAGE);
   if (!parsed) return 0;
   const { values, positionals } = parsed;
   const conf = loadKrb5Conf();
@@ -223,8 +225,8 @@ export async function kinitCommand(argv: string[]): Promise<number> {
   }
   const path = resolveCcacheName(values.c ?? process.env.KRB5CCNAME);
   const client = { nameType: creds.client.nameType, realm: creds.crealm, components: creds.client.nameString };
-  const conf2 = [configEntry(client, 'pa_type', String(paType), `krbtgt/${realm}@${realm}`)];
-  if (paType !== PaType.ENC_TIMESTAMP) conf2.push(configEntry(client, 'fast_avail', 'yes', `krbtgt/${realm}@${realm}`));
+  const conf2 = [configEntry(client, 'pa_type', String(paType), tgsPrincipal(realm))];
+  if (paType !== PaType.ENC_TIMESTAMP) conf2.push(configEntry(client, 'fast_avail', 'yes', tgsPrincipal(realm)));
   saveCcacheFile(path, credentialsToCcache(creds, conf2));
   return 0;
 }
@@ -236,7 +238,7 @@ const fmt = (s: number) => {
 };
 
 export async function klistCommand(argv: string[]): Promise<number> {
-  const parsed = localOptions(argv, ['c'], KLIST_USAGE);
+  const parsed = localOptions(argv, LOCAL_COMMANDS.klist, KLIST_USAGE);
   if (!parsed) return 0;
   if (parsed.positionals.length > 0) throw new CliError(`unexpected argument '${parsed.positionals[0]}'\n${KLIST_USAGE}`);
   const values = parsed.values;

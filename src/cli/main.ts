@@ -69,6 +69,7 @@ async function main(argv: string[]): Promise<number> {
     else break;
   }
   const [cmd, ...rest] = argv.slice(i);
+  // the local commands (local-commands.ts), then the server's
   switch (cmd) {
     case 'kinit':
       return (await import('./kinit.js')).kinitCommand(rest);

@@ -6,6 +6,7 @@
  */
 import { loadCcacheFile, resolveCcacheName, saveCcacheFile, CcacheError, type Ccache } from '../kerberos/ccache.js';
 import { findCredentials } from '../kerberos/ccache-credentials.js';
+import { tgsPrincipal } from '../kerberos/principal.js';
 import { tgsExchange, KrbClientError } from '../kerberos/client.js';
 import { kdcAddresses, loadKrb5Conf } from '../kerberos/krb5-conf.js';
 import { sendToKdc, KdcUnreachableError } from '../kerberos/transport.js';
@@ -38,7 +39,7 @@ export async function negotiateFor(host: string, realm: string): Promise<Negotia
   const service = `HTTP/${host}@${realm}`;
   let svc = findCredentials(cc, service, 30);
   if (!svc) {
-    const tgt = findCredentials(cc, `krbtgt/${realm}@${realm}`, 30);
+    const tgt = findCredentials(cc, tgsPrincipal(realm), 30);
     if (!tgt) throw new CliError(NOT_AUTHENTICATED);
     const kdcs = kdcAddresses(loadKrb5Conf(), realm);
     if (kdcs.length === 0) throw new CliError(`Cannot contact any KDC for realm '${realm}'`);

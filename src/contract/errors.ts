@@ -27,6 +27,7 @@ export const errorCodes = {
   AccountLocked: { code: 1005, exit: ExitCode.error },
   AccountExpired: { code: 1006, exit: ExitCode.error },
   PasswordExpired: { code: 1007, exit: ExitCode.error },
+  EnrolmentRefused: { code: 1010, exit: ExitCode.error },
   // 2000s: authorization
   ACIError: { code: 2100, exit: ExitCode.error },
   // 3000s: invocation
@@ -38,6 +39,8 @@ export const errorCodes = {
   // 4000s: execution
   NotFound: { code: 4001, exit: ExitCode.notFound },
   DuplicateEntry: { code: 4002, exit: ExitCode.error },
+  AlreadyActive: { code: 4009, exit: ExitCode.error },
+  AlreadyInactive: { code: 4010, exit: ExitCode.error },
   AttrValueNotFound: { code: 4022, exit: ExitCode.error },
   EmptyModlist: { code: 4202, exit: ExitCode.error },
   DatabaseError: { code: 4203, exit: ExitCode.error },

@@ -1,52 +1,48 @@
 /**
- * Where things live in the directory tree: the containers of accounts,
- * groups, services, hosts, IdP references and the Kerberos realm. Every DN
- * the server builds starts here, so the layout is defined once.
+ * Where things live in the directory tree: the containers that code below
+ * objects/ names (the read and write rules' groups, roles and privileges,
+ * LDAP bind's users, the principals' services and hosts), the realm's own
+ * containers that no object declares (Kerberos, cn=etc and what it holds),
+ * and the realm's DNs. An object names its container in its declaration
+ * (framework/place.ts): one of these, or its own; the tree a realm has is
+ * derived from the declarations, not listed here.
  */
 import { escapeRdnValue } from './dn.js';
 import type { WriteOp } from './types.js';
 
-export interface Containers {
-  base: string;
-  accounts: string;
-  users: string;
-  groups: string;
-  roles: string;
-  services: string;
-  hosts: string;
-  idp: string;
-  pbac: string;
-  privileges: string;
-  adminsGroup: string;
-  kerberos: string;
-  /** server-wide settings (cn=etc) and the realm's ID ranges */
-  etc: string;
-  ranges: string;
-}
+/** Containers, relative to the base DN, that code below objects/ names; the objects that live there name them from here. */
+export const KNOWN_CONTAINERS = {
+  accounts: 'cn=accounts',
+  users: 'cn=users,cn=accounts',
+  groups: 'cn=groups,cn=accounts',
+  roles: 'cn=roles,cn=accounts',
+  services: 'cn=services,cn=accounts',
+  hosts: 'cn=computers,cn=accounts',
+  idp: 'cn=idp',
+  pbac: 'cn=pbac',
+  privileges: 'cn=privileges,cn=pbac',
+  kerberos: 'cn=kerberos',
+  /** server-wide settings: the realm's ID ranges, its servers, the directory's version */
+  etc: 'cn=etc',
+  ranges: 'cn=ranges,cn=etc',
+  servers: 'cn=servers,cn=etc',
+} as const;
 
-/** The containers objects are declared in. */
-export type ContainerName = Exclude<keyof Containers, 'base' | 'adminsGroup' | 'etc' | 'ranges'>;
+/**
+ * The realm's own containers, which no object declares: the Kerberos realm
+ * (its container and krbtgt, kerberos-init.ts) and cn=etc with the ID
+ * ranges and the realm's servers. The objects' containers come after them
+ * in the tree (objects/index.ts realmTree).
+ */
+export const REALM_CONTAINERS: readonly string[] = [KNOWN_CONTAINERS.kerberos, KNOWN_CONTAINERS.etc, KNOWN_CONTAINERS.ranges, KNOWN_CONTAINERS.servers];
+
+export type Containers = { base: string; adminsGroup: string } & { -readonly [K in keyof typeof KNOWN_CONTAINERS]: string };
 
 export function containers(baseDn: string): Containers {
-  const accounts = `cn=accounts,${baseDn}`;
-  const pbac = `cn=pbac,${baseDn}`;
-  const groups = `cn=groups,${accounts}`;
-  return {
-    base: baseDn,
-    accounts,
-    users: `cn=users,${accounts}`,
-    groups,
-    roles: `cn=roles,${accounts}`,
-    services: `cn=services,${accounts}`,
-    hosts: `cn=computers,${accounts}`,
-    idp: `cn=idp,${baseDn}`,
-    pbac,
-    privileges: `cn=privileges,${pbac}`,
-    adminsGroup: `cn=admins,${groups}`,
-    kerberos: `cn=kerberos,${baseDn}`,
-    etc: `cn=etc,${baseDn}`,
-    ranges: `cn=ranges,cn=etc,${baseDn}`,
-  };
+  const out = { base: baseDn } as Containers;
+  for (const [k, rel] of Object.entries(KNOWN_CONTAINERS)) out[k as keyof typeof KNOWN_CONTAINERS] = `${rel},${baseDn}`;
+  out.adminsGroup = `cn=admins,${out.groups}`;
+  return out;
 }
 
 /** Turns a DNS domain into a base DN: example.test → dc=example,dc=test. */
@@ -64,8 +60,9 @@ export function realmContainerDn(baseDn: string, realm: string): string {
   return `cn=${escapeRdnValue(realm)},${containers(baseDn).kerberos}`;
 }
 
-export function krbtgtDn(baseDn: string, realm: string): string {
-  return `krbPrincipalName=${escapeRdnValue(`krbtgt/${realm}@${realm}`)},${realmContainerDn(baseDn, realm)}`;
+/** A principal of the realm's own kept in its container (krbtgt, kadmin/changepw), named by `principal` (kerberos/principal.ts names them). */
+export function realmPrincipalDn(baseDn: string, realm: string, principal: string): string {
+  return `krbPrincipalName=${escapeRdnValue(principal)},${realmContainerDn(baseDn, realm)}`;
 }
 
 export function hostDn(baseDn: string, fqdn: string): string {

@@ -269,7 +269,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     if (mods.length === 0) return;
     const before = yield* wait(tx.attrs(e));
     const { draft, operational } = draftFromStored(this.schema, before, yield* wait(tx.sealed(e)));
-    applyModifications(this.schema, draft, mods);
+    applyModifications(this.schema, draft, mods, (attr, sealed) => sealed.map((s) => openSecret(this.key, e.uuid, attr, s)));
     validateDraft(this.schema, draft, parseDn(e.dn)[0]!);
     yield* this.checkTargets(tx, draft.attrs, before);
     const attrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };

@@ -5,8 +5,7 @@
  * other commands (ping, schema, group-add-member...) are declared directly.
  * Input checking happens here, once, for every transport.
  */
-import type { Attributes, Directory, Entry, Modification } from '../directory/types.js';
-import type { ContainerName } from '../directory/layout.js';
+import type { Attributes, Directory, Entry, Modification, SchemaDefinition } from '../directory/types.js';
 import { publicError, PublicError } from './errors.js';
 import { convertParam, type ParamDef, type ParamValue } from './params.js';
 
@@ -68,6 +67,20 @@ export interface CheckLine {
   message: string;
 }
 
+/** One server of the realm as a joining host needs it: its name and the ports it answers on. */
+export interface EnrolmentServer {
+  hostname: string;
+  ports: { kdc: number; kpasswd: number; https: number; ldap: number; ldaps: number };
+}
+
+/** What a host that joins the realm needs besides its keytab (objects/host-enroll.ts). */
+export interface EnrolmentInfo {
+  /** the realm's dirid servers, the answering one first */
+  servers: EnrolmentServer[];
+  /** the realm CA's certificate (PEM), which the servers' certificates chain to */
+  caPem: string;
+}
+
 /**
  * What commands reach beyond the directory. The server wires these in when
  * it builds the registry: objects/ may not import the clients themselves.
@@ -92,6 +105,8 @@ export interface Services {
    * servers (docs/servers.md). Without it no principal counts as a server's.
    */
   serverPrincipals?(): Promise<ReadonlyMap<string, string>>;
+  /** The realm's servers and CA for a host that joins (host-enroll); the server knows both. */
+  enrolment?(): Promise<EnrolmentInfo>;
 }
 
 export interface CallContext {
@@ -268,6 +283,21 @@ export interface Hooks {
   postRead?(ctx: CallContext, entry: Entry, out: Record<string, unknown>, options: Inputs): Promise<void>;
 }
 
+/** Where a realm is: what a declared place is relative to. */
+export interface RealmPlace {
+  readonly baseDn: string;
+  readonly realm: string;
+}
+
+/** An entry every realm has: a declared object's built-in entry (a privilege, a policy's defaults). */
+export interface DefaultEntry {
+  readonly dn: string;
+  readonly attrs: Attributes;
+}
+
+/** Who may read an object's entries under the read rule (access.ts): any authenticated principal. */
+export type ReadAudience = 'authenticated';
+
 export interface ObjectDef {
   /** object name: `idp`, `user`; commands are `<name>_add` ... */
   readonly name: string;
@@ -275,8 +305,24 @@ export interface ObjectDef {
   readonly label: string;
   /** singular label: `IdP reference` */
   readonly labelSingular: string;
-  /** the container its entries live in (directory/layout.ts) */
-  readonly container: ContainerName;
+  /**
+   * Where its entries live (framework/place.ts): the container, relative to
+   * the base DN (`cn=users,cn=accounts`; one of directory/layout.ts's
+   * KNOWN_CONTAINERS when code below objects/ names it too), which the
+   * realm's tree holds; or, for a one-of-a-kind object (a realm-wide
+   * policy), `singleton`, the DN of its one entry, which show and mod act on
+   * without a name. One of the two.
+   */
+  readonly container?: string;
+  readonly singleton?: (at: RealmPlace) => string;
+  /** who may read its entries through the API and LDAP (access.ts, the read rule); absent: no one */
+  readonly readBy?: ReadAudience;
+  /** the attribute types and object classes it adds to the realm's schema (objects/index.ts realmSchema) */
+  readonly schema?: SchemaDefinition;
+  /** the entries every realm has of it: init adds them, the upgrade at start adds those a realm lacks (server/upgrade.ts) */
+  readonly defaults?: (at: RealmPlace) => DefaultEntry[];
+  /** its commands beside the derived ones (group-add-member, user-unlock), given the object itself */
+  readonly commands?: (self: ObjectDef) => readonly Command[];
   /** RDN attribute: `cn`, `uid` */
   readonly rdnAttr: string;
   /** object classes of new entries; the first structural one filters find */

@@ -12,13 +12,13 @@
  */
 import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
-import { assertMayActOn, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
+import { assertMayActOn, assertMayStore, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
 import { publicError, PublicError } from './errors.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import type { CrudMethod, ObjectDef, PendingEntry } from './object.js';
 import { convertScalar, type ParamDef, type ParamValue } from './params.js';
-import { containers } from '../directory/layout.js';
+import { containerDn, placeDn, realmOf } from './place.js';
 
 const FLAG = (label: string, doc: string): OptionDef => ({ type: 'bool', label, doc, flag: true });
 
@@ -57,7 +57,12 @@ export function dnOf(obj: ObjectDef, baseDn: string, pkey: string): string {
 }
 
 export function containerOf(obj: ObjectDef, baseDn: string): string {
-  return containers(baseDn)[obj.container];
+  return containerDn(obj, baseDn);
+}
+
+/** The DN of the entry a call names: `pkey` in the object's container, or a one-of-a-kind object's one entry. */
+function entryDn(ctx: CallContext, obj: ObjectDef, pkey: string): string {
+  return obj.singleton ? obj.singleton(realmOf(ctx)) : dnOf(obj, ctx.dir.baseDn, pkey);
 }
 
 /** The value of the first RDN of a DN (the primary key of entries we name). */
@@ -68,8 +73,9 @@ export function pkeyOfDn(dn: string): string {
   return first[0]!.value;
 }
 
-/** The primary key of a call's argument, in canonical form. */
+/** The primary key of a call's argument, in canonical form (a one-of-a-kind object's: its entry's name, given no argument). */
 export function pkeyOf(ctx: CallContext, obj: ObjectDef, raw: unknown): string {
+  if (obj.singleton) return pkeyOfDn(obj.singleton(realmOf(ctx)));
   const v = String(raw);
   return obj.normalizePkey ? obj.normalizePkey(v, ctx) : v;
 }
@@ -80,7 +86,7 @@ function notFound(obj: ObjectDef, pkey: string): PublicError {
 
 /** Looks up an entry by primary key or raises the object's not-found error. */
 export async function getEntry(ctx: CallContext, obj: ObjectDef, pkey: string): Promise<Entry> {
-  const entry = await ctx.dir.get(dnOf(obj, ctx.dir.baseDn, pkey));
+  const entry = await ctx.dir.get(entryDn(ctx, obj, pkey));
   if (!entry) throw notFound(obj, pkey);
   return entry;
 }
@@ -97,6 +103,9 @@ export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: st
   return entry;
 }
 
+/** What ReferencedEntry says (the specification's words), alone or before the referrers an object names (idp-del names the linked users). */
+export const REFERENCED = 'This entry is being referenced by other entries';
+
 /**
  * The one mapping of a directory failure to the public error a caller sees,
  * for every command that writes an object's entries. `pkey` names the
@@ -106,9 +115,6 @@ export async function getEntryToWrite(ctx: CallContext, obj: ObjectDef, pkey: st
  * DirectoryError, or a code with no public meaning (a fault of the server),
  * is returned unchanged: the transport logs it and answers InternalError.
  */
-/** What ReferencedEntry says where the object names no referrers itself (idp-del names the linked users). */
-export const REFERENCED = 'This entry is being referenced by other entries';
-
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
   const attrName = err.attr ?? '';
@@ -146,6 +152,7 @@ export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string
 /** Whether `dn` names an entry of `obj` (one directly in its container); false for a DN that does not parse. */
 function isEntryOf(ctx: CallContext, obj: ObjectDef, dn: string): boolean {
   try {
+    if (obj.singleton) return sameDn(dn, obj.singleton(realmOf(ctx)));
     const rdns = parseDn(dn);
     return rdns.length > 1 && sameDn(formatDn(rdns.slice(1)), containerOf(obj, ctx.dir.baseDn));
   } catch {
@@ -363,8 +370,9 @@ class Pending implements PendingEntry {
 /**
  * The rules every add and mod ends with, whichever options made the entry:
  * required params are present (a mod may not empty one; secrets cannot be
- * read back, so only an add checks them), then the object's own checks on
- * the complete entry.
+ * read back, so only an add checks them), the caller may store what the
+ * entry now holds (access.ts assertMayStore: the POSIX identity a delegate
+ * gives), then the object's own checks on the complete entry.
  */
 async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, options: Inputs): Promise<void> {
   for (const [key, p] of Object.entries(obj.params)) {
@@ -372,6 +380,7 @@ async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, o
     const checked = entry.before === null || (!p.secret && entry.changes(p.attr));
     if (checked && entry.values(p.attr).length === 0) throw publicError('RequirementError', { name: key });
   }
+  await assertMayStore(ctx, entry);
   await obj.hooks?.complete?.(ctx, entry, options);
 }
 
@@ -562,19 +571,19 @@ function modCommand(obj: ObjectDef): Command {
     rights: commonOptions.rights,
     all: commonOptions.all,
     raw: commonOptions.raw,
-    ...(obj.noRename ? {} : { rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false } }),
+    ...(obj.noRename || obj.singleton ? {} : { rename: { ...pk, label: 'Rename', doc: `Rename the ${obj.labelSingular} object`, required: false } }),
   };
   return {
     name: `${obj.name}_mod`,
-    doc: `Modify ${withArticle(obj.labelSingular)}.`,
+    doc: obj.singleton ? `Modify the ${obj.labelSingular}.` : `Modify ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArg(obj)],
     options,
     access: { manage: obj.name },
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
-      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
+      assertReadable(ctx, placeDn(obj, realmOf(ctx)));
       const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntryToWrite(ctx, obj, pkey);
       const mods: Modification[] = [];
@@ -602,22 +611,7 @@ function modCommand(obj: ObjectDef): Command {
         if (match === undefined) throw publicError('AttrValueNotFound', { attr, value });
         mods.push({ op: 'delete', attr, values: [match] });
       }
-      await obj.hooks?.preMod?.(ctx, mods, opts, entry);
-      await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), opts);
-      // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
-      const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
-      const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));
-      const newName = typeof opts.rename === 'string' ? opts.rename : undefined;
-      if (newName !== undefined && newName === pkey) {
-        throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });
-      }
-      if (effective.length === 0 && newName === undefined) throw publicError('EmptyModlist');
-      const ops: Parameters<typeof ctx.dir.batch>[0] = [];
-      if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
-      // a rename onto a taken name fails naming that name (the DN it collides with)
-      if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
-      await writeEntries(ctx, obj, pkey, () => ctx.dir.batch(ops));
-      const finalName = newName ?? pkey;
+      const finalName = await modifyEntry(ctx, obj, pkey, entry, mods, opts);
       const updated = await getEntry(ctx, obj, finalName);
       return {
         result: await outputEntry(ctx, obj, updated, opts),
@@ -626,6 +620,34 @@ function modCommand(obj: ObjectDef): Command {
       };
     },
   };
+}
+
+/**
+ * The write of a modification of `entry` (looked up by getEntryToWrite, so
+ * the caller may act on it): the object's preMod hook, the check of the
+ * complete entry, the modifications that change something (none, and no
+ * rename, is EmptyModlist), and a rename when `opts.rename` names one, in
+ * one batch; a directory failure leaves as its public error. X-mod and the
+ * commands that change one thing of an entry (user-disable) write through
+ * it, so none skips a rule. Returns the entry's name after the write.
+ */
+export async function modifyEntry(ctx: CallContext, obj: ObjectDef, pkey: string, entry: Entry, mods: Modification[], opts: Inputs): Promise<string> {
+  await obj.hooks?.preMod?.(ctx, mods, opts, entry);
+  await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), opts);
+  // a replace that leaves what is stored, before anything else changes that attribute, changes nothing
+  const earlier = (i: number, attr: string) => mods.slice(0, i).some((x) => x.attr.toLowerCase() === attr.toLowerCase());
+  const effective = mods.filter((m, i) => !(m.op === 'replace' && !earlier(i, m.attr) && sameValues(entry.attrs[m.attr] ?? [], m.values)));
+  const newName = typeof opts.rename === 'string' ? opts.rename : undefined;
+  if (newName !== undefined && newName === pkey) {
+    throw publicError('ValidationError', { name: 'rename', error: 'New name must be different from the old one' });
+  }
+  if (effective.length === 0 && newName === undefined) throw publicError('EmptyModlist');
+  const ops: Parameters<typeof ctx.dir.batch>[0] = [];
+  if (effective.length > 0) ops.push({ kind: 'modify', dn: entry.dn, mods: effective });
+  // a rename onto a taken name fails naming that name (the DN it collides with)
+  if (newName !== undefined) ops.push({ kind: 'rename', dn: entry.dn, newRdn: `${obj.rdnAttr}=${escapeRdnValue(newName)}` });
+  await writeEntries(ctx, obj, pkey, () => ctx.dir.batch(ops));
+  return newName ?? pkey;
 }
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {
@@ -637,15 +659,15 @@ function sameValues(a: readonly string[], b: readonly string[]): boolean {
 function showCommand(obj: ObjectDef): Command {
   return {
     name: `${obj.name}_show`,
-    doc: `Display information about ${withArticle(obj.labelSingular)}.`,
+    doc: obj.singleton ? `Display the ${obj.labelSingular}.` : `Display information about ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArg(obj)],
     options: { ...obj.extraOptions?.show, rights: commonOptions.rights, all: commonOptions.all, raw: commonOptions.raw },
     access: 'authenticated',
     output: 'entry',
     async run(ctx, args, opts): Promise<CommandResult> {
       checkRights(opts);
-      assertReadable(ctx, containerOf(obj, ctx.dir.baseDn));
+      assertReadable(ctx, placeDn(obj, realmOf(ctx)));
       const pkey = pkeyOf(ctx, obj, args[0]);
       const entry = await getEntry(ctx, obj, pkey);
       return { result: await outputEntry(ctx, obj, entry, opts), value: pkey, summary: null };
@@ -661,7 +683,8 @@ const builders: Record<CrudMethod, (obj: ObjectDef) => Command> = {
   show: showCommand,
 };
 
-/** The CRUD commands of a declared object. */
-export function crudCommands(obj: ObjectDef): Command[] {
-  return (obj.methods ?? (['add', 'del', 'find', 'mod', 'show'] as const)).map((m) => builders[m](obj));
+/** The CRUD commands of a declared object (a one-of-a-kind object's: show and mod), then its own (ObjectDef.commands). */
+export function objectCommands(obj: ObjectDef): Command[] {
+  const methods = obj.methods ?? (obj.singleton ? (['mod', 'show'] as const) : (['add', 'del', 'find', 'mod', 'show'] as const));
+  return [...methods.map((m) => builders[m](obj)), ...(obj.commands?.(obj) ?? [])];
 }

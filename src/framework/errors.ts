@@ -32,6 +32,8 @@ const templates = {
   AccountLocked: 'Insufficient access: account locked after too many failed logins',
   AccountExpired: 'Insufficient access: account expired',
   PasswordExpired: 'Insufficient access: password expired',
+  // a host's enrolment (host-enroll) with a one-time password: one answer whatever was wrong
+  EnrolmentRefused: 'Insufficient access: no such host, or its one-time password is wrong, used already or not set',
   // 2000s: authorization
   ACIError: 'Insufficient access: {info}',
   // 3000s: invocation
@@ -43,6 +45,9 @@ const templates = {
   // 4000s: execution
   NotFound: '{reason}',
   DuplicateEntry: '{reason}',
+  // user-enable of an enabled account, user-disable of a disabled one (FreeIPA's words)
+  AlreadyActive: 'This entry is already enabled',
+  AlreadyInactive: 'This entry is already disabled',
   AttrValueNotFound: "{attr} does not contain '{value}'",
   EmptyModlist: 'no modifications to be performed',
   DatabaseError: '{desc}',

@@ -8,11 +8,13 @@
  */
 import type { ObjectDef } from './command.js';
 import type { ParamDef } from './params.js';
+import { checkPlace } from './place.js';
 
-export type { ComputedOutput, CrudMethod, Hooks, ObjectDef, PendingEntry } from './command.js';
+export type { ComputedOutput, CrudMethod, DefaultEntry, Hooks, ObjectDef, PendingEntry, RealmPlace } from './command.js';
 
 /** Declares an object; the literal type is kept for typed hooks. */
 export function defineObject<const D extends ObjectDef>(def: D): D {
+  checkPlace(def);
   if (!(def.pkey in def.params)) throw new Error(`${def.name}: pkey ${def.pkey} is not a param`);
   for (const k of [...def.defaultAttributes, ...def.searchAttributes]) {
     if (!(k in def.params)) throw new Error(`${def.name}: unknown param ${k}`);

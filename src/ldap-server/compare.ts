@@ -10,7 +10,7 @@ import { ResultCode } from '../ldap/codes.js';
 import { assertionValue } from './attributes.js';
 import type { CompareRequest } from '../ldap/protocol-requests.js';
 import { evaluate, FALSE, filterAttributeType, TRUE } from '../directory/filter.js';
-import { readability } from '../framework/access.js';
+import { readability, readableLayout } from '../framework/access.js';
 import type { LdapConnection, OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
@@ -19,7 +19,7 @@ import { ANONYMOUS_REFUSAL } from './search.js';
 export async function compare(ctx: ServiceContext, conn: LdapConnection, req: CompareRequest): Promise<OpResult> {
   const p = conn.principal;
   if (!p) throw refuse('insufficientAccessRights', ANONYMOUS_REFUSAL);
-  if (readability(p, req.entry, ctx.dir.baseDn) === 'none') throw refuse('noSuchObject', 'no such entry');
+  if (readability(p, req.entry, readableLayout(ctx.registry, { baseDn: ctx.dir.baseDn, realm: ctx.realm })) === 'none') throw refuse('noSuchObject', 'no such entry');
   const desc = req.attributeDesc;
   const at = filterAttributeType(ctx.dir.schema, desc);
   if (!at) throw refuse('undefinedAttributeType', `no attribute type ${desc}`);

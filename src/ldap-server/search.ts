@@ -25,7 +25,7 @@ import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
 import { formatFilter } from '../ldap/filter.js';
 import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
-import { readability, readableLayout } from '../framework/access.js';
+import { readability, readableLayout, type ReadableLayout } from '../framework/access.js';
 import type { Principal } from '../framework/command.js';
 import { selectFromEntry, selectFromSynthetic, selection, type Selection } from './attributes.js';
 import { Abandoned, type LdapConnection, type Operation, type OpResult } from './connection.js';
@@ -89,13 +89,13 @@ interface Part {
  * The directory searches that cover what `principal` may read of
  * (base, scope), base first; null when the base itself is hidden.
  */
-export function searchParts(principal: Principal, baseDn: string, base: string, scope: Scope): Part[] | null {
-  const r = readability(principal, base, baseDn);
+export function searchParts(principal: Principal, known: ReadableLayout, base: string, scope: Scope): Part[] | null {
+  const r = readability(principal, base, known);
   if (r === 'none') return null;
   if (r === 'subtree' || scope === 'base') return [{ base, scope }];
   const nBase = normalizeDn(base);
-  // the readable roots and the entries on the way down to them, the base DN included (worked out once per base DN)
-  const { roots, paths } = readableLayout(baseDn);
+  // the readable roots and the entries on the way down to them, the base DN included (worked out once per registry and realm)
+  const { roots, paths } = known;
   // the base entry itself, for a subtree search (a one-level search returns only its children)
   const parts: Part[] = scope === 'sub' ? [{ base, scope: 'base' }] : [];
   const below = (dn: string) => {
@@ -150,7 +150,7 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
     if (scope !== 'base') throw refuse('noSuchObject', 'the subschema entry has no children');
     return syntheticSearch(ctx, conn, op, SUBSCHEMA_DN, subschemaAttributes(ctx.dir.schema), SUBSCHEMA_OPERATIONAL, req, paged !== undefined);
   }
-  const parts = searchParts(p, ctx.dir.baseDn, base, effectiveScope);
+  const parts = searchParts(p, readableLayout(ctx.registry, { baseDn: ctx.dir.baseDn, realm: ctx.realm }), base, effectiveScope);
   if (!parts) throw refuse('noSuchObject', 'no such entry');
   if (parts[0]?.base !== base && !(await ctx.dir.get(base, ['1.1']))) throw refuse('noSuchObject', 'no such entry');
   // the decoded filter goes to the directory as it is, not as text to be parsed again; its text form keeps the directory's bound

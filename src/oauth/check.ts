@@ -161,8 +161,15 @@ function refusal(e: OAuthError, cfg: IdpConfig): string {
           cfg.clientAuth === 'client_secret_basic' ? ['in an HTTP Basic header', 'in the request body', 'client_secret_post'] : ['in the request body', 'in an HTTP Basic header', 'client_secret_basic'];
         return `invalid_client: the IdP does not accept client ${client} with the stored secret ${sent} (a wrong or expired secret, an unknown client ID, or an IdP that takes the secret only ${otherWay}: --client-auth=${otherMethod})${tail}`;
       }
-    case 'unauthorized_client':
-      return `unauthorized_client: client ${client} may not use the device authorization grant; allow it for the client at the IdP${tail}`;
+    case 'unauthorized_client': {
+      // RFC 6749 §5.2 means a grant the client may not use, but some IdPs (glewlwyd) answer a wrong credential so too
+      const kids = (cfg.clientKeys ?? []).map((k) => k.kid).join(', ');
+      const credential =
+        cfg.clientAuth === 'private_key_jwt'
+          ? `its client key${kids ? ` (key ID ${kids})` : ''} is not registered at the IdP (register the key set that idp-show prints)`
+          : 'the stored client secret is wrong or expired';
+      return `unauthorized_client: the IdP refuses client ${client}, as some IdPs answer a wrong credential too: either ${credential}, or the client may not use the device authorization grant (allow it for the client at the IdP)${tail}`;
+    }
     case 'invalid_scope':
       return `invalid_scope: the IdP refuses scope ${JSON.stringify(cfg.scope ?? '')} for client ${client}${tail}`;
     case 'invalid_request':

@@ -34,7 +34,7 @@ import { clientAuthHeader, clientAuthOf, clientAuthParams, withClientKeys } from
 import { authorizationServer, REQUEST_TIMEOUT_MS, requestOptions } from './discovery.js';
 import { answeredError, codedError, statusInWords } from './errors.js';
 import { readAnswer, requestOf, toResponse, type FetchLike, type HttpAnswer } from './http.js';
-import { checkIdTokenClaims, decodeIdToken } from './id-token.js';
+import { checkIdTokenClaims, decodeIdToken, keySetFirst } from './id-token.js';
 import { CLOCK_TOLERANCE_S, IDP_ERROR_CODES, OAuthError, type IdpConfig } from './types.js';
 
 export { authorizationServer } from './discovery.js';
@@ -372,7 +372,12 @@ export async function pollToken(cfg: IdpConfig, deviceCode: string, idp: IdpClie
   const interval = Math.max(opts.interval ?? DEFAULT_INTERVAL_S, known?.interval ?? 0);
   const sent = Date.now();
   const until = opts.expiresAt ?? sent + POLL_RECORD_DEFAULT_MS;
-  const inFlight = withClientKeys(cfg, async (c) => processDeviceToken(c, as, deviceCode, await deviceTokenRequest(c, as, deviceCode, idp.fetch), interval), opts.accepted);
+  const inFlight = withClientKeys(cfg, async (c) => processDeviceToken(c, as, deviceCode, await deviceTokenRequest(c, as, deviceCode, idp.fetch), interval), opts.accepted).catch(
+    async (e: unknown) => {
+      // an ID token refused for its algorithm by an IdP whose key set cannot be fetched is refused for that
+      throw await keySetFirst(e, as.jwks_uri, idp);
+    },
+  );
   idp.polls.set(key, { lastPoll: sent, interval, inFlight, until });
   let r: PollResult;
   try {

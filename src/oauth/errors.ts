@@ -53,7 +53,11 @@ export function statusInWords(status: number): string {
 
 /** The coded error for anything thrown during the protocol step `what`. */
 export function codedError(e: unknown, what: string, secrets: ReadonlyArray<string | undefined>): OAuthError {
-  if (e instanceof OAuthError) return new OAuthError(e.code, redact(e.message, secrets));
+  if (e instanceof OAuthError) {
+    // the same error when there was nothing to redact, so that what it is (an algorithm refused, say) is kept
+    const message = redact(e.message, secrets);
+    return message === e.message ? e : new OAuthError(e.code, message);
+  }
   if (e instanceof oauth.ResponseBodyError) return answeredError(e.error, e.error_description, what, secrets);
   if (e instanceof oauth.WWWAuthenticateChallengeError) {
     // a 401 with a challenge: client authentication failed (RFC 6749 §5.2)

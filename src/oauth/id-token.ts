@@ -15,13 +15,15 @@
  * A token without a kid (the header parameter is optional) is tried with
  * every key of the set it fits, and when none verifies it the set is
  * fetched again once, as for an unknown kid.
- * Each refusal names its reason.
+ * Each refusal names its reason; a token refused for its algorithm while
+ * the IdP's key set cannot be fetched is refused for the key set
+ * (keySetFirst), which is what to mend.
  */
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type ProtectedHeaderParameters } from 'jose';
 import type { IdpClient } from './client.js';
 import { authorizationServer } from './discovery.js';
 import { foreign } from './errors.js';
-import { algorithmRefused, CLOCK_TOLERANCE_S, ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
+import { AlgorithmRefused, algorithmRefused, CLOCK_TOLERANCE_S, ID_TOKEN_ALGORITHMS, OAuthError, type IdpConfig } from './types.js';
 
 export { ID_TOKEN_ALGORITHMS } from './types.js';
 
@@ -120,11 +122,34 @@ async function verifiedBy(idToken: string, keys: JWTVerifyGetKey, options: JWTVe
   }
 }
 
+/**
+ * What to tell of `e`, a refusal of an ID token: when it was refused for
+ * its algorithm (`none`, HMAC) and the IdP's key set at `jwksUri` cannot be
+ * fetched, that failure (`jwks_unreachable`, naming the key set): an IdP
+ * with no key set to publish signs with what it has (glewlwyd without a
+ * signing key: HMAC with the client secret), and its keys are what to mend.
+ * Anything else, or a key set that can be read, leaves `e` as it is.
+ */
+export async function keySetFirst(e: unknown, jwksUri: string | undefined, idp: IdpClient): Promise<unknown> {
+  if (!(e instanceof AlgorithmRefused) || jwksUri === undefined) return e;
+  try {
+    await idp.keySets.readable(jwksUri, idp.fetch);
+  } catch (k) {
+    if (k instanceof OAuthError && k.code === 'jwks_unreachable') return k;
+  }
+  return e;
+}
+
 /** The verified claims of `idToken`. */
 export async function validateIdToken(cfg: IdpConfig, idToken: string, idp: IdpClient, opts: { jwksUri?: string; now?: number; algorithms?: readonly string[] } = {}): Promise<JWTPayload> {
   const { header, claims } = decodeIdToken(idToken);
-  checkIdTokenClaims(cfg, header, claims, opts);
-  const jwksUri = opts.jwksUri ?? cfg.keysUri ?? (await authorizationServer(cfg, idp, ['jwks'])).jwks_uri!;
+  const keysAt = async () => opts.jwksUri ?? cfg.keysUri ?? (await authorizationServer(cfg, idp, ['jwks'])).jwks_uri!;
+  try {
+    checkIdTokenClaims(cfg, header, claims, opts);
+  } catch (e) {
+    throw await keySetFirst(e, await keysAt().catch(() => undefined), idp);
+  }
+  const jwksUri = await keysAt();
   // the claims were judged above; jose's own checks of them stay as a second look
   const options: JWTVerifyOptions = {
     algorithms: [header.alg as string],

@@ -46,6 +46,12 @@ class RemoteKeySet {
     }
   }
 
+  /** Reads the set unless it was read within JWKS_MAX_AGE_MS (throws jwks_unreachable when it cannot be read). */
+  async fresh(fetch: FetchLike): Promise<void> {
+    if (this.local && Date.now() - this.loadedAt <= JWKS_MAX_AGE_MS) return;
+    await this.load(fetch);
+  }
+
   /** Fetches the set again (a fetch already running is joined; none begins within JWKS_REFETCH_INTERVAL_MS of the last). */
   load(fetch: FetchLike): Promise<void> {
     this.inflight ??= (async () => {
@@ -97,6 +103,15 @@ export class KeySetCache {
    */
   reload(jwksUri: string, fetch: FetchLike): Promise<void> {
     return this.set(jwksUri).load(fetch);
+  }
+
+  /**
+   * Reads the set at `jwksUri` unless it was read lately: whether the IdP
+   * publishes keys at all (id-token.ts keySetFirst). Throws
+   * `jwks_unreachable` when it cannot be read.
+   */
+  readable(jwksUri: string, fetch: FetchLike): Promise<void> {
+    return this.set(jwksUri).fresh(fetch);
   }
 
   private set(jwksUri: string): RemoteKeySet {

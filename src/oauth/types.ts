@@ -100,8 +100,7 @@ export const CLOCK_TOLERANCE_S = 60;
 
 /** The refusal of an ID token signed with `alg`, which is not in ID_TOKEN_ALGORITHMS. */
 export function algorithmRefused(alg: unknown): OAuthError {
-  const named = typeof alg === 'string' ? JSON.stringify(alg.slice(0, 32)) : 'no algorithm';
-  return new OAuthError('invalid_id_token', `ID token rejected: signed with ${named}, which is not an accepted signing algorithm (accepted: ${ID_TOKEN_ALGORITHMS.join(', ')})`);
+  return new AlgorithmRefused(alg);
 }
 
 /** Error codes an IdP sends (RFC 6749 §5.2, RFC 8628 §3.5). */
@@ -141,6 +140,14 @@ export class OAuthError extends Error {
   ) {
     super(message);
     this.name = 'OAuthError';
+  }
+}
+
+/** An ID token refused for its signing algorithm (algorithmRefused): id-token.ts keySetFirst tells it from other refusals. */
+export class AlgorithmRefused extends OAuthError {
+  constructor(alg: unknown) {
+    const named = typeof alg === 'string' ? JSON.stringify(alg.slice(0, 32)) : 'no algorithm';
+    super('invalid_id_token', `ID token rejected: signed with ${named}, which is not an accepted signing algorithm (accepted: ${ID_TOKEN_ALGORITHMS.join(', ')})`);
   }
 }
 

@@ -6,12 +6,11 @@
  * administrative rights (framework/access.ts).
  */
 import { defineObject } from '../framework/object.js';
-import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
-import type { Command } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { addGroupPosix, allocateId, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { KNOWN_CONTAINERS } from '../directory/layout.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
@@ -20,7 +19,23 @@ export const groupObject = defineObject({
   label: 'groups',
   labelSingular: 'group',
   doc: 'Groups of users.',
-  container: 'groups',
+  container: KNOWN_CONTAINERS.groups,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [],
+    objectClasses: [
+      { name: 'dirGroup', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description', 'gidNumber'] },
+    ],
+  },
+  commands: (group) =>
+    memberCommands(
+      group,
+      [
+        { option: 'users', target: 'user', kind: 'user', label: 'member user' },
+        { option: 'groups', target: 'group', kind: 'group', label: 'member group' },
+      ],
+      { add: 'group_add_member', remove: 'group_remove_member', what: 'members' },
+    ),
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirGroup'],
   pkey: 'name',
@@ -63,17 +78,3 @@ export const groupObject = defineObject({
     },
   },
 });
-
-export function groupCommands(): Command[] {
-  return [
-    ...crudCommands({ ...groupObject, methods: ['add', 'del', 'find', 'show', 'mod'] }),
-    ...memberCommands(
-      groupObject,
-      [
-        { option: 'users', target: 'user', kind: 'user', label: 'member user' },
-        { option: 'groups', target: 'group', kind: 'group', label: 'member group' },
-      ],
-      { add: 'group_add_member', remove: 'group_remove_member', what: 'members' },
-    ),
-  ];
-}

@@ -13,9 +13,8 @@
  * readers never reach, and it makes the server send requests in the
  * reference's name to the IdP, which is an administrator's act.
  */
-import type { CheckLine, Command, IdpCheckTarget } from '../framework/command.js';
+import type { CheckLine, Command, IdpCheckTarget, ObjectDef } from '../framework/command.js';
 import { dnOf, getEntry, pkeyOf } from '../framework/crud.js';
-import { idpObject } from './idp.js';
 
 /** "6 passed, 1 failed, 2 skipped": every status, even at 0, so the line reads the same each time. */
 function counts(lines: CheckLine[]): string {
@@ -23,11 +22,12 @@ function counts(lines: CheckLine[]): string {
   return `${n('PASS')} passed, ${n('FAIL')} failed, ${n('SKIP')} skipped`;
 }
 
-export const idpCheckCommand: Command = {
+/** idp-check, a command of the IdP reference object (idp.ts declares it). */
+export const idpCheckCommand = (idpObject: ObjectDef): Command => ({
   name: 'idp_check',
   doc: 'Check an IdP reference against its IdP: discovery, endpoints, signing keys, and a device authorization with its client credentials. Changes nothing.',
   object: 'idp',
-  args: [{ ...idpObject.params.name, name: 'name', required: true }],
+  args: [{ ...idpObject.params[idpObject.pkey]!, name: 'name', required: true }],
   options: {},
   access: { manage: 'idp' },
   output: 'checks',
@@ -42,4 +42,4 @@ export const idpCheckCommand: Command = {
     const lines: CheckLine[] = check ? await check(target) : [{ check: 'IdP client', status: 'FAIL', message: 'this server has no IdP client' }];
     return { result: lines, value: name, summary: `Checked IdP reference "${name}": ${counts(lines)}` };
   },
-};
+});

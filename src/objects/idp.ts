@@ -13,11 +13,12 @@
  */
 import type { CallContext, OidcProviderMetadata } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { containers } from '../directory/layout.js';
+import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { dnOf, withArticle } from '../framework/crud.js';
+import { dnOf, REFERENCED, withArticle } from '../framework/crud.js';
 import { defineObject, type PendingEntry } from '../framework/object.js';
 import { cliName, httpsUrlProblem, URL_MAX_LENGTH } from '../framework/params.js';
+import { idpCheckCommand } from './idp-check.js';
 import { CLIENT_KEYS_MAX, clientAuthMethods, clientJwksPath, clientKeyAlgorithms, newClientKey, publicKeySet, readClientKeys, writeClientKeys, type ClientKeyAlgorithm } from './idp-client-key.js';
 
 /** RFC 6749 §3.3 scope-token characters, separated by single spaces. */
@@ -365,7 +366,57 @@ export const idpObject = defineObject({
   label: 'IdP references',
   labelSingular: 'IdP reference',
   doc: 'External identity provider (OAuth 2.0 / OpenID Connect) references.',
-  container: 'idp',
+  container: KNOWN_CONTAINERS.idp,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [
+      // IdP references (docs/conventions.md)
+      { name: 'dirIdpProvider', syntax: 'string', singleValue: true },
+      { name: 'dirIdpOrg', syntax: 'exact', singleValue: true },
+      { name: 'dirIdpBaseUrl', syntax: 'exact', singleValue: true },
+      { name: 'dirIdpClientId', syntax: 'exact', singleValue: true, indexed: true },
+      { name: 'dirIdpClientSecret', syntax: 'secret', singleValue: true },
+      // private_key_jwt (docs/client-auth.md): the method, the key algorithm, and the private keys (sealed, never returned)
+      { name: 'dirIdpClientAuth', syntax: 'string', singleValue: true },
+      { name: 'dirIdpClientKeyAlg', syntax: 'exact', singleValue: true },
+      { name: 'dirIdpClientKey', syntax: 'secret', singleValue: true, maxLength: 16384 },
+      { name: 'dirIdpAuthEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
+      { name: 'dirIdpDevAuthEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
+      { name: 'dirIdpTokenEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
+      { name: 'dirIdpUserInfoEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
+      { name: 'dirIdpKeysEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
+      { name: 'dirIdpIssuerUrl', syntax: 'exact', singleValue: true, maxLength: 2048 },
+      { name: 'dirIdpScope', syntax: 'exact', singleValue: true },
+      { name: 'dirIdpUserIdAttribute', syntax: 'exact', singleValue: true },
+    ],
+    objectClasses: [
+      {
+        name: 'dirIdp',
+        kind: 'structural',
+        sup: 'top',
+        must: ['cn', 'dirIdpClientId'],
+        may: [
+          'description',
+          'dirIdpProvider',
+          'dirIdpOrg',
+          'dirIdpBaseUrl',
+          'dirIdpClientSecret',
+          'dirIdpClientAuth',
+          'dirIdpClientKeyAlg',
+          'dirIdpClientKey',
+          'dirIdpAuthEndpoint',
+          'dirIdpDevAuthEndpoint',
+          'dirIdpTokenEndpoint',
+          'dirIdpUserInfoEndpoint',
+          'dirIdpKeysEndpoint',
+          'dirIdpIssuerUrl',
+          'dirIdpScope',
+          'dirIdpUserIdAttribute',
+        ],
+      },
+    ],
+  },
+  commands: (idp) => [idpCheckCommand(idp)],
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirIdp'],
   pkey: 'name',
@@ -503,13 +554,14 @@ export const idpObject = defineObject({
   searchAttributes: ['name', 'client_id', 'auth_uri', 'token_uri', 'issuer_url', 'scope'],
   hooks: {
     async preDel(ctx, entry) {
-      // users linked to the reference keep it (the store refuses the delete): name them, and what to do
+      // users linked to the reference keep it (the store refuses the delete): the specification's
+      // sentence, which scripts look for, then which users and what to do
       const linked = await ctx.dir.search({ base: containers(ctx.dir.baseDn).users, scope: 'one', filter: `(dirIdpConfigLink=${filterEscape(entry.dn)})`, attrs: ['uid'], sizeLimit: LINKED_NAMED + 1 });
       if (linked.entries.length === 0) return;
       const names = linked.entries.slice(0, LINKED_NAMED).map((u) => u.attrs.uid?.[0] ?? '?').sort();
       const more = linked.entries.length > LINKED_NAMED ? ' and more' : '';
       const who = `${names.length === 1 && !more ? 'user' : 'users'} ${names.join(', ')}${more}`;
-      throw publicError('ReferencedEntry', { reason: `IdP reference "${entry.attrs.cn?.[0] ?? ''}" is still linked to ${who}: change that with user-mod first` });
+      throw publicError('ReferencedEntry', { reason: `${REFERENCED}: IdP reference "${entry.attrs.cn?.[0] ?? ''}" is still linked to ${who}; change that with user-mod first` });
     },
     async complete(ctx, entry, options) {
       // the generic provider is the absence of a template (docs/conventions.md, Provider templates)

@@ -1,41 +1,92 @@
 /**
- * The command registry of a dirid server: every object and command, in one
- * place, with the services the server wires in (OIDC discovery and the check of IdP
- * references). The API contract (api.json) is derived from what is
- * registered here.
+ * The registry of a dirid server: every object and command, in one list,
+ * with the services the server wires in (OIDC discovery and the check of
+ * IdP references). An object's line brings its derived commands and its
+ * own (ObjectDef.commands), and its place (framework/place.ts): the
+ * containers and entries of the realm's tree (realmTree: init writes it,
+ * the upgrade at start adds what a realm lacks), the readable roots of the
+ * read rule and its part of the schema (realmSchema) all come from this
+ * list. The API contract (api.json) is derived from what is registered
+ * here.
  */
-import { CommandRegistry, type Services } from '../framework/command.js';
-import { crudCommands } from '../framework/crud.js';
-import { groupCommands, groupObject } from './group.js';
-import { hostCommands, hostObject } from './host.js';
+import { CommandRegistry, type Command, type ObjectDef, type RealmPlace, type Services } from '../framework/command.js';
+import { objectCommands } from '../framework/crud.js';
+import { declaredContainers, declaredEntries, declaredSchemas } from '../framework/place.js';
+import { containerEntry, REALM_CONTAINERS } from '../directory/layout.js';
+import { coreSchema, mergeSchemas } from '../directory/schema.js';
+import type { SchemaDefinition, WriteOp } from '../directory/types.js';
+import { groupObject } from './group.js';
+import { hostObject } from './host.js';
+import { hostEnrollCommand } from './host-enroll.js';
 import { idpObject } from './idp.js';
-import { idpCheckCommand } from './idp-check.js';
 import { keytabGetCommand } from './keytab.js';
+import { sharedSchema } from './ldap-schema.js';
 import { passwdCommand } from './passwd.js';
 import { pingCommand } from './ping.js';
-import { privilegeCommands, privilegeObject, roleCommands, roleObject } from './role.js';
+import { privilegeObject, roleObject } from './role.js';
 import { schemaCommand } from './schema.js';
-import { serviceCommands, serviceObject } from './service.js';
+import { serviceObject } from './service.js';
 import { userObject } from './user.js';
-import { userUnlockCommand } from './user-unlock.js';
 
-export function buildRegistry(services: Services = {}): CommandRegistry {
+/** What one registry line holds: a declared object, or a command of no one object. */
+export type Registered = ObjectDef | Command;
+
+/** Every object and command of a realm, one line each. */
+export const REGISTERED: readonly Registered[] = [
+  userObject,
+  groupObject,
+  roleObject,
+  serviceObject,
+  hostObject,
+  idpObject,
+  privilegeObject,
+  hostEnrollCommand,
+  keytabGetCommand,
+  passwdCommand,
+  pingCommand,
+  schemaCommand,
+];
+
+function isCommand(r: Registered): r is Command {
+  return typeof (r as Command).run === 'function';
+}
+
+/** The declared objects of a registry list. */
+export function objectsOf(registered: readonly Registered[]): ObjectDef[] {
+  return registered.filter((r): r is ObjectDef => !isCommand(r));
+}
+
+export function buildRegistry(services: Services = {}, registered: readonly Registered[] = REGISTERED): CommandRegistry {
   const r = new CommandRegistry(services);
-  for (const o of [idpObject, userObject, groupObject, roleObject, privilegeObject, serviceObject, hostObject]) r.objects.set(o.name, o);
-  r.register(
-    ...crudCommands(idpObject),
-    idpCheckCommand,
-    ...crudCommands(userObject),
-    userUnlockCommand,
-    ...groupCommands(),
-    ...roleCommands(),
-    ...privilegeCommands(),
-    ...serviceCommands(),
-    ...hostCommands(),
-    keytabGetCommand,
-    passwdCommand,
-    pingCommand,
-    schemaCommand,
-  );
+  for (const x of registered) {
+    if (isCommand(x)) r.register(x);
+    else {
+      r.objects.set(x.name, x);
+      r.register(...objectCommands(x));
+    }
+  }
   return r;
+}
+
+/** The realm's schema: the core, the shared part, then each object's own. */
+export function schemaOf(registered: readonly Registered[]): SchemaDefinition {
+  return mergeSchemas(coreSchema, sharedSchema, ...declaredSchemas(objectsOf(registered)));
+}
+
+export const realmSchema: SchemaDefinition = schemaOf(REGISTERED);
+
+/**
+ * The containers and entries every realm has, in the order they are added:
+ * the objects' containers (and those above them), the realm's own
+ * (Kerberos, cn=etc and what it holds), then the objects' default entries
+ * (built-in privileges, policies). The entries init makes from its options
+ * (the admin, the admins group, the ID range, the principals) are init's.
+ */
+export function realmTree(at: RealmPlace, registered: readonly Registered[] = REGISTERED): { containers: WriteOp[]; entries: WriteOp[] } {
+  const objects = objectsOf(registered);
+  const declared = declaredContainers(objects);
+  const seen = new Set(declared.map((c) => c.toLowerCase()));
+  const containers = [...declared, ...REALM_CONTAINERS.filter((c) => !seen.has(c.toLowerCase()))].map((rel) => containerEntry(`${rel},${at.baseDn}`));
+  const entries = declaredEntries(objects, at).map((e): WriteOp => ({ kind: 'add', dn: e.dn, attrs: e.attrs }));
+  return { containers, entries };
 }

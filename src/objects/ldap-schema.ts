@@ -1,19 +1,18 @@
 /**
- * dirid's directory schema: attribute types and object classes of users,
- * groups, roles, privileges and IdP references. The product prefix is `dir`
- * (object class dirIdpUser, attributes dirIdpSub and
- * dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used where
- * one exists.
+ * The part of dirid's directory schema that no one object owns: what
+ * several objects share (Kerberos principals of users, services and hosts;
+ * POSIX accounts and groups; `member`; account locks) and the realm's own
+ * entries (its Kerberos container, the ID range, its servers, the
+ * directory's version record). Each object declares the rest itself
+ * (ObjectDef.schema); objects/index.ts merges them (realmSchema). The
+ * product prefix is `dir` (object class dirIdpUser, attributes dirIdpSub
+ * and dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used
+ * where one exists.
  */
 import type { SchemaDefinition } from '../directory/types.js';
 
-export const diridSchema: SchemaDefinition = {
+export const sharedSchema: SchemaDefinition = {
   attributeTypes: [
-    { name: 'sn', aliases: ['surname'], syntax: 'string', indexed: true },
-    { name: 'givenName', syntax: 'string', indexed: true },
-    { name: 'displayName', syntax: 'string', singleValue: true },
-    { name: 'initials', syntax: 'string' },
-    { name: 'mail', syntax: 'string', indexed: true },
     { name: 'userPassword', syntax: 'secret' },
     { name: 'member', syntax: 'dn', indexed: true, references: 'remove' },
     { name: 'gidNumber', syntax: 'integer', singleValue: true, indexed: true },
@@ -26,28 +25,6 @@ export const diridSchema: SchemaDefinition = {
     { name: 'dirIdRangeSize', syntax: 'integer', singleValue: true },
     { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
-    { name: 'dirUserAuthType', syntax: 'string', indexed: true },
-    // the link of a user to an external identity (docs/device-flow.md)
-    { name: 'dirIdpSub', syntax: 'exact', singleValue: true, indexed: true },
-    { name: 'dirIdpConfigLink', syntax: 'dn', singleValue: true, indexed: true, references: 'restrict' },
-    // IdP references (docs/conventions.md)
-    { name: 'dirIdpProvider', syntax: 'string', singleValue: true },
-    { name: 'dirIdpOrg', syntax: 'exact', singleValue: true },
-    { name: 'dirIdpBaseUrl', syntax: 'exact', singleValue: true },
-    { name: 'dirIdpClientId', syntax: 'exact', singleValue: true, indexed: true },
-    { name: 'dirIdpClientSecret', syntax: 'secret', singleValue: true },
-    // private_key_jwt (docs/client-auth.md): the method, the key algorithm, and the private keys (sealed, never returned)
-    { name: 'dirIdpClientAuth', syntax: 'string', singleValue: true },
-    { name: 'dirIdpClientKeyAlg', syntax: 'exact', singleValue: true },
-    { name: 'dirIdpClientKey', syntax: 'secret', singleValue: true, maxLength: 16384 },
-    { name: 'dirIdpAuthEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
-    { name: 'dirIdpDevAuthEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
-    { name: 'dirIdpTokenEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
-    { name: 'dirIdpUserInfoEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
-    { name: 'dirIdpKeysEndpoint', syntax: 'exact', singleValue: true, maxLength: 2048 },
-    { name: 'dirIdpIssuerUrl', syntax: 'exact', singleValue: true, maxLength: 2048 },
-    { name: 'dirIdpScope', syntax: 'exact', singleValue: true },
-    { name: 'dirIdpUserIdAttribute', syntax: 'exact', singleValue: true },
     // Kerberos principals (names after MIT's LDAP KDB schema)
     { name: 'krbPrincipalName', syntax: 'exact', indexed: true },
     { name: 'krbPrincipalKey', syntax: 'secret', maxLength: 8192 },
@@ -57,7 +34,6 @@ export const diridSchema: SchemaDefinition = {
     { name: 'krbMaxRenewableAge', syntax: 'integer', singleValue: true },
     // the authentication indicators a ticket for this principal needs one of (FreeIPA's name; docs/kerberos.md)
     { name: 'krbPrincipalAuthInd', syntax: 'exact' },
-    { name: 'fqdn', syntax: 'string', singleValue: true, indexed: true },
     // account state (src/account/state.ts): password expiry and lockout counters of a principal,
     // and the realm's lockout policy on its realm container (names after MIT's and FreeIPA's schema)
     { name: 'krbPasswordExpiration', syntax: 'time', singleValue: true },
@@ -68,23 +44,13 @@ export const diridSchema: SchemaDefinition = {
     { name: 'krbPwdLockoutDuration', syntax: 'integer', singleValue: true },
     // the servers of a realm (src/server/servers.ts): one value per service, `service=port`
     { name: 'dirServerAddress', syntax: 'exact' },
+    // the directory's version record (src/server/upgrade.ts): its version, and the release that wrote it
+    { name: 'dirVersion', syntax: 'integer', singleValue: true },
+    { name: 'dirRelease', syntax: 'exact', singleValue: true },
+    // OpenSSH public keys of users and hosts (openssh-lpk's name, which SSSD's ldap provider reads: objects/ssh-public-key.ts)
+    { name: 'sshPublicKey', syntax: 'exact', maxLength: 8192 },
   ],
   objectClasses: [
-    { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['userPassword', 'description'] },
-    { name: 'organizationalPerson', kind: 'structural', sup: 'person', must: [], may: ['ou'] },
-    {
-      name: 'inetOrgPerson',
-      kind: 'structural',
-      sup: 'organizationalPerson',
-      must: [],
-      may: ['givenName', 'mail', 'uid', 'displayName', 'initials'],
-    },
-    {
-      name: 'dirUser',
-      kind: 'auxiliary',
-      must: ['uid'],
-      may: ['nsAccountLock', 'dirUserAuthType', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell'],
-    },
     // RFC 2307 (as RFC 2307bis has them: both auxiliary), read by SSSD and nss on hosts
     {
       name: 'posixAccount',
@@ -94,7 +60,6 @@ export const diridSchema: SchemaDefinition = {
     },
     { name: 'posixGroup', kind: 'auxiliary', must: ['gidNumber'], may: ['description'] },
     { name: 'dirIdRange', kind: 'structural', sup: 'top', must: ['cn', 'dirBaseId', 'dirIdRangeSize', 'dirNextId'], may: ['description'] },
-    { name: 'dirIdpUser', kind: 'auxiliary', must: [], may: ['dirIdpSub', 'dirIdpConfigLink'] },
     {
       name: 'krbPrincipalAux',
       kind: 'auxiliary',
@@ -120,34 +85,9 @@ export const diridSchema: SchemaDefinition = {
       must: ['cn'],
       may: ['krbMaxTicketLife', 'krbMaxRenewableAge', 'krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'],
     },
-    { name: 'dirHost', kind: 'structural', sup: 'top', must: ['fqdn', 'cn'], may: ['description', 'nsAccountLock'] },
+    // openssh-lpk's class (there MUST sshPublicKey $ uid; a host has no uid): comes and goes with a user's or host's keys
+    { name: 'ldapPublicKey', kind: 'auxiliary', must: ['sshPublicKey'], may: ['uid'] },
     { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
-    { name: 'dirGroup', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description', 'gidNumber'] },
-    { name: 'dirRole', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },
-    { name: 'dirPrivilege', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },
-    {
-      name: 'dirIdp',
-      kind: 'structural',
-      sup: 'top',
-      must: ['cn', 'dirIdpClientId'],
-      may: [
-        'description',
-        'dirIdpProvider',
-        'dirIdpOrg',
-        'dirIdpBaseUrl',
-        'dirIdpClientSecret',
-        'dirIdpClientAuth',
-        'dirIdpClientKeyAlg',
-        'dirIdpClientKey',
-        'dirIdpAuthEndpoint',
-        'dirIdpDevAuthEndpoint',
-        'dirIdpTokenEndpoint',
-        'dirIdpUserInfoEndpoint',
-        'dirIdpKeysEndpoint',
-        'dirIdpIssuerUrl',
-        'dirIdpScope',
-        'dirIdpUserIdAttribute',
-      ],
-    },
+    { name: 'dirVersionRecord', kind: 'structural', sup: 'top', must: ['cn', 'dirVersion'], may: ['dirRelease', 'description'] },
   ],
 };

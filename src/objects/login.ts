@@ -17,7 +17,7 @@
 import { accountOf, describeRefusal, verdict, type Accounts, type Refusal } from '../account/state.js';
 import type { Principal } from '../framework/command.js';
 import { publicError, type PublicError } from '../framework/errors.js';
-import { checkPassword } from './password.js';
+import { checkPassword } from '../account/password-hash.js';
 
 /**
  * An authentication refused with a public error: bad credentials, or an
@@ -58,7 +58,7 @@ const LOGIN = /^[a-z_][a-z0-9_.-]{0,31}$/;
 /**
  * The password check of `user` (a login, or `login@REALM`): the principal
  * on success, otherwise the refusal. Every attempt costs one password hash
- * (objects/password.ts checkPassword), whatever it comes to: an unknown
+ * (account/password-hash.ts checkPassword), whatever it comes to: an unknown
  * user, a user without a password and an account refused before its
  * password is looked at (disabled, locked, expired) take the time a wrong
  * password takes, so that time does not tell who exists.

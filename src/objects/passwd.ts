@@ -2,7 +2,10 @@
  * passwd: sets a user's password (their own, or anyone's for administrators
  * and holders of the User Administrators privilege, a holder only for users
  * who hold no more than they do: framework/access.ts); the Kerberos keys are
- * derived again from it with the next key version. One's own password is
+ * derived again from it with the next key version. The password rules and
+ * what a password stores are account/credentials.ts's, as for user-add and
+ * user-mod --password; they are applied once the caller is known to be
+ * allowed the change (after the current password). One's own password is
  * changed only with the current one (`current_password`, checked by the
  * password login rule of login.ts, so a wrong one counts as a failed login),
  * as FreeIPA's passwd asks: a session or a ticket left behind is not enough
@@ -27,8 +30,7 @@ import { getEntryToWrite, writeEntries } from '../framework/crud.js';
 import { dispatch } from '../framework/dispatch.js';
 import { PublicError, publicError } from '../framework/errors.js';
 import { AuthRefusal, currentPasswordCheck, kerberosLogin } from './login.js';
-import { hashPassword } from './password.js';
-import { passwordKeyMods, userObject } from './user.js';
+import { passwordMods, userObject } from './user.js';
 
 export const passwdCommand: Command = {
   name: 'passwd',
@@ -55,11 +57,11 @@ export const passwdCommand: Command = {
       throw publicError('ACIError', { info: "not allowed to change another user's password" });
     }
     const password = String(args[1]);
-    if (password.length < 8) throw publicError('ValidationError', { name: 'password', error: 'must be at least 8 characters' });
     const entry = await getEntryToWrite(ctx, userObject, login);
     if (self && passwordAtIdp(entry.attrs)) throw publicError('ACIError', { info: passwordAtIdpMessage(login) });
     if (self && ctx.ownPasswordProven !== true) await checkCurrentPassword(ctx, login, opts.current_password);
-    const mods = [{ op: 'replace' as const, attr: 'userPassword', values: [await hashPassword(password)] }, ...(await passwordKeyMods(ctx, entry, password))];
+    // held to the password rules once the caller may change it, so a refusal tells nothing to one who may not
+    const mods = await passwordMods(ctx, entry, password, self ? 'self' : 'admin');
     await writeEntries(ctx, userObject, login, () => ctx.dir.modify(entry.dn, mods));
     return { result: null, value: login, summary: `Changed password for "${login}@${ctx.server.realm}"` };
   },

@@ -7,7 +7,8 @@
  * non-POSIX.
  *
  * Numbers come from the realm's ID range, chosen at `init` (a random base,
- * as FreeIPA does, so that two realms rarely overlap). The range entry
+ * as FreeIPA does, so that two realms rarely overlap; a realm made before
+ * ranges gets a random one from the upgrade at start, server/upgrade.ts). The range entry
  * holds the next free number; taking one is a compare-and-swap on it (an
  * LDAP-style modify that deletes the value it read), so concurrent adds, on
  * one server or several over one database, never take the same number. A
@@ -16,12 +17,13 @@
  * groups share one space).
  */
 import { randomInt } from 'node:crypto';
-import { containerEntry, containers, idRangeDn } from '../directory/layout.js';
+import { containers, idRangeDn } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
+import { HOMES } from '../framework/access.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { serialized } from '../directory/serialized.js';
 
@@ -51,42 +53,25 @@ export function rangeProblem(r: IdRange): string | null {
   return null;
 }
 
-/** The entries that hold the range: the containers and the range with its counter at `next`. */
-export function rangeEntries(baseDn: string, realm: string, r: IdRange, next = r.base): WriteOp[] {
-  const c = containers(baseDn);
-  return [
-    containerEntry(c.etc),
-    containerEntry(c.ranges),
-    {
-      kind: 'add',
-      dn: idRangeDn(baseDn, realm),
-      attrs: {
-        objectClass: ['top', 'dirIdRange'],
-        cn: [`${realm}_id_range`],
-        dirBaseId: [String(r.base)],
-        dirIdRangeSize: [String(r.size)],
-        dirNextId: [String(next)],
-      },
+/** The entry that holds the range, with its counter at `next` (in cn=ranges,cn=etc, which the realm's tree has). */
+export function rangeEntry(baseDn: string, realm: string, r: IdRange, next = r.base): WriteOp {
+  return {
+    kind: 'add',
+    dn: idRangeDn(baseDn, realm),
+    attrs: {
+      objectClass: ['top', 'dirIdRange'],
+      cn: [`${realm}_id_range`],
+      dirBaseId: [String(r.base)],
+      dirIdRangeSize: [String(r.size)],
+      dirNextId: [String(next)],
     },
-  ];
+  };
 }
 
-/** The range and its counter; a realm made before ranges existed gets one now. */
+/** The range and its counter (every realm has one: init makes it, the upgrade gives one to a realm made before ranges). */
 async function readRange(dir: Directory, realm: string): Promise<IdRange & { next: number }> {
-  const dn = idRangeDn(dir.baseDn, realm);
-  let e = await dir.get(dn);
-  if (!e) {
-    const missing: WriteOp[] = [];
-    for (const op of rangeEntries(dir.baseDn, realm, randomRange())) if (op.kind === 'add' && (op.dn === dn || !(await dir.get(op.dn)))) missing.push(op);
-    try {
-      await dir.batch(missing);
-    } catch (err) {
-      // another request created it meanwhile
-      if (!(err instanceof DirectoryError && err.code === 'entryAlreadyExists')) throw err;
-    }
-    e = await dir.get(dn);
-    if (!e) throw publicError('DatabaseError', { desc: 'the ID range could not be created' });
-  }
+  const e = await dir.get(idRangeDn(dir.baseDn, realm));
+  if (!e) throw publicError('DatabaseError', { desc: 'the realm has no ID range' });
   const num = (attr: string) => Number(e.attrs[attr]?.[0]);
   return { base: num('dirBaseId'), size: num('dirIdRangeSize'), next: num('dirNextId') };
 }
@@ -172,7 +157,7 @@ export async function addUserPosix(ctx: CallContext, attrs: Attributes, login: s
 /** The defaults of a user with uid `uid`: its private group (gid = uid), /home/LOGIN, the default shell, the full name as gecos. */
 export function posixDefaults(attrs: Attributes, login: string, uid: string): void {
   attrs.gidNumber ??= [uid];
-  attrs.homeDirectory ??= [`/home/${login}`];
+  attrs.homeDirectory ??= [`${HOMES}/${login}`];
   attrs.loginShell ??= [DEFAULT_SHELL];
   attrs.gecos ??= [attrs.cn?.[0] ?? login];
 }

@@ -5,15 +5,14 @@
  * Privileges list the roles that hold them in their `member` attribute.
  */
 import { defineObject } from '../framework/object.js';
-import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
-import type { Command } from '../framework/command.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { containers } from '../directory/layout.js';
+import { escapeRdnValue } from '../directory/dn.js';
+import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
-/** Privileges every realm has; the objects name them as their managePrivilege. */
+/** Privileges every realm has (the privilege object's defaults); the objects name them as their managePrivilege. */
 export const builtinPrivileges = [
   { name: 'IdP Administrators', description: 'Add, modify and delete external IdP references' },
   { name: 'User Administrators', description: 'Add, modify and delete users, and link them to external IdPs' },
@@ -25,7 +24,20 @@ export const privilegeObject = defineObject({
   label: 'privileges',
   labelSingular: 'privilege',
   doc: 'Privileges: named rights that roles hold.',
-  container: 'privileges',
+  container: KNOWN_CONTAINERS.privileges,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [],
+    objectClasses: [
+      { name: 'dirPrivilege', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },
+    ],
+  },
+  methods: ['find', 'show'],
+  defaults: ({ baseDn }) =>
+    builtinPrivileges.map((p) => ({
+      dn: `cn=${escapeRdnValue(p.name)},${KNOWN_CONTAINERS.privileges},${baseDn}`,
+      attrs: { objectClass: ['top', 'dirPrivilege'], cn: [p.name], description: [p.description] },
+    })),
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirPrivilege'],
   pkey: 'name',
@@ -48,7 +60,29 @@ export const roleObject = defineObject({
   label: 'roles',
   labelSingular: 'role',
   doc: 'Roles: sets of privileges given to users and groups.',
-  container: 'roles',
+  container: KNOWN_CONTAINERS.roles,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [],
+    objectClasses: [
+      { name: 'dirRole', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'description'] },
+    ],
+  },
+  commands: (role) => [
+    ...memberCommands(
+      role,
+      [
+        { option: 'users', target: 'user', kind: 'user', label: 'member user' },
+        { option: 'groups', target: 'group', kind: 'group', label: 'member group' },
+      ],
+      { add: 'role_add_member', remove: 'role_remove_member', what: 'members' },
+    ),
+    ...memberCommands(
+      role,
+      [{ option: 'privileges', target: 'privilege', kind: 'privilege', label: 'privilege', direction: 'reverse' }],
+      { add: 'role_add_privilege', remove: 'role_remove_privilege', what: 'privileges' },
+    ),
+  ],
   rdnAttr: 'cn',
   objectClasses: ['top', 'dirRole'],
   pkey: 'name',
@@ -77,26 +111,3 @@ export const roleObject = defineObject({
     },
   },
 });
-
-export function roleCommands(): Command[] {
-  return [
-    ...crudCommands({ ...roleObject, methods: ['add', 'del', 'find', 'show', 'mod'] }),
-    ...memberCommands(
-      roleObject,
-      [
-        { option: 'users', target: 'user', kind: 'user', label: 'member user' },
-        { option: 'groups', target: 'group', kind: 'group', label: 'member group' },
-      ],
-      { add: 'role_add_member', remove: 'role_remove_member', what: 'members' },
-    ),
-    ...memberCommands(
-      roleObject,
-      [{ option: 'privileges', target: 'privilege', kind: 'privilege', label: 'privilege', direction: 'reverse' }],
-      { add: 'role_add_privilege', remove: 'role_remove_privilege', what: 'privileges' },
-    ),
-  ];
-}
-
-export function privilegeCommands(): Command[] {
-  return crudCommands({ ...privilegeObject, methods: ['find', 'show'] });
-}

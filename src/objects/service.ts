@@ -11,13 +11,11 @@
  * and change only their description (realm-principals.ts). A name another
  * entry holds (a host's host/H, a user's) is a duplicate (principal-name.ts).
  */
-import type { Command } from '../framework/command.js';
-import { crudCommands } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { inRealm } from '../account/lookup.js';
 import { newRandomKeys } from '../account/keys.js';
-import { hostDn } from '../directory/layout.js';
+import { hostDn, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { kdcComponent, refuseServerPrincipal } from './realm-principals.js';
 import { checkNewPrincipalNames } from './principal-name.js';
 
@@ -50,7 +48,8 @@ export const serviceObject = defineObject({
   label: 'services',
   labelSingular: 'service',
   doc: 'Kerberos service principals.',
-  container: 'services',
+  container: KNOWN_CONTAINERS.services,
+  readBy: 'authenticated',
   rdnAttr: 'krbPrincipalName',
   objectClasses: ['top', 'krbPrincipal', 'krbPrincipalAux'],
   pkey: 'principal',
@@ -103,7 +102,3 @@ export const serviceObject = defineObject({
     complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
   },
 });
-
-export function serviceCommands(): Command[] {
-  return crudCommands({ ...serviceObject, methods: ['add', 'del', 'find', 'show', 'mod'] });
-}

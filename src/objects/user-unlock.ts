@@ -7,12 +7,12 @@
  */
 import { unlockAccount } from '../account/state.js';
 import { canManage } from '../framework/access.js';
-import type { Command } from '../framework/command.js';
+import type { Command, ObjectDef } from '../framework/command.js';
 import { getEntryToWrite } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
-import { userObject } from './user.js';
 
-export const userUnlockCommand: Command = {
+/** user-unlock, a command of the user object (user.ts declares it). */
+export const userUnlockCommand = (userObject: ObjectDef): Command => ({
   name: 'user_unlock',
   doc: 'Unlock a user account locked after too many failed logins.',
   args: [{ name: 'login', type: 'str', label: 'User login', doc: 'User login', required: true, maxLength: 64 }],
@@ -26,4 +26,4 @@ export const userUnlockCommand: Command = {
     await unlockAccount(ctx.dir, entry.dn);
     return { result: true, value: login, summary: `Unlocked account "${login}"` };
   },
-};
+});

@@ -7,21 +7,27 @@
  * link and leaves with it, whichever options made or removed the link.
  * An identity at an IdP (reference and IdP user id) links one user only.
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
+ * SSH public keys (`--sshpubkey`, in sshPublicKey: objects/ssh-public-key.ts)
+ * are shown by their fingerprints; they are set by whoever may modify the
+ * user, not by the user (docs/access.md).
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
-import { hashPassword } from './password.js';
-import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
-import { generalizedTime } from '../directory/schema.js';
+import { parseKeys } from '../account/keys.js';
+import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSetter } from '../account/credentials.js';
+import { newSecurityStamp } from '../account/state.js';
 import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
-import { containers } from '../directory/layout.js';
+import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { pkeyOfDn } from '../framework/crud.js';
 import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
+import { userUnlockCommand } from './user-unlock.js';
+import { userDisableCommand, userEnableCommand } from './user-disable.js';
+import { completeSshKeys, FINGERPRINT_OUTPUT, sshFingerprints, sshPublicKeyParam } from './ssh-public-key.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -52,21 +58,27 @@ async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: 
 }
 
 /**
- * New Kerberos keys for a password change: every enctype, kvno + 1. A new
- * password has not expired: an expiry date set for the old one goes with it
- * (as MIT's kadmin does for a principal without a password policy), which
- * is what lets a user whose password expired log in again once they have
- * changed it.
+ * What a user's new password stores (account/credentials.ts: the hash,
+ * Kerberos keys at the next key version, the change time, the expiry), the
+ * password held to the password rules: one that breaks one is refused with
+ * ValidationError naming it, on every way a password is set. `entry` is
+ * null for a user being added. A new password ends the user's sessions (a
+ * new security stamp, account/state.ts), whoever sets it, on every way in.
  */
-export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: string): Promise<Modification[]> {
+export async function passwordAttrs(ctx: CallContext, login: string, entry: Entry | null, password: string, by: PasswordSetter): Promise<Attributes> {
+  const keys = entry ? parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey')) : [];
+  const change = await passwordChange({ password, realm: ctx.server.realm, components: [login], current: entry && { attrs: entry.attrs, keys }, by, now: new Date(), rules: DEFAULT_PASSWORD_RULES });
+  if (change.broken) throw publicError('ValidationError', { name: 'password', error: change.broken.message });
+  return change.attrs;
+}
+
+/**
+ * The modifications that set a user's password (passwordAttrs), and
+ * make the user a Kerberos principal if it was not one.
+ */
+export async function passwordMods(ctx: CallContext, entry: Entry, password: string, by: PasswordSetter): Promise<Modification[]> {
   const uid = entry.attrs.uid?.[0] ?? '';
-  const old = parseKeys(await ctx.dir.readSecret(entry.dn, 'krbPrincipalKey'));
-  const kvno = Math.max(0, ...old.map((k) => k.kvno)) + 1;
-  const mods: Modification[] = [
-    { op: 'replace', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(password, ctx.server.realm, [uid], kvno)) },
-    { op: 'replace', attr: 'krbLastPwdChange', values: [generalizedTime()] },
-  ];
-  if (entry.attrs.krbPasswordExpiration) mods.push({ op: 'replace', attr: 'krbPasswordExpiration', values: [] });
+  const mods = credentialMods(await passwordAttrs(ctx, uid, entry, password, by));
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
     const name = `${uid}@${ctx.server.realm}`;
     await assertPrincipalNamesFree(ctx, [name], entry.dn);
@@ -80,7 +92,42 @@ export const userObject = defineObject({
   label: 'users',
   labelSingular: 'user',
   doc: 'Users.',
-  container: 'users',
+  container: KNOWN_CONTAINERS.users,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [
+      { name: 'sn', aliases: ['surname'], syntax: 'string', indexed: true },
+      { name: 'givenName', syntax: 'string', indexed: true },
+      { name: 'displayName', syntax: 'string', singleValue: true },
+      { name: 'initials', syntax: 'string' },
+      { name: 'mail', syntax: 'string', indexed: true },
+      { name: 'dirUserAuthType', syntax: 'string', indexed: true },
+      // replaced when a user's sessions end: a password change, a disablement, a rename (src/account/state.ts)
+      { name: 'dirSecurityStamp', syntax: 'exact', singleValue: true },
+      // the link of a user to an external identity (docs/device-flow.md)
+      { name: 'dirIdpSub', syntax: 'exact', singleValue: true, indexed: true },
+      { name: 'dirIdpConfigLink', syntax: 'dn', singleValue: true, indexed: true, references: 'restrict' },
+    ],
+    objectClasses: [
+      { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['userPassword', 'description'] },
+      { name: 'organizationalPerson', kind: 'structural', sup: 'person', must: [], may: ['ou'] },
+      {
+        name: 'inetOrgPerson',
+        kind: 'structural',
+        sup: 'organizationalPerson',
+        must: [],
+        may: ['givenName', 'mail', 'uid', 'displayName', 'initials'],
+      },
+      {
+        name: 'dirUser',
+        kind: 'auxiliary',
+        must: ['uid'],
+        may: ['nsAccountLock', 'dirUserAuthType', 'uidNumber', 'gidNumber', 'homeDirectory', 'loginShell', 'dirSecurityStamp'],
+      },
+      { name: 'dirIdpUser', kind: 'auxiliary', must: [], may: ['dirIdpSub', 'dirIdpConfigLink'] },
+    ],
+  },
+  commands: (user) => [userUnlockCommand(user), userDisableCommand(user), userEnableCommand(user)],
   rdnAttr: 'uid',
   objectClasses: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser'],
   pkey: 'login',
@@ -130,7 +177,9 @@ export const userObject = defineObject({
       caseExact: true,
       maxLength: 1024,
     },
+    sshpubkey: sshPublicKeyParam('SSH public key, a line of an authorized_keys file (options allowed); repeat for several'),
   },
+  computed: FINGERPRINT_OUTPUT,
   defaultAttributes: ['login', 'first', 'last', 'email', 'uid', 'gidnumber', 'homedir', 'shell', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
@@ -138,12 +187,7 @@ export const userObject = defineObject({
       if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
       attrs.objectClass = [...(attrs.objectClass ?? []), 'krbPrincipalAux'];
       attrs.krbPrincipalName = [`${pkey}@${ctx.server.realm}`];
-      if (attrs.userPassword) {
-        const password = attrs.userPassword[0]!;
-        attrs.krbPrincipalKey = serializeKeys(keysFromPassword(password, ctx.server.realm, [pkey], 1));
-        attrs.krbLastPwdChange = [generalizedTime()];
-        attrs.userPassword = [await hashPassword(password)];
-      }
+      if (attrs.userPassword) Object.assign(attrs, await passwordAttrs(ctx, pkey, null, attrs.userPassword[0]!, 'admin'));
       await checkPrivateGroupName(ctx, pkey, 'user');
       await addUserPosix(ctx, attrs, pkey);
     },
@@ -154,14 +198,13 @@ export const userObject = defineObject({
         // a renamed user logs in under the new name; the keys keep the salt they were made with
         mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
       }
+      let password: string | undefined;
       for (let i = 0; i < mods.length; i++) {
         const m = mods[i]!;
         if (m.attr === 'userPassword' && m.op === 'replace' && m.values.length === 1) {
-          const password = m.values[0]!;
-          mods[i] = { ...m, values: [await hashPassword(password)] };
-          // an expiry the same call sets explicitly stays
-          const setsExpiry = mods.some((x) => x.attr.toLowerCase() === 'krbpasswordexpiration');
-          mods.push(...(await passwordKeyMods(ctx, entry, password)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
+          password = m.values[0]!;
+          mods.splice(i--, 1);
+          continue;
         }
         if (m.attr === 'dirIdpConfigLink' && m.op === 'replace') {
           const current = entry.attrs.dirIdpConfigLink ?? [];
@@ -173,10 +216,19 @@ export const userObject = defineObject({
           }
         }
       }
+      if (password !== undefined) {
+        // the password becomes what it stores; an expiry the same call sets explicitly stays
+        const setsExpiry = mods.some((x) => x.attr.toLowerCase() === 'krbpasswordexpiration');
+        const by = ctx.principal && sameDn(ctx.principal.dn, entry.dn) ? 'self' : 'admin';
+        mods.push(...(await passwordMods(ctx, entry, password, by)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
+      }
     },
-    async complete(ctx, entry) {
+    async complete(ctx, entry, options) {
       // a principal name (the user's own, after a rename, or an alias) is no other entry's
       await checkNewPrincipalNames(ctx, entry);
+      // disabling or renaming a user ends its sessions, which stay ended once it is enabled again (account/state.ts)
+      const disabling = entry.values('nsAccountLock')[0]?.toUpperCase() === 'TRUE' && entry.before?.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+      if (entry.before && (disabling || typeof options.rename === 'string')) entry.set('dirSecurityStamp', [newSecurityStamp()]);
       // a link is both attributes or neither, whichever options made it, and no other user's
       const link = entry.values('dirIdpConfigLink');
       if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {
@@ -189,6 +241,11 @@ export const userObject = defineObject({
       const classes = entry.values('objectClass');
       if (link.length > 0 && !hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
       if (link.length === 0 && hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
+      // SSH public keys, served over LDAP to SSSD (sss_ssh_authorizedkeys)
+      completeSshKeys(entry, true, ['ldapPublicKey']);
+    },
+    async postRead(_ctx, entry, out) {
+      if (entry.attrs.sshPublicKey) out.sshpubkeyfp = sshFingerprints(entry.attrs.sshPublicKey);
     },
   },
 });

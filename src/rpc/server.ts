@@ -2,7 +2,9 @@
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`,
- * `/dirid/session/login_kerberos` and `/dirid/session/logout`; and, unauthenticated, the public key
+ * `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
+ * joining the realm calls host_enroll (and nothing else) with its one-time password and no other
+ * credentials; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
  * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md) and the web console's
  * files under `/dirid/ui/` (rpc/ui-static.ts). It authenticates, decodes, dispatches
@@ -12,9 +14,11 @@
  * Every call is logged as one line without argument values, and every
  * Negotiate login with the caller's authentication indicators. Whether an
  * account may authenticate is account/state.ts's to say, on every way in
- * (password login, Negotiate, each request on a session cookie); an
- * account it refuses gets its public error from objects/login.ts
- * (accountRefusal), which also holds the password login rule itself.
+ * (password login, Negotiate, each request on a session cookie, which also
+ * ends once the password changed or the account was disabled, renamed or
+ * deleted since the cookie was issued); an account it refuses gets its
+ * public error from objects/login.ts (accountRefusal), which also holds the
+ * password login rule itself.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallContext, CommandRegistry, CommandResult, Principal, ServerInfo } from '../framework/command.js';
@@ -27,9 +31,12 @@ import { decodeJsonRequest, encodeJsonResponse } from './codec/json.js';
 import { decodeXmlRequest, encodeXmlResponse } from './codec/xml.js';
 import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
+import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** What `/dirid/session/enroll` runs, without credentials: the command checks the host's one-time password itself. */
+const ENROLMENT_COMMANDS: ReadonlySet<string> = new Set(['host_enroll']);
 /** How long a request body may take to arrive, by default (docs/load.md). */
 export const BODY_TIMEOUT_MS = 30_000;
 
@@ -51,8 +58,10 @@ export interface RpcServerOptions {
   passwordLogin(user: string, password: string): Promise<Principal | AuthRefusal>;
   /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in) */
   negotiate?(token: string): Promise<NegotiateOutcome>;
-  /** whether the principal named by a session cookie may still act: null, or why not */
-  checkSession?(p: Principal): Promise<AuthRefusal | null>;
+  /** what a session beginning now is bound to: the account's entry and security stamp (account/state.ts) */
+  bindSession?(p: Principal): Promise<SessionBinding>;
+  /** whether the principal named by a session cookie, bound to `binding` when it began, may still act: null, or why not */
+  checkSession?(p: Principal, binding: SessionBinding): Promise<AuthRefusal | null>;
   /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
   bodyTimeoutMs?: number;
   log(line: string): void;
@@ -162,7 +171,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
 
   /** The encoding the endpoint of a request target answers in; null for the others (login endpoints, targets that do not parse), which answer in text. */
   function encodingOf(target: string | undefined): Encoding | null {
-    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec((target ?? '/').split('?')[0]!);
+    const path = (target ?? '/').split('?')[0]!;
+    if (path === '/dirid/session/enroll') return 'json';
+    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec(path);
     return m ? (m[1] as Encoding) : null;
   }
 
@@ -175,24 +186,28 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     }
   }
 
-  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}): Promise<void> {
+  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}, only?: ReadonlySet<string>): Promise<void> {
     const started = process.hrtime.bigint();
     let request: RpcRequest | undefined;
     let outcome = 'ok';
+    let reason = '';
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
+      if (only && !only.has(request.method)) throw publicError('NotAuthenticated');
       const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry };
       const result = await dispatch(ctx, request.method, request.args, request.options);
       responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
     } catch (err) {
-      const answer = errorResponse(enc, err, request?.id ?? null, principal);
+      // a command that refuses credentials of its own (host_enroll's one-time password) says why in the log only
+      if (err instanceof AuthRefusal) reason = ` reason=${JSON.stringify(err.message)}`;
+      const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
       responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     opts.log(
-      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome} duration_ms=${ms.toFixed(1)}`,
+      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`,
     );
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
@@ -203,6 +218,11 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
 
   function unauthenticated(enc: Encoding, res: ServerResponse, negotiate: boolean): void {
     refused(enc, res, publicError('NotAuthenticated'), negotiate);
+  }
+
+  /** The Set-Cookie of a session beginning now, bound to the account as it is now. */
+  async function sessionCookie(p: Principal): Promise<string> {
+    return opts.sessions.cookieFor(p, opts.bindSession ? await opts.bindSession(p) : { entry: '', stamp: '' });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -250,7 +270,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
           return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReason(err) });
         }
         opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
-        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': opts.sessions.cookieFor(outcome) });
+        send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': await sessionCookie(outcome) });
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);
@@ -260,9 +280,15 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
           const err = toRpcError(outcome ? outcome.publicError : publicError('NotAuthenticated'), opts.log);
           return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'WWW-Authenticate': 'Negotiate' });
         }
-        const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
+        const headers: Record<string, string | string[]> = { 'Set-Cookie': await sessionCookie(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
+      },
+      // a host's enrolment with its one-time password, no other credentials: host_enroll and nothing else (docs/access.md)
+      '/dirid/session/enroll': async () => {
+        checkReferer(req);
+        const body = await readBody(req, bodyTimeout);
+        await call('json', body, null, res, {}, ENROLMENT_COMMANDS);
       },
       '/dirid/session/logout': async () => {
         checkReferer(req);
@@ -278,10 +304,12 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         checkReferer(req);
         const body = await readBody(req, bodyTimeout);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-        const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
-        if (!principal) return unauthenticated(enc, res, false);
-        // a sealed cookie outlives nothing: an account that may no longer authenticate loses its session at once
-        const refusal = opts.checkSession ? await opts.checkSession(principal) : null;
+        const session = cookie ? opts.sessions.sessionFrom(cookie) : null;
+        if (!session) return unauthenticated(enc, res, false);
+        const { principal } = session;
+        // a sealed cookie outlives nothing: an account that may no longer authenticate, or whose
+        // password changed (or that was disabled, renamed, deleted) since, loses its session at once
+        const refusal = opts.checkSession ? await opts.checkSession(principal, session.binding) : null;
         if (refusal) {
           opts.log(`${new Date().toISOString()} session principal=${principal.name} outcome=denied error=${refusal.publicError.errorName}(${refusal.publicError.code}) reason=${JSON.stringify(refusal.message)}`);
           return refused(enc, res, refusal.publicError, false);
@@ -294,7 +322,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const outcome = await negotiateFrom(req);
         if (!outcome) return unauthenticated(enc, res, true);
         if (outcome instanceof AuthRefusal) return refused(enc, res, outcome.publicError, true);
-        const headers: Record<string, string | string[]> = { 'Set-Cookie': opts.sessions.cookieFor(outcome.principal) };
+        const headers: Record<string, string | string[]> = { 'Set-Cookie': await sessionCookie(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         await call(enc, body, outcome.principal, res, headers);
       };

@@ -34,6 +34,8 @@ export interface DataPaths {
   sssdConf: string;
   /** DNS SRV records of the realm's servers, for the administrator to publish (server/servers.ts) */
   dnsZone: string;
+  /** where the quickstart keeps the admin password; while it is there, start serves loopback only (start.ts) */
+  adminPassword: string;
 }
 
 /**
@@ -59,6 +61,7 @@ export function dataPaths(given: string): DataPaths {
     hostKeytab: join(dir, 'host.keytab'),
     sssdConf: join(dir, 'sssd.conf'),
     dnsZone: join(dir, 'dns-srv.zone'),
+    adminPassword: join(dir, 'admin.password'),
   };
 }
 

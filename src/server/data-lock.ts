@@ -1,13 +1,18 @@
 /**
  * The lock a running server holds on its data directory: `server.lock`,
- * created exclusively (a hard link to a file written whole), holding the server's process id (and, on Linux, the
- * boot and the process's start time, which tell a live server from another
- * process that got the same id after a crash or a reboot). A second start
- * on the directory is refused, naming the running server's process id; the
- * lock of a server that is gone (killed, crashed) is taken over. A clean
- * stop removes it.
+ * created exclusively (a hard link to a file written whole), holding the
+ * server's process id, on Linux the boot and the process's start time
+ * (which tell a live server from another process that got the same id
+ * after a crash or a reboot), the machine's name, and the data directory's
+ * device and inode. A second start on the directory is refused, naming the
+ * running server's process id; the lock of a server that is gone (killed,
+ * crashed) is taken over, and so is a lock that is not this directory's: one
+ * copied with the directory (a restored backup, a copy made while the
+ * original ran: another inode) or written on another machine (another boot
+ * or name), whose process id means nothing here. A clean stop removes it.
  */
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { procStat } from './proc-stat.js';
 
@@ -35,15 +40,26 @@ const heldHere = new Set<string>();
 /** How often a lock found stale is taken over before giving up (another starter racing for it). */
 const ATTEMPTS = 5;
 
-/** `boot-id start-time` of process `pid` (Linux), or '' where the system does not tell. */
-function processIdentity(pid: number): string {
+/** This machine's boot (Linux), '' where the system does not tell. */
+function bootId(): string {
   try {
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    const started = procStat(pid)?.start;
-    return boot && started !== undefined ? `${boot} ${started}` : '';
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
     return '';
   }
+}
+
+/** `boot-id start-time` of process `pid` (Linux), or '' where the system does not tell. */
+function processIdentity(pid: number): string {
+  const boot = bootId();
+  const started = procStat(pid)?.start;
+  return boot && started !== undefined ? `${boot} ${started}` : '';
+}
+
+/** `device:inode` of the data directory: a copy, or a directory restored in its place, has another. */
+function directoryIdentity(dataDir: string): string {
+  const st = statSync(dataDir, { bigint: true });
+  return `${st.dev}:${st.ino}`;
 }
 
 function alive(pid: number): boolean {
@@ -57,10 +73,20 @@ function alive(pid: number): boolean {
   return procStat(pid)?.state !== 'Z';
 }
 
-/** The process id a lock file's text names, when that process still runs the server that wrote it; else null (a stale lock). */
-function holder(text: string): number | null {
-  const [pidLine = '', identity = ''] = text.split('\n');
+/**
+ * The process id a lock file's text names, when that process still runs the
+ * server that wrote it on this directory; else null (a stale lock, or one
+ * that is not this directory's: copied with it, or written on another
+ * machine). A lock of an older server, without the last two lines, is
+ * judged by its process alone.
+ */
+function holder(text: string, here: { directory: string; host: string }): number | null {
+  const [pidLine = '', identity = '', host, directory] = text.split('\n');
   if (!/^[1-9]\d{0,9}$/.test(pidLine)) return null;
+  if (directory !== undefined && directory !== '' && directory !== here.directory) return null;
+  if (host !== undefined && host !== '' && host !== here.host) return null;
+  const boot = bootId();
+  if (identity && boot && identity.split(' ')[0] !== boot) return null;
   const pid = Number(pidLine);
   if (!alive(pid)) return null;
   if (identity) {
@@ -83,7 +109,14 @@ function readLock(path: string): string | null {
 export function lockDataDir(dataDir: string): DataDirLock {
   const path = join(dataDir, LOCK_FILE);
   if (heldHere.has(path)) throw new DataDirInUse(`${dataDir} is in use by a server already started in this process (${process.pid})`, process.pid);
-  const mine = `${process.pid}\n${processIdentity(process.pid)}\n`;
+  let here;
+  try {
+    here = { directory: directoryIdentity(dataDir), host: hostname() };
+  } catch (e) {
+    throw new Error(`cannot lock the data directory ${dataDir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  // host and directory after the older format's two lines, which an older server reads alone
+  const mine = `${process.pid}\n${processIdentity(process.pid)}\n${here.host}\n${here.directory}\n`;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     try {
       // written whole beside it, then linked in: the lock never appears empty or half written
@@ -105,7 +138,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
       }
       const text = readLock(path);
       if (text === null) continue;
-      const pid = text === mine ? null : holder(text);
+      const pid = text === mine ? null : holder(text, here);
       if (pid !== null) {
         throw new DataDirInUse(`${dataDir} is in use by another dirid-server (process ${pid}); stop it first, or give each server a data directory of its own`, pid);
       }

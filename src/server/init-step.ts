@@ -12,6 +12,8 @@ export interface InitOptions {
   domain: string;
   hostname: string;
   adminPassword: string;
+  /** the address server.conf has the server listen on (default 0.0.0.0, every interface) */
+  listen?: string;
   httpsPort?: number;
   httpPort?: number;
   kdcPort?: number;
@@ -23,6 +25,8 @@ export interface InitOptions {
   /** the POSIX ID range (default: a random one, objects/posix.ts) */
   idStart?: number;
   idMax?: number;
+  /** more names (DNS names or IP addresses) the server's certificate carries: every name hosts reach it by (`init --san`) */
+  sans?: string[];
 }
 
 export interface InitStep {
@@ -35,4 +39,6 @@ export interface InitContext {
   config: ServerConfig;
   options: InitOptions;
   dir: Directory;
+  /** init's progress lines, and its warnings */
+  log?: (line: string) => void;
 }

@@ -3,27 +3,31 @@
  * (SQLite) or in a PostgreSQL database (--database). Refuses to touch an
  * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
  * master key, store and tree, administrators, the Kerberos principals and
- * host.keytab (kerberos-init.ts), krb5.conf (krb5-conf.ts), TLS, the KDC's
+ * host.keytab (kerberos-init.ts), the objects' default entries and the
+ * directory's version, krb5.conf (krb5-conf.ts), TLS, the KDC's
  * PKINIT certificate (kdc-cert.ts), client files. A failed init removes
  * what it wrote to the data directory (undoInit), so it can be run again.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Attributes, WriteOp } from '../directory/types.js';
-import { baseDnFromDomain, containerEntry, containers } from '../directory/layout.js';
-import { hashPassword } from '../objects/password.js';
+import { isIP } from 'node:net';
+import type { Attributes } from '../directory/types.js';
+import { baseDnFromDomain, containers } from '../directory/layout.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
-import { builtinPrivileges } from '../objects/role.js';
-import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntries, rangeProblem, type IdRange } from '../objects/posix.js';
+import { realmTree } from '../objects/index.js';
+import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProblem, type IdRange } from '../objects/posix.js';
+import { versionRecordEntry } from './upgrade.js';
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
-import { kerberosInitStep, localMachineName } from './kerberos-init.js';
+import { kerberosInitStep } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
 import { kdcCertStep } from './kdc-cert.js';
+import { reachabilityWarnings, serverCertNames, validSan } from './cert-names.js';
 import type { InitOptions, InitStep } from './init-step.js';
+import { brokenPasswordRule, DEFAULT_PASSWORD_RULES } from '../account/credentials.js';
 
 export type { InitOptions } from './init-step.js';
 
@@ -36,7 +40,10 @@ export function validateInitOptions(o: InitOptions): void {
   if (!REALM.test(o.realm)) throw new InitError(`invalid realm '${o.realm}': use upper-case letters, digits, '.' and '-'`);
   if (!FQDN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
   if (!HOST_NAME.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
-  if (o.adminPassword.length < 8) throw new InitError('the admin password must have at least 8 characters');
+  for (const san of o.sans ?? []) if (!validSan(san)) throw new InitError(`invalid --san '${san}': give a host name or an IP address`);
+  const broken = brokenPasswordRule(o.adminPassword, DEFAULT_PASSWORD_RULES);
+  if (broken) throw new InitError(`the admin password ${broken.message}`);
+  if (o.listen !== undefined && !isIP(o.listen) && !HOST_NAME.test(o.listen)) throw new InitError(`invalid --listen '${o.listen}': give an IP address (0.0.0.0 for every interface, 127.0.0.1 for loopback) or a host name`);
   if (o.database !== undefined) databaseUrl(o.database, '--database');
   const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
   if (problem) throw new InitError(`invalid ID range: ${problem}`);
@@ -50,9 +57,10 @@ function idRangeOf(o: InitOptions): IdRange {
 }
 
 /**
- * The directory tree, the ID range, the admin user, the admins group and
- * built-in privileges. The admins group takes the range's first ID, admin
- * the second (its private group's gid is its uid).
+ * The directory tree (the containers the registered objects declare and
+ * the realm's own: objects/index.ts realmTree), the ID range, the admin
+ * user and the admins group. The admins group takes the range's first ID,
+ * admin the second (its private group's gid is its uid).
  */
 const treeStep: InitStep = {
   name: 'directory tree and administrators',
@@ -66,42 +74,52 @@ const treeStep: InitStep = {
       cn: ['Administrator'],
       sn: ['Administrator'],
       uidNumber: [String(range.base + 1)],
-      userPassword: [await hashPassword(options.adminPassword)],
       dirUserAuthType: ['password'],
     };
     posixDefaults(admin, 'admin', String(range.base + 1));
     await dir.batch([
-      ...[c.accounts, c.users, c.groups, c.roles, c.services, c.hosts, c.idp, c.pbac, c.privileges, c.kerberos].map(containerEntry),
-      ...rangeEntries(dir.baseDn, config.realm, range, range.base + 2),
+      ...realmTree({ baseDn: dir.baseDn, realm: config.realm }).containers,
+      rangeEntry(dir.baseDn, config.realm, range, range.base + 2),
       { kind: 'add', dn: adminDn, attrs: admin },
       {
         kind: 'add',
         dn: c.adminsGroup,
         attrs: { objectClass: ['top', 'dirGroup', 'posixGroup'], cn: ['admins'], description: ['Account administrators group'], gidNumber: [String(range.base)], member: [adminDn] },
       },
-      ...builtinPrivileges.map(
-        (p): WriteOp => ({
-          kind: 'add',
-          dn: `cn=${p.name},${c.privileges}`,
-          attrs: { objectClass: ['top', 'dirPrivilege'], cn: [p.name], description: [p.description] },
-        }),
-      ),
     ]);
   },
 };
 
 /**
- * A realm CA and the server's certificate (SANs: hostname, localhost,
- * 127.0.0.1, ::1, and the machine's own name, by which OpenLDAP's client
- * library checks a server it reaches over loopback).
+ * The entries every realm has of the registered objects (built-in
+ * privileges; objects/index.ts realmTree), once the Kerberos realm they may
+ * sit in exists, and the record of the directory's version (upgrade.ts): a
+ * new realm is at this code's version.
+ */
+const defaultEntriesStep: InitStep = {
+  name: 'default entries and the directory version',
+  async run({ dir, config }) {
+    await dir.batch([...realmTree({ baseDn: dir.baseDn, realm: config.realm }).entries, versionRecordEntry(dir.baseDn)]);
+  },
+};
+
+/**
+ * A realm CA and the server's certificate. It names every name hosts may
+ * reach the server by (serverCertNames): the realm's hostname, each
+ * `--san`, the machine's own name (by which OpenLDAP's client library also
+ * checks a server it reaches over loopback) and its network addresses,
+ * localhost and the loopback addresses. A hostname other hosts cannot reach
+ * the server by (localhost, what the quickstart uses) is said in words:
+ * krb5.conf, sssd.conf and default.conf name the server by it, so a host
+ * given those files finds no server, and SSSD goes offline without saying why.
  */
 const tlsStep: InitStep = {
   name: 'certificate authority and server certificate',
-  async run({ paths, config }) {
+  async run({ paths, config, options, log }) {
     const ca = await createCa(`Certificate Authority ${config.realm}`);
-    const machine = localMachineName();
-    const names = [...new Set([config.hostname, 'localhost', ...(machine ? [machine] : [])])];
-    const cert = await issueServerCert(ca, { commonName: config.hostname, dnsNames: names, ipAddresses: ['127.0.0.1', '::1'] });
+    const { dnsNames, ipAddresses } = serverCertNames(config.hostname, options.sans ?? []);
+    for (const line of reachabilityWarnings(config.hostname, options.sans ?? [])) log?.(line);
+    const cert = await issueServerCert(ca, { commonName: config.hostname, dnsNames, ipAddresses });
     writeFileAtomic(paths.caKey, ca.keyPem, 0o600);
     writeFileAtomic(paths.caCert, ca.certPem, 0o644);
     writeFileAtomic(paths.serverKey, cert.keyPem, 0o600);
@@ -117,7 +135,7 @@ const clientFilesStep: InitStep = {
 };
 
 /** Ordered init steps. */
-export const initSteps: InitStep[] = [treeStep, kerberosInitStep, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
+export const initSteps: InitStep[] = [treeStep, kerberosInitStep, defaultEntriesStep, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);
@@ -130,7 +148,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     domain: o.domain,
     hostname: o.hostname,
     baseDn: baseDnFromDomain(o.domain),
-    listen: '0.0.0.0',
+    listen: o.listen ?? '0.0.0.0',
     httpsPort: o.httpsPort ?? 443,
     httpPort: o.httpPort ?? 80,
     kdcPort: o.kdcPort ?? 88,
@@ -155,7 +173,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     try {
       for (const step of initSteps) {
         log(`dirid-server: init: ${step.name}`);
-        await step.run({ paths, config, options: o, dir });
+        await step.run({ paths, config, options: o, dir, log });
       }
     } finally {
       await dir.close();

@@ -3,21 +3,20 @@
  * with its ticket policy defaults, krbtgt/REALM, host/<hostname>,
  * HTTP/<hostname> (the API's Negotiate), ldap/<hostname> (the LDAP
  * service's SASL GSSAPI) and kadmin/changepw (the password service) with
- * random keys, the admin's keys from the admin password, and host.keytab
+ * random keys, the admin's credentials from the admin password (its hash
+ * and keys, account/credentials.ts), and host.keytab
  * with the host's keys. An init step; krb5.conf is krb5-conf.ts's. A realm
- * made before the password service existed gets kadmin/changepw when the
- * server starts (ensurePasswordServicePrincipal).
+ * made before the password service existed gets kadmin/changepw from the
+ * upgrade at start (upgrade.ts, step 1).
  */
 import { hostname as osHostname } from 'node:os';
 import { generalizedTime } from '../directory/schema.js';
 import type { Directory, WriteOp } from '../directory/types.js';
-import { containers, hostDn, krbtgtDn, realmContainerDn, serviceDn } from '../directory/layout.js';
-import { escapeRdnValue } from '../directory/dn.js';
-import { DirectoryError } from '../directory/types.js';
-import { findPrincipal } from '../account/lookup.js';
-import { changepwPrincipal } from '../kerberos/principal.js';
+import { containers, hostDn, realmContainerDn, realmPrincipalDn, serviceDn } from '../directory/layout.js';
+import { changepwPrincipal, tgsPrincipal } from '../kerberos/principal.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
-import { keysFromPassword, keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
+import { keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
+import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange } from '../account/credentials.js';
 import { HOST_NAME } from '../framework/params.js';
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
@@ -44,29 +43,12 @@ export function localMachineName(): string | null {
  * service anyone deletes with service-del): random keys, and tickets of at
  * most 5 minutes, never renewable, as MIT makes it; clients use one at once.
  */
-function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
+export function passwordServiceEntry(baseDn: string, realm: string): WriteOp {
   return {
     kind: 'add',
-    dn: `krbPrincipalName=${escapeRdnValue(changepwPrincipal(realm))},${realmContainerDn(baseDn, realm)}`,
+    dn: realmPrincipalDn(baseDn, realm, changepwPrincipal(realm)),
     attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: newRandomKeys(), krbMaxTicketLife: ['300'], krbMaxRenewableAge: ['0'] },
   };
-}
-
-/**
- * Adds kadmin/changepw to a realm that lacks it (one made before the
- * password service); false when it could not be added, which leaves
- * password changes over kpasswd unavailable and everything else as it was.
- */
-export async function ensurePasswordServicePrincipal(dir: Directory, realm: string): Promise<boolean> {
-  if (await findPrincipal(dir, changepwPrincipal(realm))) return true;
-  try {
-    await dir.batch([passwordServiceEntry(dir.baseDn, realm)]);
-    return true;
-  } catch (e) {
-    // another server of the realm added it meanwhile
-    if (e instanceof DirectoryError && e.code === 'entryAlreadyExists') return true;
-    return false;
-  }
 }
 
 /**
@@ -117,7 +99,10 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
   const c = containers(dir.baseDn);
   const tgtKeys = randomKeys(1);
   const server = serverPrincipals(dir.baseDn, realm, hostname);
-  const now = generalizedTime();
+  const now = new Date();
+  const admin = await passwordChange({ password: adminPassword, realm, components: ['admin'], current: null, by: 'init', now, rules: DEFAULT_PASSWORD_RULES });
+  // validateInitOptions refused such a password before any step ran
+  if (admin.broken) throw new Error(`the admin password ${admin.broken.message}`);
   await dir.batch([
     {
       kind: 'add',
@@ -126,8 +111,8 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
     },
     {
       kind: 'add',
-      dn: krbtgtDn(dir.baseDn, realm),
-      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(tgtKeys), krbLastPwdChange: [now] },
+      dn: realmPrincipalDn(dir.baseDn, realm, tgsPrincipal(realm)),
+      attrs: { objectClass: ['top', 'krbPrincipal', 'krbPrincipalAux'], krbPrincipalKey: serializeKeys(tgtKeys), krbLastPwdChange: [generalizedTime(now)] },
     },
     ...server.ops,
     passwordServiceEntry(dir.baseDn, realm),
@@ -137,8 +122,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
       mods: [
         { op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] },
         { op: 'add', attr: 'krbPrincipalName', values: [`admin@${realm}`] },
-        { op: 'add', attr: 'krbPrincipalKey', values: serializeKeys(keysFromPassword(adminPassword, realm, ['admin'], 1)) },
-        { op: 'add', attr: 'krbLastPwdChange', values: [now] },
+        ...credentialMods(admin.attrs),
       ],
     },
   ]);

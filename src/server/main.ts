@@ -1,6 +1,7 @@
 /**
  * `dirid-server`: init | replica-prepare | start. Argument parsing and exit
- * codes only; the work is in init.ts, replica.ts and start.ts.
+ * codes only (the usage and the options are usage.ts's); the work is in
+ * init.ts, replica.ts and start.ts.
  */
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
@@ -9,17 +10,7 @@ import { prepareReplica } from './replica.js';
 import { startServer } from './start.js';
 import { watchStarters } from './starter-watch.js';
 import { parseArgsProblem } from '../cli/errors.js';
-
-const USAGE = `usage:
-  dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
-                    [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N] [--ldap-port N] [--ldaps-port N]
-                    [--idstart N] [--idmax N] [--database postgresql://…]
-  dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2
-  dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
-                     [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM]... [--exit-with-parent] [--exit-with-pid PID]
-  --idp-ca-file PEM  CA certificates (PEM) trusted for the IdPs' HTTPS endpoints besides the system's;
-                     give it once per file, every file is trusted (replaces server.conf's idp_ca_file)
-`;
+import { COMMAND_OPTIONS, USAGE } from './usage.js';
 
 function port(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
@@ -61,25 +52,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (cmd === 'init') {
-    const parsed = options(rest, {
-      options: {
-        'data-dir': { type: 'string' },
-        realm: { type: 'string' },
-        domain: { type: 'string' },
-        hostname: { type: 'string' },
-        'admin-password-file': { type: 'string' },
-        'https-port': { type: 'string' },
-        'http-port': { type: 'string' },
-        'kdc-port': { type: 'string' },
-        'kpasswd-port': { type: 'string' },
-        'ldap-port': { type: 'string' },
-        'ldaps-port': { type: 'string' },
-        idstart: { type: 'string' },
-        idmax: { type: 'string' },
-        database: { type: 'string' },
-      },
-    });
+    const parsed = options(rest, { options: COMMAND_OPTIONS.init });
     if (!parsed) return 0;
+    const sans = (parsed.values as { san?: string[] }).san ?? [];
     const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'realm', 'domain', 'admin-password-file'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
@@ -91,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
         domain: values.domain!,
         hostname: (values.hostname ?? hostname()).toLowerCase(),
         adminPassword: readPasswordFile(values['admin-password-file']!),
+        ...(values.listen !== undefined ? { listen: values.listen } : {}),
         httpsPort: port(values['https-port'], 'https-port'),
         httpPort: port(values['http-port'], 'http-port'),
         kdcPort: port(values['kdc-port'], 'kdc-port'),
@@ -100,39 +76,33 @@ async function main(argv: string[]): Promise<number> {
         ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
         ...(values.idmax !== undefined ? { idMax: idNumber(values.idmax, 'idmax') } : {}),
         ...(values.database !== undefined ? { database: values.database } : {}),
+        ...(sans.length ? { sans } : {}),
       },
-      (line) => process.stdout.write(line + '\n'),
+      // a warning (a name no other host can reach the server by) goes where errors go
+      (line) => (line.includes(': WARNING: ') ? process.stderr : process.stdout).write(line + '\n'),
     );
     return 0;
   }
   if (cmd === 'replica-prepare') {
-    const parsed = options(rest, { options: { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' } } });
+    const parsed = options(rest, { options: COMMAND_OPTIONS['replica-prepare'] });
     if (!parsed) return 0;
     const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'hostname', 'out'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
     }
-    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out! }, (line) => process.stdout.write(line + '\n'));
+    const sans = (parsed.values as { san?: string[] }).san ?? [];
+    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out!, ...(sans.length ? { sans } : {}) }, (line) => process.stdout.write(line + '\n'));
     return 0;
   }
   if (cmd === 'start') {
-    const parsed = options(rest, {
-      options: {
-        'data-dir': { type: 'string' },
-        listen: { type: 'string' },
-        'https-port': { type: 'string' },
-        'http-port': { type: 'string' },
-        'kdc-port': { type: 'string' },
-        'kpasswd-port': { type: 'string' },
-        'ldap-port': { type: 'string' },
-        'ldaps-port': { type: 'string' },
-        'idp-ca-file': { type: 'string', multiple: true },
-        'exit-with-parent': { type: 'boolean' },
-        'exit-with-pid': { type: 'string', multiple: true },
-      },
-    });
+    const parsed = options(rest, { options: COMMAND_OPTIONS.start });
     if (!parsed) return 0;
-    const values = parsed.values as { [k in 'data-dir' | 'listen' | 'https-port' | 'http-port' | 'kdc-port' | 'kpasswd-port' | 'ldap-port' | 'ldaps-port']?: string } & { 'exit-with-parent'?: boolean; 'exit-with-pid'?: string[]; 'idp-ca-file'?: string[] };
+    const values = parsed.values as { [k in 'data-dir' | 'listen' | 'https-port' | 'http-port' | 'kdc-port' | 'kpasswd-port' | 'ldap-port' | 'ldaps-port']?: string } & {
+      'exit-with-parent'?: boolean;
+      'exit-with-pid'?: string[];
+      'idp-ca-file'?: string[];
+      'allow-admin-password-file'?: boolean;
+    };
     if (!values['data-dir']) throw new InitError(`--data-dir is required\n${USAGE}`);
     const starterPids = (values['exit-with-pid'] ?? []).map((v) => {
       if (!/^[1-9]\d{0,9}$/.test(v)) throw new InitError(`--exit-with-pid must be a process id, not '${v}'\n${USAGE}`);
@@ -154,6 +124,7 @@ async function main(argv: string[]): Promise<number> {
       ldapPort: port(values['ldap-port'], 'ldap-port'),
       ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
       ...(values['idp-ca-file'] ? { idpCaFile: values['idp-ca-file'] } : {}),
+      ...(values['allow-admin-password-file'] ? { allowAdminPasswordFile: true } : {}),
     });
     await new Promise<void>((resolve) => {
       const stop = () => resolve();

@@ -6,7 +6,7 @@
  * KDCs and password services, the DNS SRV records an administrator
  * publishes). With one server (the SQLite store) the list is that server.
  */
-import { containerEntry, containers } from '../directory/layout.js';
+import { containers } from '../directory/layout.js';
 import { escapeRdnValue } from '../directory/dn.js';
 import { DirectoryError, type Directory } from '../directory/types.js';
 import { hasObjectClass } from '../directory/entry.js';
@@ -31,8 +31,9 @@ export interface RealmServer {
 
 const SERVICES: ReadonlyArray<keyof ServerPorts> = ['kdc', 'kpasswd', 'https', 'ldap', 'ldaps'];
 
+/** The realm's servers' container (in the realm's tree: directory/layout.ts REALM_CONTAINERS). */
 export function serversDn(baseDn: string): string {
-  return `cn=servers,${containers(baseDn).etc}`;
+  return containers(baseDn).servers;
 }
 
 function serverDn(baseDn: string, hostname: string): string {
@@ -47,14 +48,6 @@ function addresses(ports: ServerPorts): string[] {
 export async function registerServer(dir: Directory, server: RealmServer): Promise<void> {
   const dn = serverDn(dir.baseDn, server.hostname);
   const values = addresses(server.ports);
-  if (!(await dir.get(serversDn(dir.baseDn), ['1.1']))) {
-    try {
-      await dir.batch([containerEntry(serversDn(dir.baseDn))]);
-    } catch (e) {
-      // another server of the realm made it meanwhile
-      if (!(e instanceof DirectoryError && e.code === 'entryAlreadyExists')) throw e;
-    }
-  }
   const current = await dir.get(dn, ['dirServerAddress']);
   if (current) {
     const same = current.attrs.dirServerAddress?.length === values.length && values.every((v) => current.attrs.dirServerAddress!.includes(v));

@@ -3,31 +3,35 @@
  * API and plain HTTP redirecting to it, the KDC and the password service on
  * UDP and TCP, LDAP with StartTLS and LDAPS). Port 0 picks a free port; the
  * chosen ports are written back into the client files (the API's, the
- * KDC's and the password service's) and logged. A realm made before the
- * password service gets its kadmin/changepw principal here, and one
- * without a current KDC certificate (anonymous PKINIT) a new one. The API
- * and LDAP accept tickets for the realm's dirid servers' names only
- * (acceptor-names.ts). Every
+ * KDC's and the password service's) and logged. Before anything listens,
+ * the directory is brought to this code's version (upgrade.ts: versioned,
+ * logged steps and the tree the registered objects declare), or the start
+ * is refused when a newer release upgraded it; and a server without a
+ * current KDC certificate (anonymous PKINIT; a file of its own data
+ * directory) gets a new one. The API and LDAP accept tickets for the
+ * realm's dirid servers' names only (acceptor-names.ts). Every
  * listener bounds how long a client may take (ListenerBounds, docs/load.md):
  * the HTTPS API's TLS handshake, headers, body and whole request, plain
  * HTTP's headers, the KDC's TCP messages and idle time, LDAP's PDUs and idle
  * time. One server at a time runs on a data directory: start takes its
- * lock (data-lock.ts) and refuses while another server holds it.
+ * lock (data-lock.ts) and refuses while another server holds it. A data
+ * directory holding the admin password in a file (the quickstart's) is
+ * served on loopback only, unless told otherwise.
  * SIGTERM/SIGINT stop it cleanly: listeners close, the store closes, the
  * lock is removed, exit code 0.
  */
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
-import { readFileSync } from 'node:fs';
-import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { BlockList, isIP, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { Directory } from '../directory/types.js';
 import { API_VERSION } from '../framework/api.js';
 import type { Principal, ServerInfo } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { Accounts } from '../account/state.js';
+import { Accounts, type SessionBinding } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { BODY_TIMEOUT_MS, createRpcHandler } from '../rpc/server.js';
-import { AuthRefusal, passwordLogin, stillUsable } from '../objects/login.js';
+import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
 import { kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
@@ -38,10 +42,11 @@ import { SERVER_VERSION } from './version.js';
 import { Kdc } from '../kdc/kdc-server.js';
 import type { KpasswdService } from '../kdc/kpasswd.js';
 import type { TcpLimits } from '../kdc/listener.js';
-import { ensurePasswordServicePrincipal } from './kerberos-init.js';
 import { ensureKdcCertificate, loadKdcIdentity } from './kdc-cert.js';
 import { createHttpRedirect } from './http-redirect.js';
+import { upgradeDirectory } from './upgrade.js';
 import { readIdpCaFiles } from './idp-ca.js';
+import { ConfigError } from '../cli/ini.js';
 import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { httpsFetch } from '../oauth/http.js';
 import { IdpClient } from '../oauth/client.js';
@@ -83,6 +88,8 @@ export interface ListenerBounds {
 
 export interface StartOptions {
   dataDir: string;
+  /** listen beyond loopback although the data directory holds admin.password (see loopbackWhileKnownPassword) */
+  allowAdminPasswordFile?: boolean;
   /** PEM files of extra CAs trusted for IdP endpoints, all of them (replace server.conf idp_ca_file; idp-ca.ts) */
   idpCaFile?: string | readonly string[];
   listen?: string;
@@ -117,12 +124,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Whether the account a session cookie names may still act (objects/login.ts); a deleted one may not. */
-export function sessionCheckFor(accounts: Accounts): (p: Principal) => Promise<AuthRefusal | null> {
-  return async (p) => {
-    const state = await stillUsable(accounts, p.dn);
-    if (state === 'gone') return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
-    return state === 'usable' ? null : state;
+/**
+ * Whether the account a session cookie names may still act (account/state.ts,
+ * its refusal's public error from objects/login.ts); a deleted one may not,
+ * nor one whose password changed or that was disabled or renamed since the
+ * session began: those are not authenticated any more, and a client with a
+ * ticket logs in again.
+ */
+export function sessionCheckFor(accounts: Accounts): (p: Principal, binding: SessionBinding) => Promise<AuthRefusal | null> {
+  return async (p, binding) => {
+    const v = await accounts.session(p.dn, binding);
+    if (v.state === 'usable') return null;
+    if (v.state === 'gone') return new AuthRefusal(publicError('NotAuthenticated'), 'the account no longer exists');
+    if (v.state === 'ended') return new AuthRefusal(publicError('NotAuthenticated'), v.reason);
+    return accountRefusal(v);
   };
 }
 
@@ -163,6 +178,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   // read before anything starts: a file that is missing or holds no certificate stops the start
   const idpCaPem = readIdpCaFiles(config.idpCaFiles ?? [], o.idpCaFile !== undefined ? '--idp-ca-file' : `${paths.serverConf}: idp_ca_file`);
   if (o.bounds?.ldap) config.ldap = { ...config.ldap, ...o.bounds.ldap };
+  if (!o.allowAdminPasswordFile) loopbackWhileKnownPassword(paths, config.listen);
   const lock = lockDataDir(paths.dir);
   try {
     return await serve(o, paths, config, idpCaPem, lock, log);
@@ -172,10 +188,43 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   }
 }
 
+/** Loopback addresses: 127.0.0.0/8 and ::1 (and either written as an IPv4-mapped or long IPv6 address). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether `address` (server.conf's listen, --listen) reaches only this machine. */
+export function isLoopback(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return LOOPBACK.check(address, 'ipv4');
+  if (family === 6) return LOOPBACK.check(address, 'ipv6');
+  return address.toLowerCase() === 'localhost';
+}
+
+/**
+ * A data directory that still holds its admin password in a file (the
+ * quickstart's demo realm, admin.password) is served on loopback only:
+ * anyone who could reach it elsewhere could read the password off the
+ * disk's copy of the demo. Listening beyond loopback then needs saying so
+ * (--allow-admin-password-file), or the file moved away.
+ */
+function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
+  if (isLoopback(listen) || !existsSync(paths.adminPassword)) return;
+  throw new ConfigError(
+    `${paths.adminPassword} holds the admin password, so this server listens on loopback only (127.0.0.1, ::1), not on ${listen}: keep the password elsewhere and remove the file, or start with --allow-admin-password-file`,
+  );
+}
+
 /** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
 async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: (line: string) => void): Promise<RunningServer> {
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
   const dir = await openRealmStore(paths, config, false, log);
+  try {
+    await upgradeDirectory(dir, { realm: config.realm, log });
+  } catch (e) {
+    await dir.close();
+    throw e;
+  }
   const server: ServerInfo = {
     version: SERVER_VERSION,
     apiVersion: API_VERSION,
@@ -190,10 +239,14 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
   const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
+  // the ports this server listens on, once it does
+  let listening: ServerPorts | undefined;
   const registry = buildRegistry({
     oidcDiscovery: (issuer) => discover(issuer, idp),
     idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp),
     serverPrincipals: () => serverPrincipals(dir, config.realm, config.hostname),
+    // a joining host's view of the realm: its servers (this one first, with the ports it listens on) and the CA
+    enrolment: async () => ({ servers: await realmServers(dir, { hostname: config.hostname, ports: listening ?? configuredPorts(config) }), caPem: readFileSync(paths.caCert, 'utf8') }),
   });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
@@ -203,6 +256,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
     negotiate: createNegotiator(accounts, (name) => acceptors.accepts('http', name)),
+    bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
     log,
@@ -235,9 +289,6 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   server.origin = httpsOrigin;
   const http = createHttpRedirect(httpsOrigin, o.bounds?.httpMs);
   const httpPort = await listenOn(http, config.httpPort, config.listen);
-  if (!(await ensurePasswordServicePrincipal(dir, config.realm))) {
-    log(`dirid-server: realm ${config.realm}: could not add kadmin/changepw; password changes over kpasswd fail until it exists`);
-  }
   const kdcCertProblem = await ensureKdcCertificate(paths, config.realm);
   if (kdcCertProblem) log(`dirid-server: realm ${config.realm}: no KDC certificate (${kdcCertProblem}); anonymous PKINIT is unavailable`);
   const pkinit = loadKdcIdentity(paths);
@@ -256,7 +307,8 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
   const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
-  await writeClientFiles(dir, paths, config, { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort }, log);
+  listening = { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort };
+  await writeClientFiles(dir, paths, config, listening, log);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: password service (kpasswd) listening on ${config.listen}:${kpasswdPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
@@ -301,6 +353,11 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
 }
 
 export { readServerConfig };
+
+/** The ports server.conf names (before the listeners have theirs). */
+function configuredPorts(c: ServerConfig): ServerPorts {
+  return { kdc: c.kdcPort, kpasswd: c.kpasswdPort, https: c.httpsPort, ldap: c.ldapPort, ldaps: c.ldapsPort };
+}
 
 /** Starts `server` listening; resolves with the port it got (a free one for 0), rejects when it cannot listen. */
 function listenOn(server: NetServer, port: number, host: string): Promise<number> {

@@ -1,17 +1,17 @@
 /**
- * Opens the realm's directory with dirid's schema and the master key: on
+ * Opens the realm's directory with dirid's schema (the registry's:
+ * objects/index.ts realmSchema) and the master key: on
  * PostgreSQL when server.conf names a database (shared by every server of
  * the realm), else the SQLite file in the data directory.
  */
 import { readFileSync } from 'node:fs';
-import { coreSchema, mergeSchemas } from '../directory/schema.js';
 import { openPostgresDirectory } from '../directory/postgres.js';
 import { openSqliteDirectory } from '../directory/sqlite.js';
 import type { Directory } from '../directory/types.js';
-import { diridSchema } from '../objects/ldap-schema.js';
+import { realmSchema } from '../objects/index.js';
 import { autoCacheMb, type DataPaths } from './config.js';
 
-export const realmSchema = mergeSchemas(coreSchema, diridSchema);
+export { realmSchema };
 
 export function readMasterKey(paths: DataPaths): Buffer {
   const key = readFileSync(paths.masterKey);

@@ -38,7 +38,7 @@ describe('derived commands: deleting several names, find order and limits', () =
     await admin.call('user_mod', ['linked'], { user_auth_type: ['idp'], idp: 'del-b', idp_user_id: 'linked-sub' });
     const e = await rpcError(admin.call('idp_del', ['del-a', 'del-b']));
     assert.equal(e.code, 4210);
-    assert.equal(e.message, 'IdP reference "del-b" is still linked to user linked: change that with user-mod first');
+    assert.equal(e.message, 'This entry is being referenced by other entries: IdP reference "del-b" is still linked to user linked; change that with user-mod first');
     assert.deepEqual(await idpNames(), ['del-a', 'del-b']);
   });
 
@@ -50,7 +50,7 @@ describe('derived commands: deleting several names, find order and limits', () =
     }
     const e = await rpcError(admin.call('idp_del', ['crowded']));
     assert.equal(e.code, 4210);
-    assert.match(e.message, /^IdP reference "crowded" is still linked to users (u\d, ){4}u\d and more: change that with user-mod first$/);
+    assert.match(e.message, /^This entry is being referenced by other entries: IdP reference "crowded" is still linked to users (u\d, ){4}u\d and more; change that with user-mod first$/);
     for (const u of ['u1', 'u2', 'u3', 'u4', 'u5', 'u6']) await admin.call('user_del', [u]);
     assert.deepEqual((await admin.call('idp_del', ['crowded'])).value, ['crowded']);
   });

@@ -156,7 +156,7 @@ describe('idp-check', () => {
     await admin.call('idp_add', ['nogrant'], { ...explicit(), client_id: idp.noDeviceGrant.clientId, secret: idp.noDeviceGrant.clientSecret });
     const { lines } = await check('nogrant');
     assert.deepEqual(failures(lines).map((l) => l.check), ['Device authorization']);
-    assert.match(byCheck(lines)['Device authorization']!.message, /^unauthorized_client: client "no-device-grant" may not use the device authorization grant/);
+    assert.match(byCheck(lines)['Device authorization']!.message, /^unauthorized_client: the IdP refuses client "no-device-grant", as some IdPs answer a wrong credential too: either the stored client secret is wrong or expired, or the client may not use the device authorization grant \(allow it for the client at the IdP\)/);
   });
 
   it('an endpoint where nothing listens: connection refused', async () => {

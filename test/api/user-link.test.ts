@@ -58,7 +58,7 @@ for (const encoding of ['json', 'xml'] as const) {
     it('refuses to delete a reference a user links to, changing nothing', async () => {
       const e = await code(admin.call('idp_del', ['keycloak']));
       assert.equal(e.code, 4210);
-      assert.equal(e.message, 'IdP reference "keycloak" is still linked to user alice: change that with user-mod first');
+      assert.equal(e.message, 'This entry is being referenced by other entries: IdP reference "keycloak" is still linked to user alice; change that with user-mod first');
       assert.equal((await admin.call('idp_show', ['keycloak'])).value, 'keycloak');
       assert.deepEqual((await admin.call('user_show', ['alice'])).result.diridpconfiglink, ['keycloak']);
     });

@@ -124,3 +124,40 @@ describe('module table (docs/architecture.md)', () => {
     assert.deepEqual(circles, []);
   });
 });
+
+/**
+ * The seams of docs/architecture.md "Where things go": an object's place is
+ * read from the registry, not listed by the code that builds the tree, the
+ * read rule or the schema; and the directory's version is written by the
+ * upgrade alone.
+ */
+describe('seams (docs/architecture.md, "Where things go")', () => {
+  const text = (file: string) => readFileSync(join(src, file), 'utf8');
+  /** the files that declare an object */
+  const declarations = [...graph.keys()].filter((f) => f.startsWith('objects/') && /\bdefineObject\(/.test(text(f)));
+
+  it('the objects are declared in objects/ and registered in objects/index.ts', () => {
+    assert.ok(declarations.length >= 6, declarations.join(', '));
+    const registry = graph.get('objects/index.ts') ?? [];
+    for (const f of declarations) assert.ok(registry.includes(f), `objects/index.ts registers ${f}`);
+  });
+
+  it('server/ and framework/ reach the objects only through the registry (objects/index.ts), never a declaration', () => {
+    const bad: string[] = [];
+    for (const [file, targets] of graph) {
+      if (!file.startsWith('server/') && !file.startsWith('framework/')) continue;
+      for (const t of targets) if (declarations.includes(t)) bad.push(`src/${file} imports src/${t}`);
+    }
+    assert.deepEqual(bad, []);
+  });
+
+  it('no file lists containers to add but the registry, which derives them', () => {
+    const bad = [...graph.keys()].filter((f) => f !== 'directory/layout.ts' && f !== 'objects/index.ts' && /\bcontainerEntry\(/.test(text(f)));
+    assert.deepEqual(bad, []);
+  });
+
+  it("the directory's version is written by server/upgrade.ts alone", () => {
+    const bad = [...graph.keys()].filter((f) => f !== 'server/upgrade.ts' && f !== 'objects/ldap-schema.ts' && /\bdirVersion\b/.test(text(f)));
+    assert.deepEqual(bad, []);
+  });
+});

@@ -105,7 +105,7 @@ describe('dirid command-line client', () => {
     const second = await dirid(['user-mod', 'alice', '--idp=goog', '--idp-user-id=alice@example.test']);
     assert.equal(second.stderr, 'dirid: ERROR: dirIdpConfigLink: Only one value allowed.\n');
     const del = await dirid(['idp-del', 'keycloak']);
-    assert.equal(del.stderr, 'dirid: ERROR: IdP reference "keycloak" is still linked to user alice: change that with user-mod first\n');
+    assert.equal(del.stderr, 'dirid: ERROR: This entry is being referenced by other entries: IdP reference "keycloak" is still linked to user alice; change that with user-mod first\n');
     const all = await dirid(['user-show', 'alice', '--all']);
     assert.match(all.stdout, /objectclass: .*dirIdpUser/);
     assert.match(all.stdout, /External IdP user identifier: alice@example\.test/);

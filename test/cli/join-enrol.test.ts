@@ -1,20 +1,23 @@
 /**
- * `dirid join`'s way in as an administrator, against a real server: with
- * the Kerberos ticket of KRB5CCNAME (Negotiate, the server's answer
- * authenticated) or with a password, the host entry is added once and
- * found the second time, and the host's new keys come as a keytab; a wrong
- * password or no ticket is refused with the server's words.
+ * `dirid join`'s enrolment against a real server (host_enroll): as an
+ * administrator with the Kerberos ticket of KRB5CCNAME (Negotiate, the
+ * server's answer authenticated) or a password, a missing host added and
+ * its keys given again on the next call; with the host's one-time
+ * password alone, once. The answer brings the realm's servers and CA; a
+ * wrong password, a spent one-time password or no ticket is refused with
+ * the server's words.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool } from '../support/mit-tools.js';
-import { adminEnrolment } from '../../src/cli/join-enrol.js';
+import { enrolHost } from '../../src/cli/join-enrol.js';
+import { RpcSession } from '../support/rpc-client.js';
 import { readKeytab } from '../../src/kerberos/keytab.js';
 import { CliError } from '../../src/cli/errors.js';
 
-describe('dirid join: the host entry and keys through the API', () => {
+describe('dirid join: the host enrolled through the API', () => {
   let realm: TestRealm;
   const saved = { KRB5_CONFIG: process.env.KRB5_CONFIG, KRB5CCNAME: process.env.KRB5CCNAME };
   before(async () => {
@@ -31,28 +34,41 @@ describe('dirid join: the host entry and keys through the API', () => {
   });
 
   const api = () => `${realm.url}/dirid/json`;
+  const principals = (keytab: Buffer) => [...new Set(readKeytab(keytab).map((e) => `${e.components.join('/')}@${e.realm}`))];
 
-  it("with the administrator's Kerberos ticket: the host added, then found, and its keys", async () => {
+  it("with the administrator's Kerberos ticket: a missing host added, its keys, the realm's servers and CA; new keys the next time", async () => {
     const k = await runTool('kinit', ['admin'], { KRB5_CONFIG: process.env.KRB5_CONFIG!, KRB5CCNAME: process.env.KRB5CCNAME! }, `${realm.adminPassword}\n`);
     assert.equal(k.code, 0, k.stderr);
-    const enrol = await adminEnrolment(api(), realm.ca, 'EXAMPLE.TEST', { kind: 'kerberos' });
-    assert.equal(await enrol.ensureHost('web.example.test'), 'added');
-    assert.equal(await enrol.ensureHost('web.example.test'), 'existing');
-    const keys = readKeytab(await enrol.hostKeytab('web.example.test'));
-    assert.ok(keys.length > 0);
-    assert.deepEqual([...new Set(keys.map((e) => `${e.components.join('/')}@${e.realm}`))], ['host/web.example.test@EXAMPLE.TEST']);
+    const first = await enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'web.example.test', { kind: 'kerberos' });
+    assert.deepEqual(principals(first.keytab), ['host/web.example.test@EXAMPLE.TEST']);
+    assert.equal(first.realm, 'EXAMPLE.TEST');
+    assert.equal(first.baseDn, 'dc=example,dc=test');
+    assert.equal(first.servers[0]?.kdcPort, realm.server.kdcPort);
+    assert.equal(first.servers[0]?.ldapPort, realm.server.ldapPort);
+    assert.equal(first.caPem.trim(), realm.ca.trim());
+    const again = await enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'web.example.test', { kind: 'kerberos' });
+    assert.equal(again.kvno, first.kvno + 1);
   });
 
   it('with a password: the same; a wrong password is refused', async () => {
-    const enrol = await adminEnrolment(api(), realm.ca, 'EXAMPLE.TEST', { kind: 'password', principal: 'admin', password: realm.adminPassword });
-    assert.equal(await enrol.ensureHost('db.example.test'), 'added');
-    assert.ok(readKeytab(await enrol.hostKeytab('db.example.test')).length > 0);
-    await assert.rejects(adminEnrolment(api(), realm.ca, 'EXAMPLE.TEST', { kind: 'password', principal: 'admin', password: 'not-the-password' }), (e: unknown) => e instanceof CliError && /password|credentials/i.test(e.message));
+    const e = await enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'db.example.test', { kind: 'password', principal: 'admin', password: realm.adminPassword });
+    assert.deepEqual(principals(e.keytab), ['host/db.example.test@EXAMPLE.TEST']);
+    await assert.rejects(enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'db.example.test', { kind: 'password', principal: 'admin', password: 'not-the-password' }), (err: unknown) => err instanceof CliError && /password|credentials/i.test(err.message));
+  });
+
+  it("with the host's one-time password alone: once", async () => {
+    const admin = new RpcSession(realm.url, realm.ca);
+    await admin.login('admin', realm.adminPassword);
+    const added = (await admin.call('host_add', ['otp.example.test'], { random: true })) as { result: { randompassword?: string } };
+    const otp = added.result.randompassword!;
+    assert.ok(otp);
+    const e = await enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'otp.example.test', { kind: 'otp', password: otp });
+    assert.deepEqual(principals(e.keytab), ['host/otp.example.test@EXAMPLE.TEST']);
+    await assert.rejects(enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'otp.example.test', { kind: 'otp', password: otp }), (err: unknown) => err instanceof CliError && /one-time password is wrong, used already or not set/.test(err.message));
   });
 
   it('without a ticket: "not authenticated"', async () => {
     process.env.KRB5CCNAME = `FILE:${join(realm.dataDir, 'none.cc')}`;
-    const enrol = await adminEnrolment(api(), realm.ca, 'EXAMPLE.TEST', { kind: 'kerberos' });
-    await assert.rejects(enrol.ensureHost('other.example.test'), (e: unknown) => e instanceof CliError && /not authenticated|kinit/i.test(e.message));
+    await assert.rejects(enrolHost(api(), realm.ca, 'EXAMPLE.TEST', 'other.example.test', { kind: 'kerberos' }), (e: unknown) => e instanceof CliError && /not authenticated|kinit/i.test(e.message));
   });
 });

@@ -531,7 +531,7 @@ export const targets: FuzzTarget[] = [
     what: 'the session cookie a client sends back to the API (rpc/session.ts principalFrom)',
     expected: [],
     decode: (b) => sessions.principalFrom(b.toString('latin1')),
-    seeds: () => [Buffer.from(sessions.seal({ name: 'alice@EXAMPLE.TEST', dn: 'uid=alice,cn=users,dc=example,dc=test', uid: 'alice', authIndicators: ['otp'] }))],
+    seeds: () => [Buffer.from(sessions.seal({ name: 'alice@EXAMPLE.TEST', dn: 'uid=alice,cn=users,dc=example,dc=test', uid: 'alice', authIndicators: ['otp'] }, { entry: '8a7f2c1e-0000-4000-8000-000000000001', stamp: 'c2Vzc2lvbi1zdGFtcA' }))],
   },
   {
     name: 'dn',

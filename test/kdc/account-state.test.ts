@@ -85,9 +85,11 @@ describe('account state is checked on every way in', () => {
     assert.equal(login.headers['x-dirid-rejection-reason'], 'account-disabled');
     assert.ok(realm.log.some((l) => /kdc TGS_REQ .*client=carol@EXAMPLE.TEST .*outcome=KDC_ERR_CLIENT_REVOKED/.test(l)));
     assert.ok(realm.log.some((l) => /session principal=carol@EXAMPLE.TEST outcome=denied error=AccountDisabled\(1004\) reason="account disabled"/.test(l)));
-    // enabled again, it works again at once
+    // enabled again, the TGT works again at once; the session the disablement ended stays ended (docs/access.md), a new login works
     await admin.call('user_mod', ['carol'], { disabled: false });
     assert.equal((await kvnoHost('carol')).code, 0);
+    assert.equal((await session.raw('ping')).status, 401);
+    assert.equal((await session.login('carol', 'Carol-pass-1')).status, 200);
     assert.equal((await session.raw('ping')).status, 200);
   });
 

@@ -22,6 +22,7 @@ import { startServer } from '../../src/server/start.js';
 import { findPrincipal } from '../../src/account/lookup.js';
 import { runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
+import { versionRecordDn } from '../../src/server/upgrade.js';
 import { changepwTicket, kpasswdRequest, readKpasswdReply, CHANGEPW } from '../support/kpasswd-client.js';
 import { sendTcp, sendUdp } from '../../src/kerberos/transport.js';
 import { asWithPassword } from '../../src/kerberos/client.js';
@@ -330,17 +331,20 @@ describe('the password service with MIT kpasswd and kinit', () => {
 });
 
 describe('a realm made before the password service', () => {
-  it('gets kadmin/changepw when its server starts, and kpasswd works', async () => {
+  it('gets kadmin/changepw from the upgrade when its server starts, and kpasswd works', async () => {
     const realm = await startTestRealm();
     try {
       const changepw = await findPrincipal(realm.server.dir, 'kadmin/changepw@EXAMPLE.TEST');
       assert.ok(changepw, 'init made it');
+      // such a realm has neither the principal nor a version record (made before both)
       await realm.server.dir.delete(changepw.dn);
+      await realm.server.dir.delete(versionRecordDn(realm.server.dir.baseDn));
       await realm.server.stop();
       const log: string[] = [];
       const server = await startServer({ dataDir: join(realm.dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l) });
       try {
         assert.ok(await findPrincipal(server.dir, 'kadmin/changepw@EXAMPLE.TEST'), 'start added it');
+        assert.ok(log.some((l) => /upgrade step 1 \(.*kadmin\/changepw.*\): added kadmin\/changepw@EXAMPLE\.TEST/.test(l)), log.join('\n'));
         const env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'none.cc')}` };
         const r = await runTool('kpasswd', ['admin'], env, `${realm.adminPassword}\nAdmin-new-4567\nAdmin-new-4567\n`);
         assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -143,6 +143,9 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     assert.match(old.stderr, /Password incorrect/);
     const fresh = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'pw.cc')}`, 'alice'], env, 'Alice-pass-2\n');
     assert.equal(fresh.code, 0, fresh.stderr);
+    // the change ended alice's session (docs/access.md): she logs in again with the new password
+    assert.equal((await alice.raw('ping')).status, 401);
+    assert.equal((await alice.login('alice', 'Alice-pass-2')).status, 200);
     assert.equal((await alice.raw('passwd', ['admin', 'Hijack-pass-1'])).response.error?.code, 2100);
     const back = await alice.call('passwd', ['alice', 'Alice-pass-1'], { current_password: 'Alice-pass-2' });
     assert.match(back.summary, /Changed password/);

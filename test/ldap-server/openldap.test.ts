@@ -266,6 +266,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
     const short = await tools.run('ldappasswd', [...asUser('erin', 'Erin-pass-1'), '-s', 'short']);
     assert.notEqual(short.code, 0);
     assert.match(short.stdout + short.stderr, /Constraint violation \(19\)/);
+    assert.match(short.stdout + short.stderr, /Additional info: invalid 'password': must be at least 8 characters/, 'the message names the rule');
     const r = await tools.run('ldappasswd', [...asUser('erin', 'Erin-pass-1', ldap), '-a', 'Erin-pass-1', '-s', 'Erin-pass-2']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal((await tools.run('ldapwhoami', asUser('erin', 'Erin-pass-1'))).code, 49);

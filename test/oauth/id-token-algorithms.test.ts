@@ -4,7 +4,9 @@
  * and EdDSA succeed, with the endpoints configured explicitly (as the KDC's
  * references usually are) and found by discovery; an IdP signing with HMAC
  * (HS256) is refused with a reason that names the algorithm, and so is an
- * unsigned (`none`) token.
+ * unsigned (`none`) token; but when the IdP's key set cannot be fetched (an
+ * IdP without signing keys signs with HMAC: glewlwyd), the refusal names
+ * the unreachable key set instead.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,5 +100,29 @@ describe('ID-token signing algorithms against oidc-provider', () => {
     const none = await refusal(validateIdToken(plain, unsigned, client));
     assert.equal(none.code, 'invalid_id_token');
     assert.match(none.message, REFUSED);
+  });
+
+  it('refuses an HMAC-signed ID token for the key set when the JWKS cannot be fetched, at the poll and at validation', async () => {
+    const idp = idps.get('HS256')!;
+    // each login with a client of its own: no key set read before, no fetch of it failed lately
+    const fresh = () => new IdpClient(httpsFetch(idp.caPem));
+    idp.failJwks(true);
+    try {
+      for (const [how, cfg] of Object.entries(configs(idp))) {
+        const e = await refusal(login(idp, cfg, fresh()));
+        assert.equal(e.code, 'jwks_unreachable', `${how}: ${e.message}`);
+        assert.equal(e.message, `Unable to fetch keys from ${idp.endpoints.keys} (HTTP 503)`, how);
+      }
+      const plain: IdpConfig = { name: 'plain', clientId: idp.clientId, clientSecret: idp.clientSecret, devAuthUri: idp.endpoints.devAuth, tokenUri: idp.endpoints.token, keysUri: idp.endpoints.keys, scope: 'openid' };
+      const c = fresh();
+      const r = await login(idp, plain, c);
+      assert.equal(r.status, 'done');
+      if (r.status !== 'done') return;
+      const e = await refusal(resolveUserIdentifier(plain, r.tokens, c));
+      assert.equal(e.code, 'jwks_unreachable', e.message);
+      assert.match(e.message, /^Unable to fetch keys from https:\/\/localhost:\d+\/jwks \(HTTP 503\)$/);
+    } finally {
+      idp.failJwks(false);
+    }
   });
 });

@@ -96,7 +96,7 @@ describe('errors on the RPC wire', () => {
   }
 
   /** A session cookie on the session endpoints, a Negotiate token on the others. */
-  const authFor = (path: string): Record<string, string> => (path.includes('/session/') ? { Cookie: `${SESSION_COOKIE}=${sessions.seal(alice)}` } : { Authorization: 'Negotiate R09PRA==' });
+  const authFor = (path: string): Record<string, string> => (path.includes('/session/') ? { Cookie: `${SESSION_COOKIE}=${sessions.seal(alice, { entry: 'alice-entry', stamp: '' })}` } : { Authorization: 'Negotiate R09PRA==' });
 
   async function callJson(path: string, method: string): Promise<Reply> {
     return post(path, encodeJsonRequest({ method, args: [], options: {}, id: 7 }), { 'Content-Type': 'application/json', ...authFor(path) });

@@ -3,11 +3,14 @@
  * second `dirid-server start` is refused, naming the running server's
  * process id, and leaves the client files alone; a server killed with
  * SIGKILL leaves a stale lock the next start takes over; a clean stop
- * removes the lock. In-process starts obey the same lock.
+ * removes the lock. In-process starts obey the same lock. A copy of the
+ * data directory (a restored backup, a copy made while the server ran)
+ * starts while the original runs: its copied lock is not its own, nor is a
+ * lock written on another machine.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +64,42 @@ describe('the lock of a data directory', () => {
     assert.match(readFileSync(lock, 'utf8'), new RegExp(`^${third.child.pid}\\n`));
     assert.equal(await exited(third.child, 'SIGTERM'), 0, third.out());
     assert.equal(existsSync(lock), false, 'a clean stop removes the lock');
+  });
+
+  it('a copy of the data directory starts while the original runs, and the original keeps its lock', async () => {
+    const original = await startServerProcess(data);
+    children.push(original.child);
+    try {
+      const copy = join(tmp, 'copy');
+      execFileSync('cp', ['-a', data, copy]);
+      assert.match(readFileSync(join(copy, 'server.lock'), 'utf8'), new RegExp(`^${original.child.pid}\\n`), 'the lock was copied with the directory');
+      const started = await startServer({ dataDir: copy, ...PORTS, log: () => {} });
+      try {
+        assert.match(readFileSync(join(copy, 'server.lock'), 'utf8'), new RegExp(`^${process.pid}\\n`), 'the copy took its lock over');
+        assert.match(readFileSync(join(data, 'server.lock'), 'utf8'), new RegExp(`^${original.child.pid}\\n`), 'the original keeps its own');
+      } finally {
+        await started.stop();
+      }
+      // and the original's own directory is still refused to a second server
+      const second = spawnSync(process.execPath, [SERVER_BIN, 'start', '--data-dir', data, ...EPHEMERAL_PORT_ARGS], { encoding: 'utf8', timeout: 15_000 });
+      assert.equal(second.status, 1, second.stdout + second.stderr);
+      assert.match(second.stderr, new RegExp(`is in use by another dirid-server \\(process ${original.child.pid}\\)`));
+      rmSync(copy, { recursive: true, force: true });
+    } finally {
+      assert.equal(await exited(original.child, 'SIGTERM'), 0, original.out());
+    }
+  });
+
+  it('a lock written on another machine is not this one\'s: a live process of the same id here does not hold it', async () => {
+    // the lock the original server writes, with another machine's name
+    const one = await startServer({ dataDir: data, ...PORTS, log: () => {} });
+    const [pid, identity, , directory] = readFileSync(join(data, 'server.lock'), 'utf8').split('\n');
+    await one.stop();
+    // this process is alive, with the same boot and start time: only the machine's name differs
+    writeFileSync(join(data, 'server.lock'), `${pid}\n${identity}\nanother-machine.example\n${directory}\n`);
+    const heldHere = await startServer({ dataDir: data, ...PORTS, log: () => {} });
+    await heldHere.stop();
+    assert.equal(existsSync(join(data, 'server.lock')), false);
   });
 
   it('holds for servers started in one process, and a lock another process got by the same id after a crash is stale', async () => {

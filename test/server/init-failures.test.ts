@@ -2,7 +2,8 @@
  * `dirid-server init` that fails part way (here: a PostgreSQL database that
  * refuses the connection, after the master key is written) leaves the data
  * directory as it found it, so the next init in the same directory is not
- * refused for a realm that was never made.
+ * refused for a realm that was never made. An address to listen on that is
+ * none is refused before anything is written.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,6 +27,14 @@ describe('dirid-server init that fails', () => {
 
   const init = (data: string, ...extra: string[]) =>
     spawnSync(process.execPath, [BIN, 'init', '--data-dir', data, '--realm', 'FAIL.TEST', '--domain', 'fail.test', '--hostname', 'localhost', '--admin-password-file', pw, ...extra], { encoding: 'utf8', timeout: 60_000 });
+
+  it('refuses a --listen that is no address, writing nothing', () => {
+    const data = join(tmp, 'listen');
+    const r = init(data, '--listen', '0.0.0.0:88');
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.stderr, "dirid-server: ERROR: invalid --listen '0.0.0.0:88': give an IP address (0.0.0.0 for every interface, 127.0.0.1 for loopback) or a host name\n");
+    assert.equal(existsSync(data), false);
+  });
 
   it('removes the data directory it made, and a retry with SQLite succeeds there', () => {
     const data = join(tmp, 'new', 'realm');

@@ -4,15 +4,23 @@
  * when whatever started it goes, even when that is killed outright (no
  * orphaned dirid-server holding the ports): its parent shell, or npm (whose
  * `sh -c` stays), also before the server has started; but not the shell that
- * put npm in the background and left.
+ * put npm in the background and left. The demo cannot be exposed by
+ * accident: its server.conf says loopback, so a later plain
+ * `dirid-server start` serves loopback too, and a start on another address
+ * is refused while admin.password sits in the data directory, unless told
+ * so. DIRID_IDP_CA_FILE gives the server the CA of an IdP behind a private
+ * CA (idp-add's discovery then reaches it).
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RpcSession } from '../support/rpc-client.js';
+import { startTestIdp } from '../support/oidc-idp.js';
+import { SERVER_BIN } from '../support/server-process.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -95,6 +103,104 @@ describe('quickstart', () => {
     while (groupMembers(pgid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     return groupMembers(pgid);
   };
+
+  /** `bash scripts/quickstart.sh` in its own process group, once its API listens: its port, what it printed, and a stop (SIGTERM to the group). */
+  const scriptQuickstart = async (name: string, env: NodeJS.ProcessEnv = {}) => {
+    const child = spawn('bash', ['scripts/quickstart.sh'], { cwd: ROOT, env: { ...quickstartEnv(name), ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    groups.push(child.pid!);
+    let out = '';
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const https = await new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
+      child.once('exit', (c) => reject(new Error(`the quickstart exited with ${c}:\n${out}`)));
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m && /LDAP listening/.test(out)) {
+          clearTimeout(t);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    const stop = async () => {
+      process.kill(-child.pid!, 'SIGTERM');
+      await groupEnds(child.pid!, 10_000);
+    };
+    return { https, output: () => out, stop };
+  };
+
+  /**
+   * `dirid-server start` on ephemeral ports with `args`: how it ended (its
+   * exit code and output), or, when it started, the address its API
+   * listens on (then stopped).
+   */
+  const serverStart = (args: string[]): Promise<{ code: number | null; listening?: string; out: string }> =>
+    new Promise((resolve, reject) => {
+      const ports = ['--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0'];
+      const child = spawn(process.execPath, [SERVER_BIN, 'start', ...ports, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let listening: string | undefined;
+      const t = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`dirid-server start neither started nor ended:\n${out}`));
+      }, 30_000);
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /HTTPS API listening on https:\/\/(.+):\d+\/dirid\//.exec(out);
+        if (m && listening === undefined && /LDAP listening/.test(out)) {
+          listening = m[1]!;
+          child.kill('SIGTERM');
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(t);
+        resolve({ code, ...(listening !== undefined ? { listening } : {}), out });
+      });
+    });
+
+  it('the demo realm keeps loopback in its server.conf, and a server whose data directory holds admin.password listens elsewhere only when told so', async () => {
+    const data = join(dir, 'exposed');
+    const first = await scriptQuickstart('exposed');
+    await first.stop();
+    assert.match(readFileSync(join(data, 'server.conf'), 'utf8'), /^listen = 127\.0\.0\.1$/m);
+    // a later plain start, as the README shows it: loopback still
+    const plain = await serverStart(['--data-dir', data]);
+    assert.equal(plain.listening, '127.0.0.1', plain.out);
+    // another address: refused, naming the file
+    const everywhere = await serverStart(['--data-dir', data, '--listen', '0.0.0.0']);
+    assert.equal(everywhere.listening, undefined, 'the demo realm was served on every interface');
+    assert.equal(everywhere.code, 1, everywhere.out);
+    assert.match(
+      everywhere.out,
+      new RegExp(`^dirid-server: ERROR: ${join(data, 'admin.password').replace(/[.]/g, '\\.')} holds the admin password, so this server listens on loopback only \\(127\\.0\\.0\\.1, ::1\\), not on 0\\.0\\.0\\.0: keep the password elsewhere and remove the file, or start with --allow-admin-password-file$`, 'm'),
+    );
+    // told so, the rule lets it through: the address (TEST-NET-1, none of this machine's) is what fails then
+    const told = await serverStart(['--data-dir', data, '--listen', '192.0.2.1', '--allow-admin-password-file']);
+    assert.equal(told.code, 1, told.out);
+    assert.doesNotMatch(told.out, /admin\.password/);
+    assert.match(told.out, /EADDRNOTAVAIL|192\.0\.2\.1/);
+  });
+
+  it('DIRID_IDP_CA_FILE: the server trusts an IdP behind a private CA, and idp-add finds it by discovery', async () => {
+    const idp = await startTestIdp();
+    try {
+      const caFile = join(dir, 'idp-ca.pem');
+      writeFileSync(caFile, idp.caPem);
+      const qs = await scriptQuickstart('idp-ca', { DIRID_IDP_CA_FILE: caFile });
+      try {
+        const data = join(dir, 'idp-ca');
+        const admin = new RpcSession(`https://localhost:${qs.https}`, readFileSync(join(data, 'ca.crt'), 'utf8'));
+        assert.equal((await admin.login('admin', readFileSync(join(data, 'admin.password'), 'utf8').trim())).status, 200);
+        const added = await admin.call('idp_add', ['private-ca'], { issuer_url: idp.issuer, client_id: idp.clientId, secret: idp.clientSecret });
+        assert.deepEqual(added.result.diridptokenendpoint, [idp.endpoints.token], JSON.stringify(added.result));
+      } finally {
+        await qs.stop();
+      }
+    } finally {
+      await idp.stop();
+    }
+  });
 
   it('serves on loopback only, says so, and stops when its parent is killed with SIGKILL', async () => {
     // a parent shell that starts the quickstart and prints its pid (the server's, after exec)

@@ -5,17 +5,19 @@
  * openssh-server's sshd_config) with a real sshd already running; `dirid
  * join` runs there as root, finding the realm through DNS SRV records (the
  * ones dirid-server writes to dns-srv.zone, served by dnsmasq), trusting
- * the server by its CA's fingerprint and logging in as the administrator.
+ * the server by its CA's fingerprint and enrolling with the one-time
+ * password an administrator made (`host-add --random`).
  * Then users log in over `ssh` from outside the host as users would: a
  * realm password user and a local one (keyboard-interactive), an IdP user
  * through the device flow (the URL and code shown, approved at the test
- * IdP), `su` at the console, GSSAPI with a ticket got outside; a user
+ * IdP), `su` at the console, GSSAPI with a ticket got outside, an SSH key
+ * from the directory; a user
  * disabled in dirid while a process of theirs runs on the host is refused
  * at the next login on every path; `dirid leave` puts /etc back as it was.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,6 +65,7 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
   let outsideKrb5: string;
   let stock: Map<string, string>;
   let joined: Map<string, string>;
+  let otp: string;
 
   before(async () => {
     idp = await startTestIdp({ accounts: ['frank-sub'] });
@@ -70,9 +73,18 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     writeFileSync(idpCa, idp.caPem);
     ({ realm, admin } = await startAdminRealm({ idpCaFile: idpCa, idStart: 730_000, hostname: SERVER }));
     await admin.call('idp_add', ['hostidp'], idpReference(idp));
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pw-1234' });
+    // SSH keys of alice and dave, in the directory
+    for (const u of ['alice', 'dave']) {
+      const k = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `${u}@outside`, '-f', join(realm.dataDir, `${u}_key`)]);
+      assert.equal(k.status, 0, k.stderr?.toString());
+    }
+    const pub = (u: string) => readFileSync(join(realm.dataDir, `${u}_key.pub`), 'utf8').trim();
+    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pw-1234', sshpubkey: [pub('alice')] });
     await admin.call('user_add', ['frank'], { first: 'Frank', last: 'Idp', user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: 'frank-sub' });
-    await admin.call('user_add', ['dave'], { first: 'Dave', last: 'Gone', password: 'Dave-pw-1234' });
+    await admin.call('user_add', ['dave'], { first: 'Dave', last: 'Gone', password: 'Dave-pw-1234', sshpubkey: [pub('dave')] });
+    // the host an administrator added with a one-time password, which it joins with
+    const added = (await admin.call('host_add', [HOST], { random: true })) as { result: { randompassword?: string } };
+    otp = added.result.randompassword!;
     const data = join(realm.dataDir, 'realm');
     const { srv, txt } = zoneRecords(readFileSync(join(data, 'dns-srv.zone'), 'utf8'));
     dns = await startSrvDns(srv, txt);
@@ -98,9 +110,9 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
   const dirid = (args: string, input = '') => host.exec(`${process.execPath} ${DIRID} ${args}`, { input, env: { DIRID_DNS_SERVER: dns.server, XDG_CACHE_HOME: join(host.dir, 'cache') }, timeoutMs: 90_000 });
 
   /** `ssh` from outside the host with one authentication method, answering its prompts. */
-  function ssh(user: string, method: string, answer: (out: string) => string | null | Promise<string | null>, env: NodeJS.ProcessEnv = {}): Promise<PtyRun> {
+  function ssh(user: string, method: string, answer: (out: string) => string | null | Promise<string | null>, env: NodeJS.ProcessEnv = {}, extra: string[] = []): Promise<PtyRun> {
     let answered = 0;
-    const cmd = `ssh -F /dev/null -p ${sshPort} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o NumberOfPasswordPrompts=1 -o PreferredAuthentications=${method} -o GSSAPIAuthentication=yes -o GSSAPIServerIdentity=${HOST} ${user}@127.0.0.1 'echo LOGGED-IN as $(id -un) in $(pwd)'`;
+    const cmd = `ssh -F /dev/null ${extra.join(' ')} -p ${sshPort} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o NumberOfPasswordPrompts=1 -o PreferredAuthentications=${method} -o GSSAPIAuthentication=yes -o GSSAPIServerIdentity=${HOST} ${user}@127.0.0.1 'echo LOGGED-IN as $(id -un) in $(pwd)'`;
     return pty(cmd, { KRB5_CONFIG: outsideKrb5, ...env }, (out, write) => {
       const prompts = out.match(/([Pp]assword: ?|press ENTER\.?:? ?)$/gm) ?? [];
       if (prompts.length <= answered) return;
@@ -141,11 +153,12 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     assert.deepEqual(differences(stock, await host.etcDigest()), []);
   });
 
-  it('joins: the realm from DNS SRV records, the CA by its fingerprint, the administrator by password', async () => {
-    const r = await dirid(`join --ca-fingerprint ${fingerprint} --principal admin --mkhomedir`, `${realm.adminPassword}\n`);
+  it("joins: the realm from DNS SRV records, the CA by its fingerprint, the host's one-time password", async () => {
+    const r = await dirid(`join --ca-fingerprint ${fingerprint} --otp --mkhomedir`, `${otp}\n`);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, new RegExp(`Realm EXAMPLE\\.TEST \\(domain example\\.test\\), server ${SERVER.replace(/\./g, '\\.')}:${realm.server.httpsPort}`));
-    assert.match(r.stdout, /Added host client\.example\.test/);
+    assert.match(r.stdout, /Enrolled host client\.example\.test with the host's one-time password: keys of host\/client\.example\.test@EXAMPLE\.TEST/);
+    assert.doesNotMatch(r.stdout + r.stderr, new RegExp(otp));
     assert.match(r.stdout, /This host is joined to realm EXAMPLE\.TEST as host\/client\.example\.test/);
     const check = await host.exec('klist -k /etc/krb5.keytab; stat -c %a /etc/sssd/sssd.conf; getent passwd alice; grep -v "^#" /etc/pam.d/common-auth');
     assert.match(check.stdout, /host\/client\.example\.test@EXAMPLE\.TEST/);
@@ -231,16 +244,25 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     assert.match(r.out, /LOGGED-IN as alice/, r.out);
   });
 
-  it('a user disabled in dirid while a process of theirs runs on the host is refused at once, over GSSAPI and with a password; an IdP user too', async () => {
+  it('an SSH key from the directory logs in over ssh', async () => {
+    const r = await ssh('alice', 'publickey', () => null, {}, ['-i', join(realm.dataDir, 'alice_key'), '-o', 'IdentitiesOnly=yes']);
+    assert.match(r.out, /LOGGED-IN as alice/, r.out);
+  });
+
+  it('a user disabled in dirid while a process of theirs runs on the host is refused at once: GSSAPI, SSH key, password; an IdP user too', async () => {
     const cc = join(realm.dataDir, 'dave.cc');
     assert.equal(await kinit('dave', 'Dave-pw-1234', cc), 0);
     const first = await ssh('dave', 'gssapi-with-mic', () => null, { KRB5CCNAME: `FILE:${cc}` });
     assert.match(first.out, /LOGGED-IN as dave/, first.out);
+    const firstKey = await ssh('dave', 'publickey', () => null, {}, ['-i', join(realm.dataDir, 'dave_key'), '-o', 'IdentitiesOnly=yes']);
+    assert.match(firstKey.out, /LOGGED-IN as dave/, firstKey.out);
     const proc = await host.exec('setpriv --reuid=dave --regid=dave --clear-groups sleep 600 >/dev/null 2>&1 & sleep 0.2; pgrep -u dave sleep');
     assert.match(proc.stdout, /^\d+$/m, proc.stderr);
     await admin.call('user_mod', ['dave'], { disabled: true });
     const gssapi = await ssh('dave', 'gssapi-with-mic', () => null, { KRB5CCNAME: `FILE:${cc}` });
     assert.doesNotMatch(gssapi.out, /LOGGED-IN/, gssapi.out);
+    const key = await ssh('dave', 'publickey', () => null, {}, ['-i', join(realm.dataDir, 'dave_key'), '-o', 'IdentitiesOnly=yes']);
+    assert.doesNotMatch(key.out, /LOGGED-IN/, key.out);
     const pw = await ssh('dave', 'keyboard-interactive', password('Dave-pw-1234'));
     assert.doesNotMatch(pw.out, /LOGGED-IN/, pw.out);
     // and an IdP user, disabled after logging in once: no device flow starts

@@ -1,0 +1,78 @@
+/**
+ * An object owns its place (FreeIPA's container_dn and get_dn; kanidm's
+ * schema per entry class): its declaration says where its entries live,
+ * who may read them, the schema it adds and the entries every realm has of
+ * it (command.ts ObjectDef). Everything that used to list objects by hand
+ * is derived here from the registered declarations: the containers of the
+ * realm's tree (init writes them, the upgrade at start adds those a realm
+ * lacks), the readable roots of the read rule (access.ts) and the objects'
+ * part of the merged schema. A new object is its file and one line in the
+ * registry (objects/index.ts).
+ */
+import { formatDn, normalizeDn, parseDn } from '../directory/dn.js';
+import type { SchemaDefinition } from '../directory/types.js';
+import type { CallContext, DefaultEntry, ObjectDef, RealmPlace } from './command.js';
+
+/** Checks the place of a declaration (defineObject): a container of cn= entries below the base DN, or a one-of-a-kind DN, not both. */
+export function checkPlace(def: ObjectDef): void {
+  if ((def.container === undefined) === (def.singleton === undefined)) throw new Error(`${def.name}: declare a container or a singleton DN, one of the two`);
+  if (def.container !== undefined) {
+    const rdns = parseDn(def.container);
+    if (rdns.length === 0 || rdns.some((r) => r.length !== 1 || r[0]!.type.toLowerCase() !== 'cn')) throw new Error(`${def.name}: container ${def.container} is not a path of cn= entries`);
+  }
+  if (def.singleton !== undefined && (def.methods ?? []).some((m) => m !== 'show' && m !== 'mod')) throw new Error(`${def.name}: a one-of-a-kind object has show and mod only`);
+}
+
+/** The realm a call works in. */
+export function realmOf(ctx: Pick<CallContext, 'dir' | 'server'>): RealmPlace {
+  return { baseDn: ctx.dir.baseDn, realm: ctx.server.realm };
+}
+
+/** The container of a declared object's entries. */
+export function containerDn(obj: ObjectDef, baseDn: string): string {
+  if (obj.container === undefined) throw new Error(`${obj.name} is one of a kind: it has no container`);
+  return `${obj.container},${baseDn}`;
+}
+
+/** What an object's entries are below: its container, or its one entry. */
+export function placeDn(obj: ObjectDef, at: RealmPlace): string {
+  return obj.singleton ? obj.singleton(at) : containerDn(obj, at.baseDn);
+}
+
+/**
+ * The containers the objects declare and those above them (below the base
+ * DN), relative to it, parents first, each once: `cn=accounts` before
+ * `cn=users,cn=accounts`.
+ */
+export function declaredContainers(objects: Iterable<ObjectDef>): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const o of objects) {
+    if (o.container === undefined) continue;
+    const rdns = parseDn(o.container);
+    for (let i = rdns.length - 1; i >= 0; i--) {
+      const rel = formatDn(rdns.slice(i));
+      const key = normalizeDn(rel);
+      if (!seen.has(key)) {
+        seen.add(key);
+        out.push(rel);
+      }
+    }
+  }
+  return out;
+}
+
+/** The entries every realm has of the objects (built-in privileges, policies), in declaration order. */
+export function declaredEntries(objects: Iterable<ObjectDef>, at: RealmPlace): DefaultEntry[] {
+  return [...objects].flatMap((o) => o.defaults?.(at) ?? []);
+}
+
+/** The roots of what the objects let `audience` read: the places of those declared readable by it. */
+export function readablePlaces(objects: Iterable<ObjectDef>, at: RealmPlace, audience = 'authenticated'): string[] {
+  return [...objects].filter((o) => o.readBy === audience).map((o) => placeDn(o, at));
+}
+
+/** The objects' parts of the realm's schema, in declaration order (merged after the core and the shared parts). */
+export function declaredSchemas(objects: Iterable<ObjectDef>): SchemaDefinition[] {
+  return [...objects].flatMap((o) => (o.schema ? [o.schema] : []));
+}

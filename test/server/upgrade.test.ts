@@ -1,0 +1,375 @@
+/**
+ * The upgrade at start (src/server/upgrade.ts) of a realm the previous
+ * release made: test/data/upgrade/release-2026-11-stop25.tar, built by
+ * scripts/make-upgrade-fixture.sh through that release's own init, `dirid`
+ * CLI and MIT kinit (what it holds and the passwords are listed there).
+ * Started on this code (`dirid-server start`, a process of its own), the
+ * directory goes from version 0 to DIRECTORY_VERSION, logged; every entry,
+ * password, key and sealed secret is as it was, MIT kinit takes alice's
+ * password and the service's keytab, and the realm's tree holds what the
+ * registry declares; a second start changes and logs nothing; a directory
+ * recorded at a newer version is refused, naming both versions. In
+ * process: an object registered after the realm was made (declared here,
+ * one registry line each, a one-of-a-kind policy among them) gets its
+ * containers, schema and default entries from the upgrade, and its
+ * commands and the read rule work. On PostgreSQL the same upgrade runs;
+ * no store there was made by the previous release, so the test takes a
+ * store made by this code's init and removes what the previous release's
+ * init did not make (the version record, cn=servers) and what realms
+ * older still lack (kadmin/changepw, the ID range).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Attributes, Directory } from '../../src/directory/types.js';
+import { openSqliteDirectory } from '../../src/directory/sqlite.js';
+import { idRangeDn, realmContainerDn, realmPrincipalDn } from '../../src/directory/layout.js';
+import { tgsPrincipal } from '../../src/kerberos/principal.js';
+import { findPrincipal } from '../../src/account/lookup.js';
+import { dataPaths, readServerConfig } from '../../src/server/config.js';
+import { openRealmStore, readMasterKey } from '../../src/server/store.js';
+import { DIRECTORY_VERSION, recordedVersion, upgradeDirectory, versionRecordDn } from '../../src/server/upgrade.js';
+import { SERVER_VERSION } from '../../src/server/version.js';
+import { initRealm } from '../../src/server/init.js';
+import { startServer } from '../../src/server/start.js';
+import { buildRegistry, realmTree, REGISTERED, schemaOf } from '../../src/objects/index.js';
+import { defineObject } from '../../src/framework/object.js';
+import { dispatch } from '../../src/framework/dispatch.js';
+import { readability, readableLayout } from '../../src/framework/access.js';
+import type { CallContext } from '../../src/framework/command.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { runTool } from '../support/mit-tools.js';
+import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
+
+const FIXTURE = new URL('../data/upgrade/release-2026-11-stop25.tar', import.meta.url).pathname;
+const REALM = 'UPGRADE.TEST';
+const BASE = 'dc=upgrade,dc=test';
+
+/** A fresh copy of the fixture: `realm/` (the data directory) and `app.keytab`. */
+function unpack(): string {
+  const tmp = mkdtempSync(join(tmpdir(), 'dirid-upgrade-'));
+  execFileSync('tar', ['-xf', FIXTURE, '-C', tmp]);
+  return tmp;
+}
+
+interface Stored {
+  attrs: Attributes;
+  secrets: Record<string, string[]>;
+}
+
+/** Every entry of the directory with its attributes and its secrets opened (passwords, keys, the IdP client secret), by DN. */
+async function snapshot(dir: Directory): Promise<Map<string, Stored>> {
+  const secretAttrs = dir.schema.definition.attributeTypes.filter((a) => a.syntax === 'secret').map((a) => a.name);
+  const out = new Map<string, Stored>();
+  for (const e of (await dir.search({ base: dir.baseDn, scope: 'sub' })).entries) {
+    const secrets: Record<string, string[]> = {};
+    for (const a of secretAttrs) {
+      const v = await dir.readSecret(e.dn, a);
+      if (v.length > 0) secrets[a] = v;
+    }
+    out.set(e.dn.toLowerCase(), { attrs: e.attrs, secrets });
+  }
+  return out;
+}
+
+/** The data directory's store, opened in this process (no server running on it). */
+async function withStore<T>(data: string, use: (dir: Directory) => Promise<T>): Promise<T> {
+  const paths = dataPaths(data);
+  const dir = await openRealmStore(paths, readServerConfig(paths));
+  try {
+    return await use(dir);
+  } finally {
+    await dir.close();
+  }
+}
+
+function stop(p: ServerProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (p.child.exitCode !== null) return resolve();
+    p.child.once('exit', () => resolve());
+    p.child.kill('SIGTERM');
+  });
+}
+
+/** The upgrade's log lines (the realm's name, UPGRADE.TEST, is not one). */
+const UPGRADE_LINE = /upgrading the directory|upgrade step|upgrade: added|directory upgraded/;
+
+/** Entries the server rewrites at every start (its own record among the realm's servers, with the ports it got) are left out of comparisons. */
+const rewrittenAtStart = (dn: string) => dn.endsWith(`,cn=servers,cn=etc,${BASE}`);
+
+describe('a realm made by release-2026-11-stop25, started on this code', () => {
+  let tmp: string;
+  let data: string;
+  let before0: Map<string, Stored>;
+  let server: ServerProcess | undefined;
+  const env = () => ({ KRB5_CONFIG: join(data, 'krb5.conf') });
+
+  before(async () => {
+    tmp = unpack();
+    data = join(tmp, 'realm');
+    before0 = await withStore(data, snapshot);
+  });
+  after(async () => {
+    if (server) await stop(server);
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('holds what the fixture script made', () => {
+    for (const dn of [`uid=alice,cn=users,cn=accounts,${BASE}`, `uid=bob,cn=users,cn=accounts,${BASE}`, `cn=testidp,cn=idp,${BASE}`, `cn=staff,cn=groups,cn=accounts,${BASE}`]) {
+      assert.ok(before0.has(dn), dn);
+    }
+    assert.equal(before0.has(versionRecordDn(BASE)), false, 'the previous release recorded no version');
+  });
+
+  it('is upgraded at start from version 0, logged, keeping every entry, password, key and secret', async () => {
+    server = await startServerProcess(data);
+    const out = server.out();
+    assert.match(out, new RegExp(`realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}\\n`));
+    assert.match(out, /upgrade step 1 \(the password service's principal kadmin\/changepw, for realms made before it\): nothing to do/);
+    assert.match(out, /upgrade step 2 \(the POSIX ID range, for realms made before it\): nothing to do/);
+    assert.match(out, new RegExp(`realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}\\n`));
+
+    // the password and the keys, through MIT kinit against the upgraded realm's KDC
+    const alice = await runTool('kinit', ['-c', `FILE:${join(tmp, 'alice.cc')}`, `alice@${REALM}`], env(), 'Alice-pass-1\n');
+    assert.equal(alice.code, 0, alice.stderr);
+    const admin = await runTool('kinit', ['-c', `FILE:${join(tmp, 'admin.cc')}`, `admin@${REALM}`], env(), 'Upgrade-admin-1\n');
+    assert.equal(admin.code, 0, admin.stderr);
+    const keytab = await runTool('kinit', ['-k', '-t', join(tmp, 'app.keytab'), '-c', `FILE:${join(tmp, 'app.cc')}`, `HTTP/app.upgrade.test@${REALM}`], env());
+    assert.equal(keytab.code, 0, keytab.stderr);
+    await stop(server);
+    server = undefined;
+
+    const after1 = await withStore(data, snapshot);
+    for (const [dn, was] of before0) {
+      if (rewrittenAtStart(dn)) continue;
+      assert.deepEqual(after1.get(dn), was, `${dn} is as the previous release left it`);
+    }
+    assert.deepEqual(after1.get(`cn=testidp,cn=idp,${BASE}`)?.secrets.dirIdpClientSecret, ['Upgrade-idp-secret-1'], 'the IdP client secret still opens with the master key');
+    // what this code needs: the version record, and every container and entry the registry declares
+    const record = after1.get(versionRecordDn(BASE));
+    assert.deepEqual(record?.attrs.dirVersion, [String(DIRECTORY_VERSION)]);
+    assert.deepEqual(record?.attrs.dirRelease, [SERVER_VERSION]);
+    const tree = realmTree({ baseDn: BASE, realm: REALM });
+    for (const op of [...tree.containers, ...tree.entries]) assert.ok(after1.has(op.dn.toLowerCase()), `${op.dn} is there`);
+    for (const dn of after1.keys()) if (!before0.has(dn)) assert.equal(dn, versionRecordDn(BASE), `only the version record is new (${dn})`);
+  });
+
+  it('a second start runs no step and changes nothing', async () => {
+    const before2 = await withStore(data, snapshot);
+    server = await startServerProcess(data);
+    const out = server.out();
+    await stop(server);
+    server = undefined;
+    assert.doesNotMatch(out, UPGRADE_LINE);
+    const after2 = await withStore(data, snapshot);
+    for (const [dn, was] of before2) if (!rewrittenAtStart(dn)) assert.deepEqual(after2.get(dn), was, dn);
+    assert.equal(after2.size, before2.size);
+  });
+
+  it('a directory recorded at a newer version is refused, naming both versions', async () => {
+    await withStore(data, (dir) =>
+      dir.modify(versionRecordDn(BASE), [
+        { op: 'replace', attr: 'dirVersion', values: ['99'] },
+        { op: 'replace', attr: 'dirRelease', values: ['9.9.9'] },
+      ]),
+    );
+    await assert.rejects(startServerProcess(data), (e: Error) => {
+      assert.match(e.message, /server exited with 1/);
+      assert.match(e.message, /dirid-server: ERROR: the directory is at version 99 \(written by dirid 9\.9\.9\), newer than this server/);
+      assert.match(e.message, new RegExp(`dirid ${SERVER_VERSION.replace(/\./g, '\\.')} knows directory versions up to ${DIRECTORY_VERSION}`));
+      return true;
+    });
+    assert.deepEqual(await withStore(data, async (dir) => (await recordedVersion(dir)).version), 99, 'the refused start left the directory alone');
+  });
+});
+
+/**
+ * Objects registered after the realm was made, as the next issues add
+ * them: a note (container cn=notes,cn=misc, readable, a schema of its own,
+ * one built-in entry) and a one-of-a-kind realm-wide note policy in the
+ * realm's Kerberos container (FreeIPA's global policy), each declared once
+ * and added to the registry with one line.
+ */
+const noteObject = defineObject({
+  name: 'note',
+  label: 'notes',
+  labelSingular: 'note',
+  doc: 'Notes.',
+  container: 'cn=notes,cn=misc',
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [{ name: 'dirNoteText', syntax: 'string', singleValue: true, indexed: true }],
+    objectClasses: [{ name: 'dirNote', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirNoteText'] }],
+  },
+  defaults: ({ baseDn }) => [{ dn: `cn=welcome,cn=notes,cn=misc,${baseDn}`, attrs: { objectClass: ['top', 'dirNote'], cn: ['welcome'], dirNoteText: ['Welcome'] } }],
+  rdnAttr: 'cn',
+  objectClasses: ['top', 'dirNote'],
+  pkey: 'name',
+  params: {
+    name: { attr: 'cn', type: 'str', label: 'Name', doc: 'Note name' },
+    text: { attr: 'dirNoteText', type: 'str', label: 'Text', doc: 'Note text' },
+  },
+  defaultAttributes: ['name', 'text'],
+  searchAttributes: ['name', 'text'],
+});
+
+const notePolicyObject = defineObject({
+  name: 'note_policy',
+  label: 'note policy',
+  labelSingular: 'note policy',
+  doc: 'The realm-wide note policy.',
+  singleton: ({ baseDn, realm }) => `cn=note policy,${realmContainerDn(baseDn, realm)}`,
+  readBy: 'authenticated',
+  schema: {
+    attributeTypes: [{ name: 'dirNoteMaxLength', syntax: 'integer', singleValue: true }],
+    objectClasses: [{ name: 'dirNotePolicy', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirNoteMaxLength'] }],
+  },
+  defaults: ({ baseDn, realm }) => [{ dn: `cn=note policy,${realmContainerDn(baseDn, realm)}`, attrs: { objectClass: ['top', 'dirNotePolicy'], cn: ['note policy'], dirNoteMaxLength: ['100'] } }],
+  rdnAttr: 'cn',
+  objectClasses: ['top', 'dirNotePolicy'],
+  pkey: 'name',
+  params: {
+    name: { attr: 'cn', type: 'str', label: 'Name', doc: 'Policy name', noUpdate: true },
+    max_length: { attr: 'dirNoteMaxLength', type: 'int', label: 'Maximum length', doc: 'Longest note text' },
+  },
+  defaultAttributes: ['name', 'max_length'],
+  searchAttributes: [],
+});
+
+describe('an object registered after the realm was made', () => {
+  let tmp: string;
+  let dir: Directory;
+  const registered = [...REGISTERED, noteObject, notePolicyObject];
+
+  before(async () => {
+    tmp = unpack();
+    const paths = dataPaths(join(tmp, 'realm'));
+    dir = await openSqliteDirectory({ path: paths.store, baseDn: BASE, schema: schemaOf(registered), masterKey: readMasterKey(paths) });
+  });
+  after(async () => {
+    await dir?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('gets its containers and default entries from the upgrade, and its commands and the read rule work', async () => {
+    const log: string[] = [];
+    await upgradeDirectory(dir, { realm: REALM, log: (l) => log.push(l), registered });
+    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the containers cn=misc,${BASE}; cn=notes,cn=misc,${BASE}`), log.join('\n'));
+    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the entries cn=welcome,cn=notes,cn=misc,${BASE}; cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
+
+    const registry = buildRegistry({}, registered);
+    const ctx: CallContext = {
+      dir,
+      principal: { name: `admin@${REALM}`, dn: `uid=admin,cn=users,cn=accounts,${BASE}`, uid: 'admin' },
+      server: { version: SERVER_VERSION, apiVersion: '1.0', realm: REALM, domain: 'upgrade.test', searchSizeLimit: 100, searchTimeLimit: 2 },
+      cache: new Map(),
+      registry,
+    };
+    const added = await dispatch(ctx, 'note_add', ['first'], { text: 'Hello' });
+    assert.deepEqual(added.result, { cn: ['first'], dirnotetext: ['Hello'] });
+    const found = await dispatch(ctx, 'note_find', [], {});
+    assert.deepEqual((found.result as Array<{ cn: string[] }>).map((e) => e.cn[0]), ['first', 'welcome']);
+    assert.equal(registry.get('note_policy_show').args.length, 0, 'a one-of-a-kind object is shown without a name');
+    assert.deepEqual((await dispatch(ctx, 'note_policy_show', [], {})).result, { cn: ['note policy'], dirnotemaxlength: [100] });
+    assert.deepEqual((await dispatch(ctx, 'note_policy_mod', [], { max_length: 50 })).result, { cn: ['note policy'], dirnotemaxlength: [50] });
+    assert.equal(registry.has('note_policy_add') || registry.has('note_policy_find') || registry.has('note_policy_del'), false);
+
+    const layout = readableLayout(registry, { baseDn: BASE, realm: REALM });
+    const alice = { name: `alice@${REALM}`, dn: `uid=alice,cn=users,cn=accounts,${BASE}`, uid: 'alice' };
+    assert.equal(readability(alice, `cn=first,cn=notes,cn=misc,${BASE}`, layout), 'subtree');
+    assert.equal(readability(alice, `cn=note policy,${realmContainerDn(BASE, REALM)}`, layout), 'subtree');
+    assert.equal(readability(alice, realmPrincipalDn(BASE, REALM, tgsPrincipal(REALM)), layout), 'none', 'the policy beside krbtgt opens nothing else of the realm container');
+    assert.equal(readability(alice, realmContainerDn(BASE, REALM), layout), 'path');
+    assert.equal(readability(alice, `uid=alice,cn=users,cn=accounts,${BASE}`, readableLayout(buildRegistry(), { baseDn: BASE, realm: REALM })), 'subtree');
+
+    const again: string[] = [];
+    await upgradeDirectory(dir, { realm: REALM, log: (l) => again.push(l), registered });
+    assert.deepEqual(again, [], 'nothing left to add');
+  });
+});
+
+describe('the upgrade on PostgreSQL', () => {
+  let tmp: string;
+  let database: string;
+  const data = () => join(tmp, 'realm');
+  const start = (log: string[]) => startServer({ dataDir: data(), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l) });
+  const upgradeLines = (log: string[]) => log.filter((l) => UPGRADE_LINE.test(l));
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'dirid-upgrade-pg-'));
+    database = await createDatabase(await startPostgres(), 'upgrade');
+    await initRealm({ dataDir: data(), realm: REALM, domain: 'upgrade.test', hostname: 'localhost', adminPassword: 'Upgrade-admin-1', database });
+  });
+  after(() => {
+    stopPostgres();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** The store as a realm made before looks: no version record, no cn=servers (the previous release made it at start), no kadmin/changepw nor ID range (older realms). */
+  const downgrade = () =>
+    withStore(data(), async (dir) => {
+      const changepw = await findPrincipal(dir, `kadmin/changepw@${REALM}`);
+      assert.ok(changepw);
+      const servers = await dir.search({ base: `cn=servers,cn=etc,${BASE}`, scope: 'one', attrs: ['1.1'] });
+      await dir.batch([
+        ...servers.entries.map((e) => ({ kind: 'delete' as const, dn: e.dn })),
+        { kind: 'delete', dn: `cn=servers,cn=etc,${BASE}` },
+        { kind: 'delete', dn: changepw.dn },
+        { kind: 'delete', dn: idRangeDn(BASE, REALM) },
+        { kind: 'delete', dn: versionRecordDn(BASE) },
+      ]);
+    });
+
+  it('runs the same steps, once, and refuses a newer directory', async () => {
+    assert.equal(await withStore(data(), async (dir) => (await recordedVersion(dir)).version), DIRECTORY_VERSION, 'init records its version');
+    await downgrade();
+    const log: string[] = [];
+    const server = await start(log);
+    try {
+      assert.ok(await findPrincipal(server.dir, `kadmin/changepw@${REALM}`));
+      assert.ok(await server.dir.get(idRangeDn(BASE, REALM)));
+    } finally {
+      await server.stop();
+    }
+    const lines = upgradeLines(log);
+    assert.equal(lines.length, 5, lines.join('\n'));
+    assert.equal(lines[0], `dirid-server: realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}`);
+    assert.equal(lines[1], `dirid-server: realm ${REALM}: upgrade: added the containers cn=servers,cn=etc,${BASE}`);
+    assert.equal(lines[2], `dirid-server: realm ${REALM}: upgrade step 1 (the password service's principal kadmin/changepw, for realms made before it): added kadmin/changepw@${REALM}`);
+    assert.match(lines[3]!, new RegExp(`^dirid-server: realm ${REALM}: upgrade step 2 \\(the POSIX ID range, for realms made before it\\): added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+$`));
+    assert.equal(lines[4], `dirid-server: realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}`);
+
+    const second: string[] = [];
+    await (await start(second)).stop();
+    assert.deepEqual(upgradeLines(second), []);
+
+    await withStore(data(), (dir) => dir.modify(versionRecordDn(BASE), [{ op: 'replace', attr: 'dirVersion', values: [String(DIRECTORY_VERSION + 1)] }]));
+    await assert.rejects(start([]), new RegExp(`the directory is at version ${DIRECTORY_VERSION + 1} \\(written by dirid .*\\), newer than this server: dirid .* knows directory versions up to ${DIRECTORY_VERSION}`));
+    await withStore(data(), (dir) => dir.modify(versionRecordDn(BASE), [{ op: 'replace', attr: 'dirVersion', values: [String(DIRECTORY_VERSION)] }]));
+  });
+
+  it('two servers upgrading at once end with one directory, recorded once', async () => {
+    await downgrade();
+    const paths = dataPaths(data());
+    const config = readServerConfig(paths);
+    const [a, b] = await Promise.all([openRealmStore(paths, config), openRealmStore(paths, config)]);
+    try {
+      const logs: string[][] = [[], []];
+      await Promise.all([a, b].map((dir, i) => upgradeDirectory(dir, { realm: REALM, log: (l) => logs[i]!.push(l) })));
+      const all = logs.flat();
+      assert.equal(all.filter((l) => l.endsWith(`directory upgraded from version 0 to version ${DIRECTORY_VERSION}`)).length, 1, all.join('\n'));
+      assert.equal((await recordedVersion(a)).version, DIRECTORY_VERSION);
+      const changepw = await a.search({ base: BASE, scope: 'sub', filter: `(krbPrincipalName=kadmin/changepw@${REALM})`, attrs: ['1.1'] });
+      assert.equal(changepw.entries.length, 1);
+      const ranges = await a.search({ base: `cn=ranges,cn=etc,${BASE}`, scope: 'one', attrs: ['1.1'] });
+      assert.equal(ranges.entries.length, 1, 'one range, whichever server added it');
+      assert.ok(await a.get(`cn=servers,cn=etc,${BASE}`));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
