@@ -10,7 +10,7 @@
  * Then users log in over `ssh` from outside the host as users would: a
  * realm password user and a local one (keyboard-interactive), an IdP user
  * through the device flow (the URL and code shown, approved at the test
- * IdP), `su` at the console, GSSAPI with a ticket got outside, an SSH key
+ * IdP), `login`, `su` and `sudo` at the console, GSSAPI with a ticket got outside, an SSH key
  * from the directory; a user
  * disabled in dirid while a process of theirs runs on the host is refused
  * at the next login on every path; `dirid leave` puts /etc back as it was.
@@ -53,7 +53,7 @@ function differences(a: Map<string, string>, b: Map<string, string>): string[] {
   return out;
 }
 
-describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, a disabled user, dirid leave', () => {
+describe('a Debian host joined with dirid join: logins over ssh and at the console, GSSAPI, SSH keys, a disabled user, dirid leave', () => {
   let idp: TestIdp;
   let idpCa: string;
   let realm: TestRealm;
@@ -93,9 +93,11 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     outsideKrb5 = join(realm.dataDir, 'outside-krb5.conf');
     writeFileSync(outsideKrb5, readFileSync(join(data, 'krb5.conf'), 'utf8').replaceAll(`${SERVER}:`, '127.0.0.1:'));
     host = await startDebianHost({ hostname: HOST, hosts: { [SERVER]: '127.0.0.1', [HOST]: '127.0.1.1' } });
-    // a local user of the host, and its sshd, running before the join as on any server
+    // a local user of the host, a sudo rule of its administrator's, and its sshd, running before the join as on any server
     sshPort = await freeTcpPort();
-    const setup = await host.exec(`useradd -m -s /bin/bash localbob && echo 'localbob:Local-pw-1234' | chpasswd && /usr/sbin/sshd -p ${sshPort} -o ListenAddress=127.0.0.1`);
+    const setup = await host.exec(
+      `useradd -m -s /bin/bash localbob && echo 'localbob:Local-pw-1234' | chpasswd && echo 'frank ALL=(ALL) ALL' > /etc/sudoers.d/frank && chmod 440 /etc/sudoers.d/frank && /usr/sbin/sshd -p ${sshPort} -o ListenAddress=127.0.0.1`,
+    );
     assert.equal(setup.code, 0, setup.stderr);
     stock = await host.etcDigest();
   });
@@ -225,16 +227,31 @@ describe('a Debian host joined with dirid join: logins over ssh, su and GSSAPI, 
     }
   });
 
-  it('su at the console shows an IdP user the device flow', async () => {
+  /** Runs `script` on the host's console (a pseudo-terminal), approving the device code it shows as frank, then `then` once. */
+  const console = (script: string, then?: string) => {
     let approved = false;
-    const r = await host.pty('setpriv --reuid=65534 --regid=65534 --clear-groups su - frank -c "echo SU-AS \\$(id -un)"', (out, write) => {
+    let sent = false;
+    return host.pty(script, (out, write) => {
       const code = /user_code=([A-Z0-9-]+) and press ENTER/.exec(out)?.[1];
       if (code && !approved) {
         approved = true;
         void idp.approveDevice(code, 'frank-sub').then(() => write('\r'));
       }
+      if (then && !sent && /\$ $/.test(out)) {
+        sent = true;
+        write(then);
+      }
     });
-    assert.match(r.out, /SU-AS frank/, r.out);
+  };
+
+  it('at the console, login, su and sudo show an IdP user the device flow', async () => {
+    const login = await console('login frank', 'echo LOGIN-AS $(id -un); exit\r');
+    assert.match(login.out, /Authenticate at \S+ and press ENTER[\s\S]*LOGIN-AS frank/, login.out);
+    const su = await console('setpriv --reuid=65534 --regid=65534 --clear-groups su - frank -c "echo SU-AS \\$(id -un)"');
+    assert.match(su.out, /Authenticate at \S+ and press ENTER[\s\S]*SU-AS frank/, su.out);
+    // sudo asks when a rule says so (the host's own sudoers, written before the join)
+    const sudo = await console('setpriv --reuid=frank --regid=frank --init-groups sudo -k sh -c "echo SUDO-AS \\$(id -un)"');
+    assert.match(sudo.out, /Authenticate at \S+ and press ENTER[\s\S]*SUDO-AS root/, sudo.out);
   });
 
   it('GSSAPI: a ticket got outside the host logs in over ssh without a prompt', async () => {
