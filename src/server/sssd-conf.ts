@@ -6,9 +6,10 @@
  * through the KDC with FAST armor from the host keytab, password changes
  * through the password service, and the account check of every login
  * (disabled users refused, also when no password is asked, as with an SSH
- * key). The example names every server of the
- * realm (this one first) and the server's own host; a host enrolled with `dirid host-add` and
- * `dirid keytab-get` puts its own name in the two host/ lines.
+ * key). The example names every server of the realm (this one first), the
+ * server's own host, and the CA and keytab of the data directory; a host
+ * joined with `dirid join` gets the same text with its own name and files
+ * (host/sssd-conf.ts).
  */
 import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import { sssdConfText } from '../host/sssd-conf.js';
@@ -30,7 +31,10 @@ export function writeSssdConf(paths: DataPaths, config: ServerConfig, servers: r
     servers,
     baseDn: config.baseDn,
     host: config.hostname,
-    writtenBy: `Written by dirid-server for realm ${config.realm}: sssd.conf for a host of the realm\n# (dirid join writes it with the host's own name; see docs/sssd-host.md).`,
+    // the files of the data directory name one CA file, the one beside them (as krb5.conf and default.conf do), and the server's own host keytab
+    caFile: paths.caCert,
+    keytab: paths.hostKeytab,
+    writtenBy: `Written by dirid-server for realm ${config.realm}: sssd.conf for this server's own host\n# (dirid join writes one for each host it joins; see docs/sssd-host.md).`,
   });
   writeFileAtomic(paths.sssdConf, text, 0o644);
 }
