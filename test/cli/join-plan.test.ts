@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SrvRecord } from 'node:dns';
+import { spawnSync } from 'node:child_process';
 import { joinFiles, pendingChanges, lineDiff } from '../../src/cli/join-plan.js';
 import { discoverRealm, type DnsLookup } from '../../src/cli/join-facts.js';
 import { normalizeFingerprint } from '../../src/cli/join-trust.js';
@@ -179,5 +180,20 @@ describe('dirid join: the record dirid leave undoes', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('dirid join: what it refuses before it touches anything', () => {
+  const dirid = (...args: string[]) => spawnSync(process.execPath, [new URL('../../bin/dirid.js', import.meta.url).pathname, ...args], { encoding: 'utf8', env: { ...process.env, DIRID_DNS_SERVER: '127.0.0.1:9' } });
+
+  it('no CA to trust the server by: never blindly', () => {
+    const r = dirid('join', '--dry-run', '--server', 'ipa1.example.test');
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /dirid join trusts the server only through its CA: give --ca-file FILE .* or --ca-fingerprint SHA256/);
+  });
+
+  it('both ways of trusting, or both ways of logging in: one of each', () => {
+    assert.match(dirid('join', '--dry-run', '--ca-file', 'a', '--ca-fingerprint', 'b').stderr, /give --ca-file or --ca-fingerprint, not both/);
+    assert.match(dirid('join', '--dry-run', '--ca-file', 'a', '--otp', '--principal', 'admin').stderr, /give --otp .* or --principal .*, not both/);
   });
 });

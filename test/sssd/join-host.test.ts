@@ -290,6 +290,9 @@ describe('a Debian host joined with dirid join: logins over ssh and at the conso
   });
 
   it('dirid leave puts every file back as it was and removes the host keys', async () => {
+    const dry = await dirid('leave --dry-run');
+    assert.match(dry.stdout, /would put back \/etc\/krb5\.conf[\s\S]*would remove \/etc\/sssd\/sssd\.conf[\s\S]*would remove the keys of host\/client\.example\.test@EXAMPLE\.TEST/, dry.stdout + dry.stderr);
+    assert.deepEqual(differences(joined, await host.etcDigest()), []);
     const r = await dirid('leave');
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /This host has left realm EXAMPLE\.TEST/);
