@@ -200,6 +200,15 @@ function removeKeys(path: string, principal: string, realm: string, removeWhenEm
   return true;
 }
 
+/** The host's name: the kernel's when it is qualified, else the resolver's canonical one (`hostname --fqdn`, as Debian's /etc/hosts gives it). */
+function systemFqdn(): string {
+  const name = osHostname();
+  if (name.includes('.')) return name;
+  const r = spawnSync('hostname', ['--fqdn'], { encoding: 'utf8' });
+  const fq = r.status === 0 ? r.stdout.trim() : '';
+  return fq.includes('.') ? fq : name;
+}
+
 function apiUrl(facts: RealmFacts): string {
   const s = facts.servers[0]!;
   return `https://${hostPort(s.hostname, s.https, USUAL_PORTS.https)}/dirid/json`;
@@ -216,7 +225,7 @@ export async function joinCommand(argv: string[], state = new StateDir(HOST_PATH
   if (v['ca-file'] === undefined && v['ca-fingerprint'] === undefined) {
     throw new CliError("dirid join trusts the server only through its CA: give --ca-file FILE (the server's DATA_DIR/ca.crt) or --ca-fingerprint SHA256");
   }
-  const fqdn = checkFqdn(v.hostname ?? osHostname(), v.hostname !== undefined ? 'the host name' : "the system's host name (give --hostname FQDN)");
+  const fqdn = checkFqdn(v.hostname ?? systemFqdn(), v.hostname !== undefined ? 'the host name' : "the system's host name (give --hostname FQDN)");
 
   const previous = state.read();
   if (previous?.status === 'joined') {
