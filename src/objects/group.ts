@@ -10,7 +10,7 @@ import { crudCommands } from '../framework/crud.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import type { Command } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
-import { addGroupPosix, allocateId, checkIdChange, checkPrivateGroupName } from './posix.js';
+import { addGroupPosix, allocateId, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
@@ -56,7 +56,6 @@ export const groupObject = defineObject({
       } else if (gidMod && !posix) {
         throw publicError('ValidationError', { name: 'gid', error: 'a non-POSIX group has no GID; use --posix' });
       }
-      await checkIdChange(ctx, mods, entry, 'gidNumber');
     },
     async postRead(ctx, entry, out) {
       Object.assign(out, membersByKind(ctx, entry.attrs.member ?? [], { member_user: 'user', member_group: 'group' }));

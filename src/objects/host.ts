@@ -17,7 +17,6 @@ import { newRandomKeys } from '../account/keys.js';
 import { containers } from '../directory/layout.js';
 import { escapeFilterValue } from '../directory/filter.js';
 import { refuseServerPrincipal } from './realm-principals.js';
-import { checkNewPrincipalNames } from './principal-name.js';
 
 /** A host name in any case (normalised to lower case): labels of letters, digits and hyphens. */
 const HOST_NAME_ANY_CASE = new RegExp(HOST_NAME.source, 'i');
@@ -64,8 +63,6 @@ export const hostObject = defineObject({
       const found = await ctx.dir.search({ base: containers(ctx.dir.baseDn).services, scope: 'one', filter, attrs: ['1.1'] });
       return found.entries.map((e) => e.dn);
     },
-    // host/FQDN is no other entry's, a service's of that name included
-    complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
     async postRead(_ctx, entry, out) {
       if (entry.attrs.krbPrincipalName) out.principal = entry.attrs.krbPrincipalName;
     },

@@ -3,9 +3,13 @@
  * groups, roles, privileges and IdP references. The product prefix is `dir`
  * (object class dirIdpUser, attributes dirIdpSub and
  * dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used where
- * one exists.
+ * one exists. The uniqueness rules (principal names, POSIX ids, IdP links)
+ * are declared beside the objects they concern.
  */
 import type { SchemaDefinition } from '../directory/types.js';
+import { posixIdRule } from './posix.js';
+import { principalNameRule } from './principal-name.js';
+import { idpLinkRule } from './user.js';
 
 export const diridSchema: SchemaDefinition = {
   attributeTypes: [
@@ -150,4 +154,6 @@ export const diridSchema: SchemaDefinition = {
       ],
     },
   ],
+  // what one entry holds alone, enforced at every write (directory/unique.ts)
+  unique: [principalNameRule, posixIdRule, idpLinkRule],
 };

@@ -5,23 +5,19 @@
  * are single-valued: a linked user cannot be linked to a second reference
  * until the first link is removed. The object class dirIdpUser comes with a
  * link and leaves with it, whichever options made or removed the link.
- * An identity at an IdP (reference and IdP user id) links one user only.
+ * An identity at an IdP (reference and IdP user id) links one user only
+ * ({@link idpLinkRule}, which the directory enforces at every write).
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
  */
-import type { Attributes, Entry, Modification } from '../directory/types.js';
+import type { Attributes, Entry, Modification, UniqueRule } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { hashPassword } from './password.js';
 import { keysFromPassword, parseKeys, serializeKeys } from '../account/keys.js';
 import { generalizedTime } from '../directory/schema.js';
-import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
+import { addUserPosix, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
-import { containers } from '../directory/layout.js';
-import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { sameDn } from '../directory/dn.js';
-import { pkeyOfDn } from '../framework/crud.js';
-import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -33,23 +29,14 @@ function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
 /**
  * One identity at an IdP is one user: a link (reference, user id at the IdP)
  * that another user holds is refused, naming that user, or its IdP account
- * would log in as both. `self` is the user being modified (null on add), which
- * may set its own link again.
+ * would log in as both; the user holding it may set it again. IdP user ids
+ * compare exactly (dirIdpSub's syntax); the id is looked up first, being the
+ * more selective of the two.
  */
-async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: string | null): Promise<void> {
-  const res = await ctx.dir.search({
-    base: containers(ctx.dir.baseDn).users,
-    scope: 'one',
-    filter: `(&(dirIdpConfigLink=${filterEscape(link)})(dirIdpSub=${filterEscape(sub)}))`,
-    attrs: ['uid'],
-    sizeLimit: 2,
-  });
-  const other = res.entries.find((e) => self === null || !sameDn(e.dn, self));
-  if (!other) return;
-  throw publicError('DuplicateEntry', {
-    reason: `IdP user ID "${sub}" of IdP reference "${pkeyOfDn(link)}" is already linked to user "${other.attrs.uid?.[0] ?? other.dn}"`,
-  });
-}
+export const idpLinkRule: UniqueRule = {
+  name: 'IdP link',
+  keys: [{ attrs: ['dirIdpSub', 'dirIdpConfigLink'], refusal: 'IdP user ID "{dirIdpSub}" of IdP reference "{dirIdpConfigLink}" is already linked to {holder}' }],
+};
 
 /**
  * New Kerberos keys for a password change: every enctype, kvno + 1. A new
@@ -68,8 +55,8 @@ export async function passwordKeyMods(ctx: CallContext, entry: Entry, password: 
   ];
   if (entry.attrs.krbPasswordExpiration) mods.push({ op: 'replace', attr: 'krbPasswordExpiration', values: [] });
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
+    // a name another entry holds is refused at the write (principal-name.ts)
     const name = `${uid}@${ctx.server.realm}`;
-    await assertPrincipalNamesFree(ctx, [name], entry.dn);
     mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [name] });
   }
   return mods;
@@ -148,7 +135,6 @@ export const userObject = defineObject({
       await addUserPosix(ctx, attrs, pkey);
     },
     async preMod(ctx, mods, options, entry) {
-      await checkIdChange(ctx, mods, entry, 'uidNumber');
       if (typeof options.rename === 'string') {
         await checkPrivateGroupName(ctx, options.rename, 'user');
         // a renamed user logs in under the new name; the keys keep the salt they were made with
@@ -174,17 +160,10 @@ export const userObject = defineObject({
         }
       }
     },
-    async complete(ctx, entry) {
-      // a principal name (the user's own, after a rename, or an alias) is no other entry's
-      await checkNewPrincipalNames(ctx, entry);
-      // a link is both attributes or neither, whichever options made it, and no other user's
+    async complete(_ctx, entry) {
+      // a link is both attributes or neither, whichever options made it (another user's is refused at the write: idpLinkRule)
       const link = entry.values('dirIdpConfigLink');
-      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {
-        const sub = entry.values('dirIdpSub');
-        checkLinkPair(sub, link);
-        // more than one value of either is left to the store's single-value rule
-        if (link.length === 1 && sub.length === 1) await checkLinkFree(ctx, link[0]!, sub[0]!, entry.before?.dn ?? null);
-      }
+      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) checkLinkPair(entry.values('dirIdpSub'), link);
       // dirIdpUser marks a linked user: it comes with a link and leaves with it
       const classes = entry.values('objectClass');
       if (link.length > 0 && !hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
