@@ -10,7 +10,7 @@
  * `complete` hook), a delete of several names is one transaction unless
  * --continue, and find returns entries ordered by their primary key.
  */
-import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
+import { DirectoryError, UniquenessViolation, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
 import { assertMayActOn, assertMayStore, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
@@ -117,6 +117,8 @@ export const REFERENCED = 'This entry is being referenced by other entries';
  */
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
+  // a key another entry holds (a principal name, a POSIX id, an IdP link: directory/unique.ts), in the rule's words
+  if (err instanceof UniquenessViolation) return publicError('DuplicateEntry', { reason: err.describe(entryLabel(ctx, err.holder)) });
   const attrName = err.attr ?? '';
   const named = err.dn !== undefined && isEntryOf(ctx, obj, err.dn) ? pkeyOfDn(err.dn) : pkey;
   switch (err.code) {
@@ -147,6 +149,12 @@ export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string
     default:
       return err;
   }
+}
+
+/** How an error names the entry at `dn`: `host "web.example.test"` for an object's entry, else `the entry "DN"`. */
+function entryLabel(ctx: CallContext, dn: string): string {
+  for (const o of ctx.registry.objects.values()) if (isEntryOf(ctx, o, dn)) return `${o.labelSingular} "${pkeyOfDn(dn)}"`;
+  return `the entry "${dn}"`;
 }
 
 /** Whether `dn` names an entry of `obj` (one directly in its container); false for a DN that does not parse. */

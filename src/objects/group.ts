@@ -8,7 +8,7 @@
 import { defineObject } from '../framework/object.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import { publicError } from '../framework/errors.js';
-import { addGroupPosix, allocateId, checkIdChange, checkPrivateGroupName } from './posix.js';
+import { addGroupPosix, allocateId, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { KNOWN_CONTAINERS } from '../directory/layout.js';
 
@@ -71,7 +71,6 @@ export const groupObject = defineObject({
       } else if (gidMod && !posix) {
         throw publicError('ValidationError', { name: 'gid', error: 'a non-POSIX group has no GID; use --posix' });
       }
-      await checkIdChange(ctx, mods, entry, 'gidNumber');
     },
     async postRead(ctx, entry, out) {
       Object.assign(out, membersByKind(ctx, entry.attrs.member ?? [], { member_user: 'user', member_group: 'group' }));

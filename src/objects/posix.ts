@@ -14,13 +14,13 @@
  * one server or several over one database, never take the same number. A
  * number given by hand is accepted when no user has it as uidNumber and no
  * group as gidNumber (a private group's gid is its user's uid, so users and
- * groups share one space).
+ * groups share one space): {@link posixIdRule}, which the directory enforces
+ * at every write, whoever writes.
  */
 import { randomInt } from 'node:crypto';
 import { containers, idRangeDn } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { sameDn } from '../directory/dn.js';
-import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type WriteOp } from '../directory/types.js';
+import { DirectoryError, type Attributes, type Directory, type UniqueRule, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { HOMES } from '../framework/access.js';
@@ -76,39 +76,28 @@ async function readRange(dir: Directory, realm: string): Promise<IdRange & { nex
   return { base: num('dirBaseId'), size: num('dirIdRangeSize'), next: num('dirNextId') };
 }
 
-/** Who holds `id` already, as "user alice" / "group staff", or null. */
-async function holderOf(dir: Directory, id: number, exceptDn?: string): Promise<string | null> {
-  const res = await dir.search({
-    base: dir.baseDn,
-    scope: 'sub',
-    filter: `(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`,
-    attrs: ['uid', 'cn', 'uidNumber'],
-    sizeLimit: 2,
-  });
-  const other = res.entries.find((e) => exceptDn === undefined || !sameDn(e.dn, exceptDn));
-  if (!other) return null;
-  return other.attrs.uidNumber ? `user "${other.attrs.uid?.[0] ?? other.dn}"` : `group "${other.attrs.cn?.[0] ?? other.dn}"`;
+/**
+ * One POSIX id space: a user's uidNumber and a POSIX group's gidNumber are
+ * never another entry's uidNumber or POSIX group's gidNumber (a user's own
+ * gidNumber, its primary group's, is no key: many users share one).
+ */
+export const posixIdRule: UniqueRule = {
+  name: 'POSIX ID',
+  keys: [
+    { attrs: ['uidNumber'], refusal: 'UID {uidNumber} is already used by {holder}' },
+    { attrs: ['gidNumber'], objectClass: 'posixGroup', refusal: 'GID {gidNumber} is already used by {holder}' },
+  ],
+};
+
+/** Whether a user has `id` as uidNumber or a POSIX group as gidNumber. */
+async function idHeld(dir: Directory, id: number): Promise<boolean> {
+  const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`, attrs: ['1.1'], sizeLimit: 1 });
+  return res.entries.length > 0;
 }
 
-/** Refuses an id given by hand that someone else holds. */
-async function checkIdFree(ctx: CallContext, name: string, id: number, exceptDn?: string): Promise<void> {
-  const holder = await holderOf(ctx.dir, id, exceptDn);
-  if (holder) throw publicError('DuplicateEntry', { reason: `${name} ${id} is already used by ${holder}` });
-}
-
-/** A mod that gives `attr` (uidNumber, gidNumber) a new number: refused when someone else holds it. */
-export async function checkIdChange(ctx: CallContext, mods: readonly Modification[], entry: Entry, attr: 'uidNumber' | 'gidNumber'): Promise<void> {
-  const m = mods.find((x) => x.attr === attr);
-  if (m?.op === 'replace' && m.values.length === 1 && m.values[0] !== entry.attrs[attr]?.[0]) await checkIdFree(ctx, ID_LABELS[attr], Number(m.values[0]), entry.dn);
-}
-
-const ID_LABELS = { uidNumber: 'UID', gidNumber: 'GID' } as const;
-
-/** `attr` of a new entry: the number given (when free) or the next of the range; and the object class that holds it. */
+/** `attr` of a new entry: the number given (one held already is refused at the write) or the next of the range; and the object class that holds it. */
 async function assignId(ctx: CallContext, attrs: Attributes, attr: 'uidNumber' | 'gidNumber', objectClass: string): Promise<string> {
-  const given = attrs[attr]?.[0];
-  if (given === undefined) attrs[attr] = [String(await allocateId(ctx))];
-  else await checkIdFree(ctx, ID_LABELS[attr], Number(given));
+  if (attrs[attr]?.[0] === undefined) attrs[attr] = [String(await allocateId(ctx))];
   if (!hasObjectClass(attrs.objectClass, objectClass)) attrs.objectClass = [...(attrs.objectClass ?? []), objectClass];
   return attrs[attr]![0]!;
 }
@@ -132,7 +121,7 @@ async function takeNextId(ctx: CallContext, dn: string): Promise<number> {
     const last = r.base + r.size - 1;
     let id = Math.max(r.next, r.base);
     // numbers given by hand inside the range are skipped
-    while (id <= last && (await holderOf(ctx.dir, id)) !== null) id++;
+    while (id <= last && (await idHeld(ctx.dir, id))) id++;
     if (id > last) throw publicError('DatabaseError', { desc: `the ID range ${r.base}-${last} is used up` });
     try {
       await ctx.dir.modify(dn, [
