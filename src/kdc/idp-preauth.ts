@@ -7,7 +7,8 @@
  * endpoint at most once per interval, never before the device code is
  * due; while the user has not finished (or a poll did not reach the IdP)
  * the KDC answers with the same challenge again, until the device code
- * expires.
+ * expires, which ends the login (also when it expires while an answer is
+ * held).
  * On success the ID token's user identifier must equal the user's dirIdpSub
  * at this very IdP reference; the reply key is the FAST armor key,
  * strengthened. The flow travels in the cookie; the IdP client remembers
@@ -73,9 +74,11 @@ export type HoldResult = PollResult | Unreachable | typeof NOT_DUE | typeof HELD
  * the hold, a slow_down), the answer is held until the hold ends and
  * answered "pending" without a token request (HELD_NOT_DUE); the client's
  * next answer polls once the code is due. A token request that does not
- * reach the IdP counts as a pending answer (Unreachable). MIT
- * retransmissions of a held request join it through the KDC's in-flight
- * map.
+ * reach the IdP counts as a pending answer (Unreachable). The hold never
+ * outlasts the device code: it ends at the code's expiry, and when no poll
+ * is left before an expiry within the hold, the answer is held until then;
+ * the caller answers an expired code as expired. MIT retransmissions of a
+ * held request join it through the KDC's in-flight map.
  *
  * The interval is the device code's, not the cookie's: the IdP client
  * remembers when it last polled each code and at which interval
@@ -89,7 +92,9 @@ export type HoldResult = PollResult | Unreachable | typeof NOT_DUE | typeof HELD
 export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<HoldResult> {
   const waits = ctx.caches.idpWaits;
   const start = ctx.now();
-  const deadline = start + waits.holdMs;
+  const holdEnd = start + waits.holdMs;
+  // the hold ends when the device code expires, if that comes first: the caller then answers that it expired, never "pending"
+  const deadline = Math.min(holdEnd, first.expiresAt);
   const held = waits.active < waits.limit;
   if (held) waits.active++;
   try {
@@ -105,7 +110,14 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
       if (known?.lastStatus && !known.inFlight && known.lastPoll >= start) answered = known.lastStatus === 'slow_down' ? { status: 'slow_down', interval: known.interval } : { status: 'pending' };
       const due = s.lastPoll + s.interval * 1000;
       const now = ctx.now();
-      if (answered && (!held || due > deadline || now > s.expiresAt)) return answered;
+      if (answered && (!held || due > deadline)) {
+        // no poll is left before the code expires within the hold: nothing can change until then, so held until it expires
+        if (held && due > s.expiresAt && s.expiresAt <= holdEnd && now < deadline) {
+          await sleep(deadline - now);
+          continue;
+        }
+        return answered;
+      }
       if (!known?.inFlight && due > now) {
         // not due: wait for it within the hold, and past the hold never poll early
         if (held && now < deadline) {
@@ -260,17 +272,21 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     ctx.note.preauth = `idp: device authorization started (${cfg.name})`;
     throw again(s, 'KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider');
   }
-  if (now > state.expiresAt) {
-    // PREAUTH_FAILED ends the login; PREAUTH_EXPIRED would make MIT clients start again with a new code by
-    // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
-    ctx.note.preauth = 'idp: device code expired';
-    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
-  }
+  // PREAUTH_FAILED ends the login; PREAUTH_EXPIRED would make MIT clients start again with a new code by
+  // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
+  const expired = (why: string): KdcError => {
+    ctx.note.preauth = `idp: device code expired${why}`;
+    return new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
+  };
+  if (now >= state.expiresAt) throw expired('');
   let cfg: IdpConfig;
   let s: IdpFlowState = state;
+  const held = () => ` after ${s.polls ?? 0} poll(s) held ${ctx.now() - now} ms`;
   try {
     cfg = await idpConfigOf(dir, state.link);
     const r = await pollUntilAnswered(ctx, cfg, s, (next) => (s = next));
+    // no "pending" for a code that has expired meanwhile: the client would ask for ENTER again for a code that no longer exists
+    if ((typeof r === 'string' || r.status !== 'done') && ctx.now() >= s.expiresAt) throw expired(` (while held:${held()})`);
     if (r === NOT_DUE || r === HELD_NOT_DUE) {
       const why = r === NOT_DUE ? ' and no more answers may be held' : `, after the hold (held ${ctx.now() - now} ms)`;
       ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms${why}`;
@@ -281,7 +297,7 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     if (r.status !== 'done') {
-      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'} after ${s.polls} poll(s) held ${ctx.now() - now} ms`;
+      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'}${held()}`;
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     const as = await authorizationServer(cfg, ctx.idp);
@@ -297,9 +313,12 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     ctx.note.preauth = `idp: ${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}`;
   } catch (e) {
     if (e instanceof KdcError) throw e;
-    if (e instanceof OAuthError && (e.code === 'expired_token' || e.code === 'invalid_grant')) {
-      // expired or unknown device code: keep reporting pending until our own expiry (docs/device-flow.md)
-      ctx.note.preauth = `idp: ${e.code}, pending until the device code expires`;
+    // the IdP says the code has expired (RFC 8628 §3.5), whatever our clock says (it counts from when the answer came)
+    if (e instanceof OAuthError && e.code === 'expired_token') throw expired(' (the IdP answered expired_token)');
+    if (e instanceof OAuthError && e.code === 'invalid_grant') {
+      if (ctx.now() >= s.expiresAt) throw expired(' (the IdP answered invalid_grant)');
+      // a code the IdP does not know (one it forgot, say): reported pending until our own expiry (docs/device-flow.md)
+      ctx.note.preauth = 'idp: invalid_grant, pending until the device code expires';
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;

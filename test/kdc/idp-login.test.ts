@@ -4,7 +4,8 @@
  * pseudo-terminal; the user approves on the test IdP's own pages; the KDC
  * polls, verifies the ID token and issues a TGT that works for kvno and
  * `dirid ping`. Plus the refusals: another identity, another IdP reference,
- * issuer mismatch, users not linked.
+ * issuer mismatch, users not linked; a device code that expires while the
+ * KDC holds the answer, told expired at once rather than "pending".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -184,12 +185,15 @@ describe('IdP errors reach kinit and the server log', () => {
   let realm: TestRealm;
   let idp: TestIdp;
   let shortIdp: TestIdp;
+  /** codes that live 4 s, polled every second */
+  let tickIdp: TestIdp;
   let env: NodeJS.ProcessEnv;
   let admin: RpcSession;
   before(async () => {
     const ca = await createCa('IdP test CA');
     idp = await startTestIdp({ accounts: ['frank-sub'], ca });
     shortIdp = await startTestIdp({ accounts: ['frank-sub'], deviceCodeTtl: 3, ca });
+    tickIdp = await startTestIdp({ accounts: ['frank-sub'], deviceCodeTtl: 4, pollInterval: 1, ca });
     const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-ca3-${process.pid}.pem`);
     writeFileSync(caFile, idp.caPem);
     realm = await startTestRealm({ idpCaFile: caFile });
@@ -202,6 +206,7 @@ describe('IdP errors reach kinit and the server log', () => {
     await realm?.stop();
     await idp?.stop();
     await shortIdp?.stop();
+    await tickIdp?.stop();
   });
 
   async function linkTo(name: string, extra: Record<string, string>, at: TestIdp = idp): Promise<void> {
@@ -253,5 +258,48 @@ describe('IdP errors reach kinit and the server log', () => {
     assert.equal(new Set(idpPrompts(r.out)).size, 1, `one code only, no restarted flow:\n${r.out}`);
     assert.equal((shortIdp.stats().requests[devAuth] ?? 0) - started, 1, 'one device authorization');
     assert.ok(realm.log.some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*device code expired/.test(l)), realm.log.filter((l) => l.includes('frank')).join('\n'));
+  });
+
+  /**
+   * MIT kinit pressing ENTER at every prompt, never approving: the prompts it
+   * showed, how long it ran, its output.
+   */
+  async function mitNeverApproving(cc: string): Promise<{ prompts: number; ms: number; out: string }> {
+    const armor = await hostArmor(realm, env);
+    let prompts = 0;
+    const t = performance.now();
+    const r = await pty(`kinit -T ${armor} -c FILE:${join(realm.dataDir, cc)} frank`, env, (out, write) => {
+      for (; prompts < (out.match(/press ENTER/g) ?? []).length; prompts++) write('\r');
+    });
+    assert.notEqual(r.code, 0, r.out);
+    assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
+    return { prompts, ms: performance.now() - t, out: r.out };
+  }
+
+  it('a device code that expires while the KDC holds the answer (the IdP saying "pending") is told expired then, not "pending": one prompt', async () => {
+    await linkTo('tick', {}, tickIdp);
+    const since = realm.log.length;
+    const r = await mitNeverApproving('f-tick.cc');
+    assert.equal(r.prompts, 1, `kinit asked for ENTER again for a code that no longer exists:\n${r.out}\n${realm.log.slice(since).join('\n')}`);
+    assert.ok(r.ms < 9000, `ended ${Math.round(r.ms)} ms after it started, the code living 4 s`);
+    assert.ok(realm.log.slice(since).some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*preauth="idp: device code expired \((while held: after [1-5] poll\(s\) held \d+ ms|the IdP answered expired_token)\)"/.test(l)), realm.log.slice(since).join('\n'));
+  });
+
+  it('a device code that expires while the IdP cannot be reached is told expired then, not "pending": one prompt', async () => {
+    await linkTo('tick-down', { token_uri: 'https://127.0.0.1:1/token' }, tickIdp);
+    const since = realm.log.length;
+    const r = await mitNeverApproving('f-tick-down.cc');
+    assert.equal(r.prompts, 1, `kinit asked for ENTER again for a code that no longer exists:\n${r.out}\n${realm.log.slice(since).join('\n')}`);
+    assert.ok(realm.log.slice(since).some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*preauth="idp: device code expired \(while held/.test(l)), realm.log.slice(since).join('\n'));
+  });
+
+  it('a device code that expires before its first poll is due: the answer is held until the expiry, not the whole hold, and told expired', async () => {
+    // codes of 3 s polled every 5 s: no poll can be made before the code expires
+    await linkTo('short-hold', {}, shortIdp);
+    const tokens = shortIdp.stats().requests['/token'] ?? 0;
+    const r = await mitNeverApproving('f-short-hold.cc');
+    assert.equal(r.prompts, 1, r.out);
+    assert.ok(r.ms < 7000, `ended ${Math.round(r.ms)} ms after it started: held past the code's 3 s`);
+    assert.equal((shortIdp.stats().requests['/token'] ?? 0) - tokens, 0, 'a token request went for a code not due before it expired');
   });
 });
