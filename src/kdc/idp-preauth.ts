@@ -10,7 +10,8 @@
  * expires, which ends the login (also when it expires while an answer is
  * held).
  * On success the ID token's user identifier must equal the user's dirIdpSub
- * at this very IdP reference; the reply key is the FAST armor key,
+ * at this very IdP reference (another account is a failed
+ * pre-authentication saying so); the reply key is the FAST armor key,
  * strengthened. The flow travels in the cookie; the IdP client remembers
  * only, per pending device code, when it polled it last (so that no answer
  * polls faster than the interval) and a digest of the codes it exchanged;
@@ -306,9 +307,10 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
       // identifiers compare exactly (an IdP may tell two users apart by case); an administrator who typed the link in another case is told so
       const linked = client.idpSub;
       const hint = linked !== undefined && who.toLowerCase() === linked.toLowerCase() ? `; linked as ${JSON.stringify(linked.slice(0, 128))}, which differs only in letter case: set --idp-user-id as the IdP writes it` : '';
-      ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
-      // no user has this identity at this IdP reference: kinit says the client was not found
-      throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'User not found');
+      ctx.note.preauth = `idp: another account (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
+      // the user exists, the login at the IdP did not prove it: a failed pre-authentication (MIT: "Preauthentication
+      // failed", pam_sss: "Authentication failure"), not an unknown client; the e-text says which account is wanted
+      throw new KdcError('KDC_ERR_PREAUTH_FAILED', `the IdP (${cfg.name}) identified another account than the one linked to ${client.name}: log in there with that account`);
     }
     ctx.note.preauth = `idp: ${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}`;
   } catch (e) {

@@ -3,9 +3,11 @@
  * kinit with SSSD's idp plugin, armored with a host ticket, driven through a
  * pseudo-terminal; the user approves on the test IdP's own pages; the KDC
  * polls, verifies the ID token and issues a TGT that works for kvno and
- * `dirid ping`. Plus the refusals: another identity, another IdP reference,
- * issuer mismatch, users not linked; a device code that expires while the
- * KDC holds the answer, told expired at once rather than "pending".
+ * `dirid ping`. Plus the refusals: another identity (a failed
+ * pre-authentication whose e-text says so, not an unknown client), another
+ * IdP reference, issuer mismatch, users not linked; a device code that
+ * expires while the KDC holds the answer, told expired at once rather than
+ * "pending".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,12 +69,14 @@ describe('IdP login through the KDC (device flow)', () => {
     assert.equal(v.code, 0, v.stderr);
   });
 
-  it('refuses another identity at the IdP: "User not found", no TGT', async () => {
+  it('refuses another identity at the IdP as a failed pre-authentication, not as an unknown client; no TGT', async () => {
     const cc = `FILE:${join(realm.dataDir, 'wrong.cc')}`;
     const r = await kinitViaIdp({ idp, armor, env }, 'alice', 'mallory-sub', cc);
     assert.notEqual(r.code, 0);
-    assert.match(r.out, /Client 'alice@EXAMPLE\.TEST' not found in Kerberos database/);
-    assert.ok(realm.log.some((x) => /preauth="idp: User not found/.test(x)));
+    // alice is in the database: MIT's "Client 'alice@EXAMPLE.TEST' not found in Kerberos database" said otherwise
+    assert.doesNotMatch(r.out, /not found in Kerberos database/);
+    assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
+    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED preauth="idp: another account \(testidp identified \\"mallory-sub\\"\)"/.test(x)), realm.log.filter((x) => x.includes('alice@')).join('\n'));
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
   });
 
@@ -83,8 +87,8 @@ describe('IdP login through the KDC (device flow)', () => {
     const cc = `FILE:${join(realm.dataDir, 'dave.cc')}`;
     const r = await kinitViaIdp({ idp, armor, env }, 'dave', 'alice-sub', cc);
     assert.notEqual(r.code, 0);
-    assert.match(r.out, /Client 'dave@EXAMPLE\.TEST' not found in Kerberos database/);
-    const line = realm.log.slice(since).find((x) => /client=dave@EXAMPLE.TEST .*preauth="idp: User not found/.test(x));
+    assert.match(r.out, /Preauthentication failed/);
+    const line = realm.log.slice(since).find((x) => /client=dave@EXAMPLE.TEST .*preauth="idp: another account/.test(x));
     assert.match(line ?? realm.log.slice(since).join('\n'), /testidp identified \\"alice-sub\\"; linked as \\"Alice-Sub\\", which differs only in letter case: set --idp-user-id as the IdP writes it/);
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
   });
@@ -173,11 +177,11 @@ describe('dirid kinit for linked users', () => {
     assert.match(r.stderr, /^dirid: ERROR: ivy@EXAMPLE\.TEST has no password to log in with here, only pre-authentication inside FAST armor .*dirid kinit -k \/etc\/krb5\.keytab ivy\) or a ticket cache \(-T ARMOR_CCACHE\)\n$/);
   });
 
-  it('with -T and another identity at the IdP: "User not found"', async () => {
+  it('with -T and another identity at the IdP: the KDC says that the IdP identified another account', async () => {
     const armor = await hostArmor(realm, env);
     const r = await diridKinit(['-T', armor, '-c', `FILE:${join(realm.dataDir, 'eve.cc')}`, 'dora'], 'eve-sub');
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'dirid: ERROR: User not found while getting initial credentials\n');
+    assert.equal(r.stderr, 'dirid: ERROR: the IdP (disco) identified another account than the one linked to dora@EXAMPLE.TEST: log in there with that account while getting initial credentials\n');
   });
 });
 
