@@ -2,7 +2,8 @@
  * The `idp` pre-authentication (PA type 152, SSSD's client plugin; only
  * inside FAST). First request: where the armor and the limits of starts
  * allow it (idp-starts.ts: anonymous armor only where the realm says so, a
- * few pending flows per user, armor ticket and address), the KDC starts an
+ * few pending flows per user, armor ticket and address; a refusal of a
+ * moment ago answered again to MIT's immediate repeat), the KDC starts an
  * OAuth 2.0 device authorization at the user's IdP reference and answers
  * with the challenge
  * `oauth2 {"verification_uri","user_code",...}\0` and a sealed PA-FX-COOKIE
@@ -288,14 +289,20 @@ function startedBy(ctx: ExchangeContext): string {
 }
 
 /**
- * A new flow for `client`: a start past a limit refused (KDC_ERR_POLICY),
- * or a device authorization at the IdP, answered PREAUTH_REQUIRED with the
+ * A new flow for `client`: a refusal of a moment ago answered again (MIT's
+ * immediate repeat), a start past a limit refused (KDC_ERR_POLICY), or a
+ * device authorization at the IdP, answered PREAUTH_REQUIRED with the
  * challenge and the flow's cookie. Always throws.
  */
 async function startFlow(ctx: ExchangeContext, client: KdcPrincipal, extraHints: PaData[]): Promise<never> {
   const starts = ctx.caches.idpStarts;
   const who = requesterOf(ctx, client);
   const now = ctx.now();
+  const again = starts.recentRefusal(who, now);
+  if (again) {
+    ctx.note.preauth = `${again.note} (answered again without asking the IdP: a repeat of the request refused ${now - again.at} ms ago)`;
+    throw again.error;
+  }
   const slot = starts.reserve(who, now);
   if (!('confirm' in slot)) {
     const text = overLimitText(slot, who);
@@ -322,7 +329,9 @@ async function startFlow(ctx: ExchangeContext, client: KdcPrincipal, extraHints:
   } catch (e) {
     slot.cancel();
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
-    throw kdcErrorOf(e);
+    const error = kdcErrorOf(e);
+    starts.refused(who, { error, note: ctx.note.preauth, at: now }, ctx.now());
+    throw error;
   }
   slot.confirm(flowIdOf(s.deviceCode), s.expiresAt);
   ctx.note.preauth = `idp: device authorization started (${cfg.name}; ${startedBy(ctx)})`;

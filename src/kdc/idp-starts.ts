@@ -13,11 +13,19 @@
  * code is never handed to another request: each start is a device
  * authorization of its own.
  *
+ * It also keeps, for a few seconds, each refusal of a start: MIT's client
+ * sends its first AS-REQ again at once after a PREAUTH_FAILED (its retry
+ * "without informational padata"), with new armor and no cookie, and that
+ * repeat is answered with the same refusal instead of a second device
+ * authorization.
+ *
  * Memory is bounded: `maxFlows` flows counted at once (past it every
  * start is refused) and twice that queued, a key's list never longer than
- * its limit.
+ * its limit, MAX_REFUSALS refusals kept.
  */
 import { isIPv4, isIPv6 } from 'node:net';
+import { ExpiringCache } from '../kerberos/expiring-cache.js';
+import type { KdcError } from './errors.js';
 
 /**
  * What anonymous armor (a TGT of WELLKNOWN/ANONYMOUS from `kinit -n`) may do
@@ -55,12 +63,23 @@ export interface StartLimits {
 
 export const DEFAULT_START_LIMITS: Readonly<StartLimits> = { perUser: 3, perTicket: 20, perAddress: 20, windowMs: 10 * 60_000, maxFlows: 50_000 };
 
+/** How long a refused start is answered again without asking the IdP: MIT's repeat comes at once. */
+export const REFUSAL_MEMORY_MS = 5_000;
+const MAX_REFUSALS = 10_000;
+
 /** The limit a start would pass: which, its bound, and when the oldest flow it counts stops counting. */
 export interface Over {
   limit: 'user' | 'ticket' | 'address' | 'kdc';
   max: number;
   /** ms until a flow it counts stops counting (the latest it could end) */
   freeInMs: number;
+}
+
+/** A refused start as it was answered: the KDC error, the log's words, and when (epoch ms). */
+export interface Refusal {
+  error: KdcError;
+  note: string;
+  at: number;
 }
 
 interface Slot {
@@ -98,6 +117,7 @@ export class IdpStarts {
   private readonly byKey = new Map<string, Slot[]>();
   private readonly byId = new Map<string, Slot>();
   private count = 0;
+  private readonly refusals = new ExpiringCache<Refusal>(MAX_REFUSALS);
 
   constructor(readonly limits: Readonly<StartLimits> = DEFAULT_START_LIMITS) {}
 
@@ -151,6 +171,18 @@ export class IdpStarts {
     if (slot) this.drop(slot);
   }
 
+  /** The refusal of a start `r` had a moment ago, if any (MIT's immediate repeat). */
+  recentRefusal(r: Requester, now: number): Refusal | undefined {
+    const key = refusalKey(r);
+    return key === undefined ? undefined : this.refusals.get(key, now);
+  }
+
+  /** Keeps the refusal of a start for REFUSAL_MEMORY_MS. */
+  refused(r: Requester, refusal: Refusal, now: number): void {
+    const key = refusalKey(r);
+    if (key !== undefined) this.refusals.set(key, refusal, now + REFUSAL_MEMORY_MS, now);
+  }
+
   /** The live flows under `key`; those that stopped counting leave every list they are in. */
   private pending(key: string, now: number): Slot[] {
     const list = this.byKey.get(key);
@@ -191,4 +223,9 @@ export class IdpStarts {
       this.head = 0;
     }
   }
+}
+
+/** A refusal is answered again only to the same armor ticket, user and address. */
+function refusalKey(r: Requester): string | undefined {
+  return r.ticket === undefined ? undefined : `${r.ticket}\0${r.user}\0${r.address ?? ''}`;
 }

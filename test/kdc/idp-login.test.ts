@@ -5,9 +5,10 @@
  * polls, verifies the ID token and issues a TGT that works for kvno and
  * `dirid ping`. Plus the refusals: another identity (a failed
  * pre-authentication whose e-text says so, not an unknown client), another
- * IdP reference, issuer mismatch, users not linked; a device code that
- * expires while the KDC holds the answer, told expired at once rather than
- * "pending".
+ * IdP reference, issuer mismatch, users not linked; an IdP refusal of the
+ * device authorization asked for once although MIT sends the first request
+ * twice; a device code that expires while the KDC holds the answer, told
+ * expired at once rather than "pending".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -305,5 +306,24 @@ describe('IdP errors reach kinit and the server log', () => {
     assert.equal(r.prompts, 1, r.out);
     assert.ok(r.ms < 7000, `ended ${Math.round(r.ms)} ms after it started: held past the code's 3 s`);
     assert.equal((shortIdp.stats().requests['/token'] ?? 0) - tokens, 0, 'a token request went for a code not due before it expired');
+  });
+
+  it('an IdP refusal of the device authorization is asked once although MIT kinit sends the first request again at once', async () => {
+    await linkTo('stale-mit', { secret: 'stale-secret-1111' });
+    const devAuth = new URL(idp.endpoints.devAuth).pathname;
+    for (const [why, answer] of [['a stale secret', undefined], ['an IdP answering HTTP 503', 503]] as const) {
+      if (answer) idp.rewriteDeviceAnswers(() => ({ status: answer, body: { message: 'down for maintenance' } }));
+      const before = idp.stats().requests[devAuth] ?? 0;
+      const since = realm.log.length;
+      const armor = await hostArmor(realm, env);
+      const r = await pty(`kinit -T ${armor} -c FILE:${join(realm.dataDir, 'f-stale.cc')} frank`, env, () => {});
+      idp.rewriteDeviceAnswers();
+      assert.notEqual(r.code, 0);
+      assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
+      assert.equal((idp.stats().requests[devAuth] ?? 0) - before, 1, `${why}: device authorization requests for one login`);
+      const lines = realm.log.slice(since).filter((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED/.test(l));
+      assert.equal(lines.length, 2, `${why}: MIT sends the first request twice:\n${lines.join('\n')}`);
+      assert.match(lines[1]!, /answered again without asking the IdP: a repeat of the request refused \d+ ms ago/);
+    }
   });
 });

@@ -3,13 +3,14 @@
  * (src/kdc/idp-starts.ts), in process with its own clock: what a flow is
  * counted under (the user, anonymous armor apart; the armor ticket; the
  * address, an IPv6 one by its /64), when it stops counting (its end, its
- * code's expiry, the window) and the bound on what it keeps.
- * test/kdc/idp-start-limits.test.ts drives the same limits through a
- * running KDC.
+ * code's expiry, the window), the bound on what it keeps, and the refusals
+ * it answers again for a moment. test/kdc/idp-start-limits.test.ts drives
+ * the same limits through a running KDC.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addressKey, IdpStarts, type Over, type Requester, type Reservation } from '../../src/kdc/idp-starts.js';
+import { addressKey, IdpStarts, REFUSAL_MEMORY_MS, type Over, type Requester, type Reservation } from '../../src/kdc/idp-starts.js';
+import { KdcError } from '../../src/kdc/errors.js';
 
 const started = (r: Reservation | Over): Reservation => {
   assert.ok('confirm' in r, `refused: ${JSON.stringify(r)}`);
@@ -83,5 +84,20 @@ describe('the count of pending device flows', () => {
     }
     assert.equal(s.size, 1);
     assert.ok(most <= 101, `queued: ${most}`);
+  });
+
+  it('answers a refused start again for a moment, to the same armor ticket, user and address only', () => {
+    const s = new IdpStarts();
+    const who: Requester = { user: 'alice', ticket: 't1', anonymous: false, address: '192.0.2.1' };
+    const refusal = { error: new KdcError('KDC_ERR_PREAUTH_FAILED', 'device authorization: the IdP answered invalid_client'), note: 'idp: invalid_client', at: 0 };
+    s.refused(who, refusal, 0);
+    assert.equal(s.recentRefusal(who, REFUSAL_MEMORY_MS - 1), refusal);
+    assert.equal(s.recentRefusal({ ...who, user: 'bob' }, 1), undefined);
+    assert.equal(s.recentRefusal({ ...who, ticket: 't2' }, 1), undefined);
+    assert.equal(s.recentRefusal({ ...who, address: '192.0.2.2' }, 1), undefined);
+    assert.equal(s.recentRefusal(who, REFUSAL_MEMORY_MS), undefined);
+    // without an armor ticket nothing tells the repeat from another request: nothing is kept
+    s.refused({ user: 'carol', anonymous: false }, refusal, 0);
+    assert.equal(s.recentRefusal({ user: 'carol', anonymous: false }, 1), undefined);
   });
 });
