@@ -8,7 +8,7 @@
 import { defineObject } from '../framework/object.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import { publicError } from '../framework/errors.js';
-import { addGroupPosix, allocateId, checkIdChange, checkPrivateGroupName } from './posix.js';
+import { addGroupPosix, allocateId, checkHostReservedName, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { KNOWN_CONTAINERS } from '../directory/layout.js';
 
@@ -57,11 +57,15 @@ export const groupObject = defineObject({
   searchAttributes: ['name', 'description'],
   hooks: {
     async preAdd(ctx, attrs, options, pkey) {
+      checkHostReservedName(pkey, 'name');
       await checkPrivateGroupName(ctx, pkey, 'group');
       await addGroupPosix(ctx, attrs, options.nonposix === true);
     },
     async preMod(ctx, mods, options, entry) {
-      if (typeof options.rename === 'string') await checkPrivateGroupName(ctx, options.rename, 'group');
+      if (typeof options.rename === 'string') {
+        checkHostReservedName(options.rename, 'rename');
+        await checkPrivateGroupName(ctx, options.rename, 'group');
+      }
       const posix = hasObjectClass(entry.attrs.objectClass, 'posixGroup');
       const gidMod = mods.find((m) => m.attr === 'gidNumber');
       if (options.posix === true) {

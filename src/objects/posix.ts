@@ -180,6 +180,62 @@ export async function checkPrivateGroupName(ctx: CallContext, name: string, kind
   throw publicError('DuplicateEntry', { reason });
 }
 
+/**
+ * The system users and groups of Debian's base-passwd (its passwd.master and
+ * group.master, base-passwd 3.6.1, the names every Debian and Ubuntu host
+ * has), kept here as data.
+ */
+const DEBIAN_SYSTEM_USERS = ['root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy', 'www-data', 'backup', 'list', 'irc', '_apt', 'nobody'] as const;
+const DEBIAN_SYSTEM_GROUPS = [
+  'root', 'daemon', 'bin', 'sys', 'adm', 'tty', 'disk', 'lp', 'mail', 'news', 'uucp', 'man', 'proxy', 'kmem', 'dialout', 'fax', 'voice', 'cdrom', 'floppy', 'tape',
+  'sudo', 'audio', 'dip', 'www-data', 'backup', 'operator', 'list', 'irc', 'src', 'shadow', 'utmp', 'video', 'sasl', 'plugdev', 'staff', 'games', 'users', 'nogroup',
+] as const;
+/**
+ * Groups other hosts give root to by name: `wheel` (Fedora, RHEL and the
+ * BSDs: sudoers, pam_wheel, polkit) and `admin` (Ubuntu's default sudoers,
+ * `%admin ALL=(ALL) ALL`). The realm's own `admin` user, which init makes,
+ * keeps its name; no other user or group is given it (docs/access.md).
+ */
+const ROOT_GROUPS_ELSEWHERE = ['wheel', 'admin'] as const;
+
+const RESERVED_GROUPS: ReadonlySet<string> = new Set([...DEBIAN_SYSTEM_GROUPS, ...ROOT_GROUPS_ELSEWHERE]);
+const RESERVED_USERS: ReadonlySet<string> = new Set(DEBIAN_SYSTEM_USERS);
+
+/**
+ * Why hosts reserve `name`, or null: a system user or group of Debian's
+ * base-passwd, or a group other hosts give root to. A user's login names its
+ * private group too, and logins and group names share one space (above), so
+ * both lists hold for both. Letter case aside: `Sudo` is as close to sudo as
+ * a name should come.
+ */
+export function hostReservedName(name: string): string | null {
+  const n = name.toLowerCase();
+  if (n === 'wheel') return 'the group Fedora, RHEL and the BSDs give root to';
+  if (n === 'admin') return "the group Ubuntu's sudoers gives root to";
+  if (RESERVED_GROUPS.has(n)) return RESERVED_USERS.has(n) ? `Debian's system user and group "${n}"` : `Debian's system group "${n}"`;
+  return hostSystemUser(n);
+}
+
+/** Why `name` is a host's own user (a system user of Debian's base-passwd), or null. */
+export function hostSystemUser(name: string): string | null {
+  const n = name.toLowerCase();
+  return RESERVED_USERS.has(n) ? `Debian's system user "${n}"` : null;
+}
+
+/**
+ * Refuses, for every caller, a user's login or a group's name that hosts
+ * reserve (hostReservedName): sudoers matches `%sudo` by name, and hosts give
+ * each user a private group named after its login, so a user or group of
+ * such a name would be root on hosts; a principal `root@REALM` is root over
+ * GSSAPI where /root/.k5login is missing. Only a new name is checked (an
+ * add, a rename): an entry a realm holds already keeps working.
+ * `option` names what gave it (login, name, rename).
+ */
+export function checkHostReservedName(name: string, option: string): void {
+  const why = hostReservedName(name);
+  if (why) throw publicError('ValidationError', { name: option, error: `"${name}" is a name hosts reserve (${why}): a user or group of that name would get its rights on hosts; choose another` });
+}
+
 /** A new group's gidNumber, unless it is non-POSIX. */
 export async function addGroupPosix(ctx: CallContext, attrs: Attributes, nonPosix: boolean): Promise<void> {
   if (nonPosix) {

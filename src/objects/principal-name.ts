@@ -15,6 +15,7 @@ import { parentDn, sameDn } from '../directory/dn.js';
 import type { CallContext, PendingEntry } from '../framework/command.js';
 import { containerOf, pkeyOfDn } from '../framework/crud.js';
 import { publicError } from '../framework/errors.js';
+import { hostSystemUser } from './posix.js';
 
 /** How a refusal names the entry at `dn`: `host "web.example.test"`, or the entry's DN when no object owns it. */
 function holderOf(ctx: CallContext, dn: string): string {
@@ -29,10 +30,17 @@ function holderOf(ctx: CallContext, dn: string): string {
  * Throws DuplicateEntry, naming the holder, when an entry other than `self`
  * (the DN of the entry being written) holds one of `names`. An entry already
  * at `self` when an add means to create it is the store's duplicate to
- * report (the object's own "already exists").
+ * report (the object's own "already exists"). A name of one component that
+ * is a host's own user (posix.ts hostSystemUser: `root@REALM`) is ValidationError,
+ * for every caller: MIT's default aname_to_lname makes it the local user of
+ * that name, root over GSSAPI ssh where /root/.k5login is missing.
  */
 export async function assertPrincipalNamesFree(ctx: CallContext, names: readonly string[], self: string): Promise<void> {
   for (const name of names) {
+    const at = name.lastIndexOf('@');
+    const first = at < 0 ? name : name.slice(0, at);
+    const why = first.includes('/') ? null : hostSystemUser(first);
+    if (why) throw publicError('ValidationError', { name: 'krbPrincipalName', error: `"${name}" names "${first}", ${why}: MIT Kerberos maps it to that local user on hosts; choose another` });
     const res = await ctx.dir.search({ base: ctx.dir.baseDn, scope: 'sub', filter: `(krbPrincipalName=${escapeFilterValue(name)})`, attrs: ['1.1'], sizeLimit: 2 });
     const other = res.entries.find((e) => !sameDn(e.dn, self));
     if (other) throw publicError('DuplicateEntry', { reason: `principal name "${name}" is already held by ${holderOf(ctx, other.dn)}` });

@@ -18,7 +18,7 @@ import { defineObject } from '../framework/object.js';
 import { parseKeys } from '../account/keys.js';
 import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSetter } from '../account/credentials.js';
 import { newSecurityStamp } from '../account/state.js';
-import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
+import { addUserPosix, checkHostReservedName, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
@@ -184,6 +184,7 @@ export const userObject = defineObject({
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
     async preAdd(ctx: CallContext, attrs: Attributes, options, pkey) {
+      checkHostReservedName(pkey, 'login');
       if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
       attrs.objectClass = [...(attrs.objectClass ?? []), 'krbPrincipalAux'];
       attrs.krbPrincipalName = [`${pkey}@${ctx.server.realm}`];
@@ -194,6 +195,7 @@ export const userObject = defineObject({
     async preMod(ctx, mods, options, entry) {
       await checkIdChange(ctx, mods, entry, 'uidNumber');
       if (typeof options.rename === 'string') {
+        checkHostReservedName(options.rename, 'rename');
         await checkPrivateGroupName(ctx, options.rename, 'user');
         // a renamed user logs in under the new name; the keys keep the salt they were made with
         mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
