@@ -12,9 +12,15 @@
  * holds the next free number; taking one is a compare-and-swap on it (an
  * LDAP-style modify that deletes the value it read), so concurrent adds, on
  * one server or several over one database, never take the same number. A
- * number given by hand is accepted when no user has it as uidNumber and no
- * group as gidNumber (a private group's gid is its user's uid, so users and
- * groups share one space).
+ * number given by hand is accepted when no user has it as uidNumber or
+ * gidNumber and no group as gidNumber (a private group's gid is its user's
+ * uid, so users and groups share one space; a user's gidNumber is its
+ * primary group, so a group given that number later would get the user's
+ * files).
+ *
+ * Names hosts give a meaning of their own (hostReservedName) are no user's
+ * login and no group's name: sudoers, polkit and sshd match groups by name,
+ * and hosts give each user a private group named after its login.
  */
 import { randomInt } from 'node:crypto';
 import { containers, idRangeDn } from '../directory/layout.js';
@@ -76,18 +82,23 @@ async function readRange(dir: Directory, realm: string): Promise<IdRange & { nex
   return { base: num('dirBaseId'), size: num('dirIdRangeSize'), next: num('dirNextId') };
 }
 
-/** Who holds `id` already, as "user alice" / "group staff", or null. */
+/**
+ * Who holds `id` already, as `user "alice"`, `group "staff"` or `the primary
+ * group of user "bob"`, or null: a user's uidNumber (and so its private group's
+ * GID), a POSIX group's gidNumber, or a user's gidNumber, its primary
+ * group even when no group has that number (the group was deleted or
+ * renumbered, or an administrator gave a number no group had): a group or a
+ * private group given it would get that user's files on every host.
+ */
 async function holderOf(dir: Directory, id: number, exceptDn?: string): Promise<string | null> {
-  const res = await dir.search({
-    base: dir.baseDn,
-    scope: 'sub',
-    filter: `(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`,
-    attrs: ['uid', 'cn', 'uidNumber'],
-    sizeLimit: 2,
-  });
-  const other = res.entries.find((e) => exceptDn === undefined || !sameDn(e.dn, exceptDn));
-  if (!other) return null;
-  return other.attrs.uidNumber ? `user "${other.attrs.uid?.[0] ?? other.dn}"` : `group "${other.attrs.cn?.[0] ?? other.dn}"`;
+  const other = async (filter: string) => {
+    const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter, attrs: ['uid', 'cn', 'uidNumber'], sizeLimit: 2 });
+    return res.entries.find((e) => exceptDn === undefined || !sameDn(e.dn, exceptDn));
+  };
+  const own = await other(`(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`);
+  if (own) return own.attrs.uidNumber ? `user "${own.attrs.uid?.[0] ?? own.dn}"` : `group "${own.attrs.cn?.[0] ?? own.dn}"`;
+  const user = await other(`(&(objectClass=posixAccount)(gidNumber=${id}))`);
+  return user ? `the primary group of user "${user.attrs.uid?.[0] ?? user.dn}" (its GID, which no group has now)` : null;
 }
 
 /** Refuses an id given by hand that someone else holds. */
