@@ -9,7 +9,9 @@
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
  * SSH public keys (`--sshpubkey`, in sshPublicKey: objects/ssh-public-key.ts)
  * are shown by their fingerprints; they are set by whoever may modify the
- * user, not by the user (docs/access.md).
+ * user, not by the user (docs/access.md). A login is no name hosts reserve
+ * (posix.ts checkHostReservedName), and the last enabled administrator is
+ * neither disabled nor deleted (last-admin.ts).
  */
 import type { Attributes, Entry, Modification } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
@@ -27,6 +29,7 @@ import { pkeyOfDn } from '../framework/crud.js';
 import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
 import { userUnlockCommand } from './user-unlock.js';
 import { userDisableCommand, userEnableCommand } from './user-disable.js';
+import { checkDelete, checkUserWrite } from './last-admin.js';
 import { completeSshKeys, FINGERPRINT_OUTPUT, sshFingerprints, sshPublicKeyParam } from './ssh-public-key.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
@@ -230,6 +233,8 @@ export const userObject = defineObject({
       await checkNewPrincipalNames(ctx, entry);
       // disabling or renaming a user ends its sessions, which stay ended once it is enabled again (account/state.ts)
       const disabling = entry.values('nsAccountLock')[0]?.toUpperCase() === 'TRUE' && entry.before?.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+      // the realm keeps an enabled administrator (last-admin.ts)
+      if (disabling) await checkUserWrite(ctx, entry, entry.before?.attrs.uid?.[0] ?? '');
       if (entry.before && (disabling || typeof options.rename === 'string')) entry.set('dirSecurityStamp', [newSecurityStamp()]);
       // a link is both attributes or neither, whichever options made it, and no other user's
       const link = entry.values('dirIdpConfigLink');
@@ -245,6 +250,9 @@ export const userObject = defineObject({
       if (link.length === 0 && hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
       // SSH public keys, served over LDAP to SSSD (sss_ssh_authorizedkeys)
       completeSshKeys(entry, true, ['ldapPublicKey']);
+    },
+    async preDel(ctx, entry) {
+      await checkDelete(ctx, entry, entry.attrs.uid?.[0] ?? entry.dn);
     },
     async postRead(_ctx, entry, out) {
       if (entry.attrs.sshPublicKey) out.sshpubkeyfp = sshFingerprints(entry.attrs.sshPublicKey);
