@@ -5,9 +5,9 @@
  * (the command's, and getEntryToWrite's for the entry a write acts on)
  * and the mapping of directory errors to public errors (mapDirectoryError,
  * through writeEntries for every command that writes) all live here once,
- * and so do the rules every object follows: each add and mod ends in one
- * check of the complete entry (required params, then the object's
- * `complete` hook), a delete of several names is one transaction unless
+ * and so do the rules every object follows: each add and mod (and each
+ * membership change, membership.ts) ends in one check of the complete
+ * entry (required params, then the object's `complete` hook), a delete of several names is one transaction unless
  * --continue, and find returns entries ordered by their primary key.
  */
 import { DirectoryError, UniquenessViolation, type Attributes, type Entry, type Modification } from '../directory/types.js';
@@ -390,6 +390,15 @@ async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, o
   }
   await assertMayStore(ctx, entry);
   await obj.hooks?.complete?.(ctx, entry, options);
+}
+
+/**
+ * The check of the complete entry (completeEntry) for a write that changes
+ * `entry` by `mods` outside X-mod (a membership change); the object's
+ * `complete` hook may add to `mods`, which the caller then writes.
+ */
+export async function checkModification(ctx: CallContext, obj: ObjectDef, entry: Entry, mods: Modification[]): Promise<void> {
+  await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), {});
 }
 
 function pkeyArg(obj: ObjectDef, multivalue = false): ArgDef {

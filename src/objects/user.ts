@@ -10,7 +10,9 @@
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
  * SSH public keys (`--sshpubkey`, in sshPublicKey: objects/ssh-public-key.ts)
  * are shown by their fingerprints; they are set by whoever may modify the
- * user, not by the user (docs/access.md).
+ * user, not by the user (docs/access.md). A login is no name hosts reserve
+ * (posix.ts checkHostReservedName), and the last enabled administrator is
+ * neither disabled nor deleted (last-admin.ts).
  */
 import type { Attributes, Entry, Modification, UniqueRule } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
@@ -19,7 +21,8 @@ import { defineObject } from '../framework/object.js';
 import { parseKeys } from '../account/keys.js';
 import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSetter } from '../account/credentials.js';
 import { newSecurityStamp } from '../account/state.js';
-import { addUserPosix, checkPrivateGroupName } from './posix.js';
+import { checkNewPrincipalNames } from './principal-name.js';
+import { addUserPosix, checkHostReservedName, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
@@ -27,6 +30,7 @@ import { sameDn } from '../directory/dn.js';
 import { pkeyOfDn } from '../framework/crud.js';
 import { userUnlockCommand } from './user-unlock.js';
 import { userDisableCommand, userEnableCommand } from './user-disable.js';
+import { checkDelete, checkUserWrite } from './last-admin.js';
 import { completeSshKeys, FINGERPRINT_OUTPUT, sshFingerprints, sshPublicKeyParam } from './ssh-public-key.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
@@ -177,6 +181,7 @@ export const userObject = defineObject({
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
     async preAdd(ctx: CallContext, attrs: Attributes, options, pkey) {
+      checkHostReservedName(pkey, 'login');
       if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
       attrs.objectClass = [...(attrs.objectClass ?? []), 'krbPrincipalAux'];
       attrs.krbPrincipalName = [`${pkey}@${ctx.server.realm}`];
@@ -185,7 +190,9 @@ export const userObject = defineObject({
       await addUserPosix(ctx, attrs, pkey);
     },
     async preMod(ctx, mods, options, entry) {
+      await checkIdChange(ctx, mods, entry, 'uidNumber');
       if (typeof options.rename === 'string') {
+        checkHostReservedName(options.rename, 'rename');
         await checkPrivateGroupName(ctx, options.rename, 'user');
         // a renamed user logs in under the new name; the keys keep the salt they were made with
         mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
@@ -215,9 +222,13 @@ export const userObject = defineObject({
         mods.push(...(await passwordMods(ctx, entry, password, by)).filter((x) => !(setsExpiry && x.attr === 'krbPasswordExpiration')));
       }
     },
-    async complete(_ctx, entry, options) {
+    async complete(ctx, entry, options) {
+      // no principal name of a host's own user (root@REALM); that no other entry holds one is the directory's rule, at the write
+      checkNewPrincipalNames(entry);
       // disabling or renaming a user ends its sessions, which stay ended once it is enabled again (account/state.ts)
       const disabling = entry.values('nsAccountLock')[0]?.toUpperCase() === 'TRUE' && entry.before?.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+      // the realm keeps an enabled administrator (last-admin.ts)
+      if (disabling) await checkUserWrite(ctx, entry, entry.before?.attrs.uid?.[0] ?? '');
       if (entry.before && (disabling || typeof options.rename === 'string')) entry.set('dirSecurityStamp', [newSecurityStamp()]);
       // a link is both attributes or neither, whichever options made it (another user's is refused at the write: idpLinkRule)
       const link = entry.values('dirIdpConfigLink');
@@ -228,6 +239,9 @@ export const userObject = defineObject({
       if (link.length === 0 && hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
       // SSH public keys, served over LDAP to SSSD (sss_ssh_authorizedkeys)
       completeSshKeys(entry, true, ['ldapPublicKey']);
+    },
+    async preDel(ctx, entry) {
+      await checkDelete(ctx, entry, entry.attrs.uid?.[0] ?? entry.dn);
     },
     async postRead(_ctx, entry, out) {
       if (entry.attrs.sshPublicKey) out.sshpubkeyfp = sshFingerprints(entry.attrs.sshPublicKey);
