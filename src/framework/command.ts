@@ -183,6 +183,14 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionDef>>;
   readonly access: Access;
   readonly output: OutputKind;
+  /**
+   * For a command that is a login of its own (host_enroll, which checks a
+   * one-time password or an administrator): the event and fields of the
+   * line the transport logs for each call beside its login lines (rpc/server.ts:
+   * `enroll host=web.example.test method=password outcome=ok`), from the
+   * raw inputs, before they are checked; never a secret.
+   */
+  readonly loginEvent?: (args: readonly unknown[], options: Readonly<Record<string, unknown>>) => { event: string; fields: Record<string, string> };
   run(ctx: CallContext, args: ParamValue[], options: Inputs): Promise<CommandResult>;
 }
 

@@ -21,7 +21,9 @@
  * counters, so the host's Kerberos principal is never locked by them), and
  * every attempt costs one password hash, so an unknown host, a host without
  * a password and a wrong password take the same time and get the same
- * answer (EnrolmentRefused); the log says which, never the password.
+ * answer (EnrolmentRefused); the log says which, never the password. Each
+ * call is logged as a login is: `enroll host=FQDN method=password|admin
+ * outcome=ok|denied`, a refusal with its error and reason (loginEvent).
  */
 import type { ArgDef, CallContext, Command, EnrolmentInfo, OptionDef } from '../framework/command.js';
 import type { Entry } from '../directory/types.js';
@@ -145,6 +147,8 @@ export const hostEnrollCommand: Command = {
   // the command checks its own credentials: the one-time password, or an administrator
   access: 'anonymous',
   output: 'custom',
+  // logged as a login, by host and way in (docs/access.md)
+  loginEvent: (args, opts) => ({ event: 'enroll', fields: { host: String(args[0] ?? '').toLowerCase(), method: opts.password != null ? 'password' : 'admin' } }),
   async run(ctx, args, opts) {
     const fqdn = String(args[0]).toLowerCase();
     const wire = ctx.registry.services.enrolment;

@@ -25,7 +25,6 @@ import { newRandomKeys } from '../account/keys.js';
 import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue } from '../directory/filter.js';
 import { refuseServerPrincipal } from './realm-principals.js';
-import { checkNewPrincipalNames } from './principal-name.js';
 import { hashPassword } from '../account/password-hash.js';
 import { completeSshKeys, FINGERPRINT_OUTPUT, sshFingerprints, sshPublicKeyParam } from './ssh-public-key.js';
 
@@ -159,9 +158,8 @@ export const hostObject = defineObject({
       const found = await ctx.dir.search({ base: containers(ctx.dir.baseDn).services, scope: 'one', filter, attrs: ['1.1'] });
       return found.entries.map((e) => e.dn);
     },
-    async complete(ctx, entry) {
-      // host/FQDN is no other entry's, a service's of that name included
-      await checkNewPrincipalNames(ctx, entry);
+    async complete(_ctx, entry) {
+      // host/FQDN is no other entry's: the directory's principalNameRule, at the write
       completeSshKeys(entry, false, ['ldapPublicKey', 'ipHost']);
     },
     async postRead(ctx, entry, out) {

@@ -7,9 +7,13 @@
  * (ObjectDef.schema); objects/index.ts merges them (realmSchema). The
  * product prefix is `dir` (object class dirIdpUser, attributes dirIdpSub
  * and dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used
- * where one exists.
+ * where one exists. The uniqueness rules several objects share (principal
+ * names, POSIX ids) are declared beside the objects they concern and listed
+ * here; the user object declares its own (IdP links).
  */
 import type { SchemaDefinition } from '../directory/types.js';
+import { posixIdRule } from './posix.js';
+import { principalNameRule } from './principal-name.js';
 
 export const sharedSchema: SchemaDefinition = {
   attributeTypes: [
@@ -90,4 +94,6 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
     { name: 'dirVersionRecord', kind: 'structural', sup: 'top', must: ['cn', 'dirVersion'], may: ['dirRelease', 'description'] },
   ],
+  // what one entry holds alone, enforced at every write (directory/unique.ts)
+  unique: [principalNameRule, posixIdRule],
 };

@@ -76,6 +76,11 @@ type Encoding = 'json' | 'xml';
  * never stored by a browser or a proxy (`no-store`); an answer meant to be
  * kept (a published key set) says so in `headers`.
  */
+/** A value of a log line's field: as it is when it is a plain name, quoted (and cut) otherwise, so no value can forge a field or a line. */
+function logValue(v: string): string {
+  return /^[A-Za-z0-9._@/-]{1,255}$/.test(v) ? v : JSON.stringify(v.slice(0, 255));
+}
+
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, {
@@ -206,9 +211,14 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    opts.log(
-      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`,
-    );
+    const now = new Date().toISOString();
+    opts.log(`${now} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`);
+    // a command that is a login of its own (host_enroll) is logged as the logins are, by what it logs in
+    const login = request && opts.registry.has(request.method) ? opts.registry.get(request.method).loginEvent?.(request.args, request.options) : undefined;
+    if (login) {
+      const fields = Object.entries(login.fields).map(([k, v]) => `${k}=${logValue(v)}`).join(' ');
+      opts.log(`${now} ${login.event} ${fields} outcome=${outcome === 'ok' ? 'ok' : `denied error=${outcome}`}${reason}${principal ? ` principal=${principal.name}` : ''}`);
+    }
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
 

@@ -19,6 +19,7 @@ import { realmTree } from '../objects/index.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProblem, type IdRange } from '../objects/posix.js';
 import { versionRecordEntry } from './upgrade.js';
 import { createCa, issueServerCert } from './pki.js';
+import { DEFAULT_START_LIMITS } from '../kdc/idp-starts.js';
 import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep } from './kerberos-init.js';
@@ -160,6 +161,8 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     searchSizeLimit: 100,
     searchTimeLimit: 2,
     idpHoldSeconds: 10,
+    idpAnonymousArmor: 'deny',
+    idpPending: { perUser: DEFAULT_START_LIMITS.perUser, perTicket: DEFAULT_START_LIMITS.perTicket, perAddress: DEFAULT_START_LIMITS.perAddress },
     ...(o.database ? { database: o.database } : {}),
   };
   if (existsSync(paths.dir) && !statSync(paths.dir).isDirectory()) throw new InitError(`--data-dir ${o.dataDir} is not a directory`);

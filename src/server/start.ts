@@ -298,6 +298,8 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     log,
     idp,
     idpHoldMs: config.idpHoldSeconds * 1000,
+    idpAnonymousArmor: config.idpAnonymousArmor,
+    idpPending: config.idpPending,
     cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1'),
     ...(pkinit ? { pkinit } : {}),
     ...(o.bounds?.kdcTcp ? { tcp: o.bounds.kdcTcp } : {}),
