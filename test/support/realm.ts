@@ -27,7 +27,7 @@ export interface TestRealm {
 export const ADMIN_PASSWORD = 'Secret123-admin';
 
 /** `serverConf`: settings added to the realm's server.conf before it starts (e.g. `idp_anonymous_armor`). */
-export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds; serverConf?: Record<string, string> } = {}): Promise<TestRealm> {
+export async function startTestRealm(opts: { realm?: string; domain?: string; hostname?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds; serverConf?: Record<string, string> } = {}): Promise<TestRealm> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dirid-test-'));
   const pwFile = join(dataDir, 'admin.pw');
   writeFileSync(pwFile, ADMIN_PASSWORD + '\n', { mode: 0o600 });
@@ -35,7 +35,8 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     dataDir: join(dataDir, 'realm'),
     realm: opts.realm ?? 'EXAMPLE.TEST',
     domain: opts.domain ?? 'example.test',
-    hostname: 'localhost',
+    // another name than localhost needs resolving to 127.0.0.1 where clients use it (the certificate also names localhost)
+    hostname: opts.hostname ?? 'localhost',
     adminPassword: ADMIN_PASSWORD,
     ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
