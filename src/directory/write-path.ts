@@ -325,10 +325,12 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
         stack.push(child.id);
       }
     }
-    // references to the entry or its descendants follow
+    // references to the entry or its descendants follow; each referrer is modified by it, and says so in its
+    // modifyTimestamp, as OpenLDAP's refint overlay modifies them (a client reading changes since a time sees it)
+    const modified = generalizedTime();
     for (const [id, attrNames] of referrersWithin(yield* wait(tx.refsWithin(oldNdn)), oldNdn)) {
       const referrer = (yield* wait(tx.entryById(id)))!;
-      const rewritten = rewriteReferences(yield* wait(tx.attrs(referrer)), attrNames, oldNdn, oldRdns.length, newDn);
+      const rewritten = { ...rewriteReferences(yield* wait(tx.attrs(referrer)), attrNames, oldNdn, oldRdns.length, newDn), modifyTimestamp: [modified] };
       yield* wait(tx.update(referrer.id, rewritten, referencesOf(this.schema, rewritten)));
     }
     return newDn;

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isWithin, normalizeDn } from '../../src/directory/dn.js';
 import { compileFilter, parseFilter } from '../../src/directory/filter.js';
-import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
+import { coreSchema, generalizedTime, mergeSchemas } from '../../src/directory/schema.js';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { DirectoryStorage, Maybe, OutgoingReference, Reference, Sealed, StorageTx } from '../../src/directory/storage.js';
 import { DirectoryError, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from '../../src/directory/types.js';
@@ -294,7 +294,12 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
         assert.equal(refused.dn, boss);
         assert.deepEqual((await dir.get(team))!.attrs.member, [boss, worker, people], 'a refused delete drops no reference');
 
+        // a referrer rewritten by a rename is modified: its modifyTimestamp moves (seconds: wait for the next one)
+        const teamModified = (await dir.get(team))!.attrs.modifyTimestamp![0]!;
+        while (generalizedTime() === teamModified) await new Promise((r) => setTimeout(r, 50));
         const bigBoss = await dir.rename(boss, 'cn=Big Boss');
+        assert.ok((await dir.get(team))!.attrs.modifyTimestamp![0]! > teamModified, 'the rename modified the referrer');
+        assert.ok((await dir.get(worker))!.attrs.modifyTimestamp![0]! > teamModified);
         assert.equal(bigBoss, `cn=Big Boss,${people}`);
         assert.equal(await dir.get(boss), null);
         assert.deepEqual((await dir.get(bigBoss))!.attrs.cn, ['Big Boss'], 'the old RDN value leaves, the new one joins');
