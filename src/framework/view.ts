@@ -1,0 +1,161 @@
+/**
+ * Views (ObjectDef.views): entries computed from the directory and shown by
+ * the LDAP service beside it, never stored, as FreeIPA's compat tree shows
+ * its sudo rules as sudoRole entries. A view's entries are built once per
+ * state of the directory: they are kept while its generation
+ * (Directory.generation, which every write through the handle moves, and on
+ * a shared backend every other server's commit) is unchanged, and the first
+ * read after a write builds them again, so a read never sees a view older
+ * than the directory it read. A search of a view runs in memory with the
+ * directory's own filter evaluator (directory/filter.ts), its scopes and a
+ * size limit; a filter that names an attribute or object class no entry of
+ * the view has is answered at once.
+ */
+import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
+import { compileFilter, filterAttributeType, type EvalEntry } from '../directory/filter.js';
+import { DirectoryError, type Entry, type Filter, type Schema, type Scope } from '../directory/types.js';
+import type { CommandRegistry, ViewDef, ViewSource } from './command.js';
+import { declaredViews, viewRootDn } from './place.js';
+
+const NO_SECRETS: ReadonlySet<string> = new Set();
+
+/** A view's entries as built from one state of the directory, its root first. */
+export class ViewSnapshot {
+  readonly entries: readonly Entry[];
+  private readonly evals: readonly EvalEntry[];
+  private readonly ndns: readonly string[];
+  private readonly parents: readonly string[];
+  private readonly byNdn = new Map<string, number>();
+  /** DNs as the entries spell them: the DNs a paged search kept are found without parsing them again */
+  private readonly byDn = new Map<string, number>();
+  /** lower-cased names of the attributes some entry holds, and of the object classes */
+  private readonly attrs = new Set<string>();
+  private readonly classes = new Set<string>();
+
+  constructor(
+    private readonly schema: Schema,
+    root: Entry,
+    below: readonly Entry[],
+  ) {
+    this.entries = [root, ...below];
+    this.evals = this.entries.map((e) => ({ attrs: e.attrs, secrets: NO_SECRETS }));
+    this.ndns = this.entries.map((e) => normalizeDn(e.dn));
+    this.parents = this.ndns.map((n) => normalizeDn(parentDn(n)));
+    this.entries.forEach((e, i) => {
+      this.byNdn.set(this.ndns[i]!, i);
+      this.byDn.set(e.dn, i);
+      for (const [name, values] of Object.entries(e.attrs)) {
+        if (values.length === 0) continue;
+        this.attrs.add((schema.attribute(name)?.name ?? name).toLowerCase());
+        if (name === 'objectClass') for (const c of values) this.classes.add(c.toLowerCase());
+      }
+    });
+  }
+
+  /** The entry at `dn`, if the view has it. */
+  get(dn: string): Entry | undefined {
+    const i = this.byDn.get(dn) ?? this.byNdn.get(normalizeDn(dn));
+    return i === undefined ? undefined : this.entries[i];
+  }
+
+  /**
+   * Whether the filter may select an entry of the view: false when it needs
+   * an attribute no entry holds, or an object class none has (an AND of
+   * such an item with anything, an OR of only such items). Cheap: the
+   * LDAP service asks it before every search that reaches the view from
+   * above (a host's user and group look-ups from the base DN).
+   */
+  mayMatch(f: Filter): boolean {
+    switch (f.kind) {
+      case 'and':
+        return f.items.every((i) => this.mayMatch(i));
+      case 'or':
+        return f.items.some((i) => this.mayMatch(i));
+      case 'not':
+        return true;
+      default: {
+        const at = filterAttributeType(this.schema, f.attr);
+        if (!at) return false;
+        if (at.name === 'objectClass') return f.kind !== 'eq' || this.classes.has(f.value.toLowerCase());
+        return this.attrs.has(at.name.toLowerCase());
+      }
+    }
+  }
+
+  /**
+   * The entries of (base, scope) the filter selects, in the view's order,
+   * at most `sizeLimit` (0: no limit); throws noSuchObject when the view
+   * has no entry at `base`.
+   */
+  search(base: string, scope: Scope, filter: Filter, sizeLimit = 0): { entries: Entry[]; truncated: boolean; limit?: 'size' } {
+    const nBase = normalizeDn(base);
+    const at = this.byNdn.get(nBase);
+    if (at === undefined) throw new DirectoryError('noSuchObject', `no entry ${base}`, { dn: base });
+    if (!this.mayMatch(filter)) return { entries: [], truncated: false };
+    const test = compileFilter(this.schema, filter);
+    const out: Entry[] = [];
+    const limit = sizeLimit > 0 ? sizeLimit : Infinity;
+    const inScope = (i: number) => (scope === 'base' ? i === at : scope === 'one' ? this.parents[i] === nBase : i === at || isWithin(this.ndns[i]!, nBase));
+    const [from, to] = scope === 'base' ? [at, at + 1] : [0, this.entries.length];
+    // a search of the whole view (its root, or below it) needs no scope test but the root's
+    const whole = at === 0;
+    for (let i = from; i < to; i++) {
+      if (whole ? scope === 'one' && i === 0 : !inScope(i)) continue;
+      if (!test(this.evals[i]!)) continue;
+      if (out.length >= limit) return { entries: out, truncated: true, limit: 'size' };
+      out.push(this.entries[i]!);
+    }
+    return { entries: out, truncated: false };
+  }
+}
+
+interface Kept {
+  generation: number;
+  snapshot: Promise<ViewSnapshot>;
+}
+const kept = new WeakMap<object, Map<ViewDef, Kept>>();
+
+/**
+ * The view's entries as of the directory's current state: those built at
+ * its current generation, or built now (once: concurrent readers share the
+ * build). A build that fails is not kept.
+ */
+export function viewSnapshot(view: ViewDef, src: ViewSource): Promise<ViewSnapshot> {
+  let perView = kept.get(src.dir);
+  if (!perView) kept.set(src.dir, (perView = new Map()));
+  const hit = perView.get(view);
+  const generation = src.dir.generation;
+  if (hit && hit.generation === generation) return hit.snapshot;
+  const root: Entry = { dn: viewRootDn(view, src.dir.baseDn), attrs: view.rootAttrs };
+  const snapshot = view.build(src).then((below) => new ViewSnapshot(src.dir.schema, root, below));
+  const k: Kept = { generation, snapshot };
+  perView.set(view, k);
+  snapshot.catch(() => {
+    if (perView.get(view) === k) perView.delete(view);
+  });
+  return snapshot;
+}
+
+const roots = new WeakMap<CommandRegistry, Map<string, Array<{ view: ViewDef; nRoot: string }>>>();
+
+/** The views of a registry with their roots' normal forms, worked out once per registry and base DN. */
+function viewRoots(registry: CommandRegistry, baseDn: string): Array<{ view: ViewDef; nRoot: string }> {
+  let perBase = roots.get(registry);
+  if (!perBase) roots.set(registry, (perBase = new Map()));
+  let list = perBase.get(baseDn);
+  if (!list) perBase.set(baseDn, (list = declaredViews(registry.objects.values()).map((view) => ({ view, nRoot: normalizeDn(viewRootDn(view, baseDn)) }))));
+  return list;
+}
+
+/** The view of the registry whose subtree holds `dn` (its root included), if any. */
+export function viewHolding(registry: CommandRegistry, baseDn: string, dn: string): ViewDef | undefined {
+  const list = viewRoots(registry, baseDn);
+  if (list.length === 0) return undefined;
+  let n: string;
+  try {
+    n = normalizeDn(dn);
+  } catch {
+    return undefined;
+  }
+  return list.find((v) => isWithin(n, v.nRoot))?.view;
+}
