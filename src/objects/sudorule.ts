@@ -58,8 +58,9 @@ const isAll = (values: readonly string[] | undefined) => values?.[0]?.toLowerCas
 const categoryCheck =
   (members: string) =>
   (_ctx: CallContext, entry: Entry, _opts: Record<string, unknown>, add: boolean): void => {
-    const c = CATEGORIES.find((x) => x.members === members)!;
-    if (add && isAll(entry.attrs[c.attr])) throw publicError('MutuallyExclusiveError', { reason: c.add });
+    // denied commands have no category: they narrow command category all
+    const c = CATEGORIES.find((x) => x.members === members);
+    if (c && add && isAll(entry.attrs[c.attr])) throw publicError('MutuallyExclusiveError', { reason: c.add });
   };
 
 /** The membership commands of one attribute of the rule: sudorule-add-NAME and sudorule-remove-NAME. */

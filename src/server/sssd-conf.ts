@@ -6,12 +6,14 @@
  * through the KDC with FAST armor from the host keytab, password changes
  * through the password service, and the account check of every login
  * (disabled users refused, also when no password is asked, as with an SSH
- * key). The example names every server of the
+ * key), and the sudo rules (SSSD's ldap sudo provider reading the sudoRole
+ * entries below ou=sudoers, objects/sudo-roles.ts). The example names every server of the
  * realm (this one first) and the server's own host; a host enrolled with `dirid host-add` and
  * `dirid keytab-get` puts its own name in the two host/ lines.
  */
 import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
 import type { InitStep } from './init-step.js';
+import { sudoersDn } from '../objects/sudo-roles.js';
 
 /** Where hosts reach one dirid server (its host name is in its certificate and its ldap/ principal). */
 export interface SssdServer {
@@ -34,6 +36,22 @@ export interface SssdConfInput {
   keytab?: string;
 }
 
+/**
+ * How often (seconds) a host asks for the sudo rules changed since the last
+ * it saw (SSSD's smart refresh, by modifyTimestamp): a rule added or
+ * changed, or one whose host group or command group changed, reaches hosts
+ * within this.
+ */
+export const SUDO_SMART_REFRESH_SECONDS = 15;
+/**
+ * How often (seconds) a host reads all its sudo rules again (SSSD's full
+ * refresh): every change reaches hosts within this, a rule deleted or
+ * disabled, or no longer naming the host, included (a smart refresh sees
+ * only the entries it is given, and two changes in one second of a
+ * modifyTimestamp it saw).
+ */
+export const SUDO_FULL_REFRESH_SECONDS = 60;
+
 export function sssdConfText(o: SssdConfInput): string {
   const caFile = o.caFile ?? '/etc/dirid/ca.crt';
   const keytab = o.keytab ?? '/etc/krb5.keytab';
@@ -42,17 +60,20 @@ export function sssdConfText(o: SssdConfInput): string {
   return `# Written by dirid-server for realm ${o.realm}: sssd.conf for a host of the realm
 # (copy to /etc/sssd/sssd.conf, owner root, mode 0600; see docs/sssd-host.md).
 [sssd]
-services = nss, pam
+services = nss, pam, sudo
 domains = ${o.domain}
 
 [nss]
 
 [pam]
 
+[sudo]
+
 [domain/${o.domain}]
 id_provider = ldap
 auth_provider = krb5
 access_provider = ldap
+sudo_provider = ldap
 ldap_access_order = expire
 ldap_account_expire_policy = rhds
 ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, 389)}`)}
@@ -71,6 +92,9 @@ krb5_use_fast = demand
 krb5_fast_principal = ${hostPrincipal}
 krb5_keytab = ${keytab}
 krb5_auth_timeout = 60
+ldap_sudo_search_base = ${sudoersDn(o.baseDn)}
+ldap_sudo_smart_refresh_interval = ${SUDO_SMART_REFRESH_SECONDS}
+ldap_sudo_full_refresh_interval = ${SUDO_FULL_REFRESH_SECONDS}
 
 # a prompting section makes the PAM responder offer pre-authentication, so
 # pam_sss shows an IdP user the verification URL and code instead of Password:
