@@ -6,14 +6,21 @@
  * (Directory.generation, which every write through the handle moves, and on
  * a shared backend every other server's commit) is unchanged, and the first
  * read after a write builds them again, so a read never sees a view older
- * than the directory it read. A search of a view runs in memory with the
- * directory's own filter evaluator (directory/filter.ts), its scopes and a
- * size limit; a filter that names an attribute or object class no entry of
- * the view has is answered at once.
+ * than the directory it read. A search of a view runs in memory: the
+ * snapshot keeps, per attribute, its entries by normalised value (and the
+ * values in order, for >= and <=), the filter's items take their candidates
+ * from there (an AND its most selective item's, an OR the union of its
+ * items'; a NOT, or an item on an attribute the view does not index, every
+ * entry), and the directory's own evaluator (directory/filter.ts) decides
+ * each candidate, within the scope and a size limit. A host's refresh
+ * (entries naming the host, or changed since a time) so reads a few
+ * entries, not every rule; a filter that names an attribute or object class
+ * no entry of the view has is answered at once.
  */
 import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
-import { compileFilter, filterAttributeType, type EvalEntry } from '../directory/filter.js';
-import { DirectoryError, type Entry, type Filter, type Schema, type Scope } from '../directory/types.js';
+import { compileFilter, filterAttributeType, hasOrderingRule, hasSubstringRule, substringMatch, type EvalEntry } from '../directory/filter.js';
+import { compareValues, normalizeValue } from '../directory/schema.js';
+import { DirectoryError, type AttributeType, type Entry, type Filter, type Schema, type Scope } from '../directory/types.js';
 import type { CommandRegistry, ViewDef, ViewSource } from './command.js';
 import { declaredViews, viewRootDn } from './place.js';
 
@@ -31,6 +38,12 @@ export class ViewSnapshot {
   /** lower-cased names of the attributes some entry holds, and of the object classes */
   private readonly attrs = new Set<string>();
   private readonly classes = new Set<string>();
+  /** per attribute (canonical name): its entries by normalised value, in entry order */
+  private readonly byValue = new Map<string, Map<string, number[]>>();
+  /** per attribute: the entries that hold it */
+  private readonly holders = new Map<string, number[]>();
+  /** per attribute with an ordering rule: its distinct normalised values in order, made when a search first needs them */
+  private readonly ordered = new Map<string, string[]>();
 
   constructor(
     private readonly schema: Schema,
@@ -46,10 +59,92 @@ export class ViewSnapshot {
       this.byDn.set(e.dn, i);
       for (const [name, values] of Object.entries(e.attrs)) {
         if (values.length === 0) continue;
-        this.attrs.add((schema.attribute(name)?.name ?? name).toLowerCase());
+        const at = schema.attribute(name);
+        this.attrs.add((at?.name ?? name).toLowerCase());
         if (name === 'objectClass') for (const c of values) this.classes.add(c.toLowerCase());
+        if (!at || at.syntax === 'secret') continue;
+        push(this.holders, at.name, i);
+        let values_ = this.byValue.get(at.name);
+        if (!values_) this.byValue.set(at.name, (values_ = new Map()));
+        for (const v of values) {
+          const n = tryNormalize(at, v);
+          if (n === undefined) continue;
+          const list = values_.get(n);
+          if (!list) values_.set(n, [i]);
+          else if (list[list.length - 1] !== i) list.push(i);
+        }
       }
     });
+  }
+
+  /**
+   * The entries that may match (a superset, in entry order), or null for
+   * every entry: what the view's values tell of the filter, as the
+   * directory's planner does with its indexes (directory/plan.ts).
+   */
+  private candidates(f: Filter): number[] | null {
+    switch (f.kind) {
+      case 'and': {
+        let best: number[] | null = null;
+        for (const item of f.items) {
+          const c = this.candidates(item);
+          if (c && (!best || c.length < best.length)) best = c;
+          if (best && best.length === 0) break;
+        }
+        return best;
+      }
+      case 'or': {
+        const out = new Set<number>();
+        for (const item of f.items) {
+          const c = this.candidates(item);
+          if (!c) return null;
+          for (const i of c) out.add(i);
+        }
+        return [...out].sort((a, b) => a - b);
+      }
+      case 'not':
+        return null;
+      default: {
+        const at = filterAttributeType(this.schema, f.attr);
+        // an attribute the schema does not know is Undefined: nothing matches
+        if (!at) return [];
+        if (at.syntax === 'secret') return null;
+        const values = this.byValue.get(at.name);
+        if (!values) return [];
+        if (f.kind === 'present') return this.holders.get(at.name) ?? [];
+        if (f.kind === 'eq') {
+          const n = tryNormalize(at, f.value);
+          return n === undefined ? [] : (values.get(n) ?? []);
+        }
+        if (f.kind === 'sub') {
+          if (!hasSubstringRule(at)) return [];
+          const norm = (x: string) => normalizeValue(at.syntax, x);
+          const pattern = { initial: f.initial === undefined ? undefined : norm(f.initial), any: f.any.map(norm), final: f.final === undefined ? undefined : norm(f.final) };
+          return union(values, (v) => substringMatch(v, pattern));
+        }
+        if (!hasOrderingRule(at)) return [];
+        const bound = tryNormalize(at, f.value);
+        if (bound === undefined) return [];
+        const sorted = this.orderedValues(at);
+        // the first value at or above the bound (ge), or the first above it (le: those before it)
+        let lo = 0;
+        let hi = sorted.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          const c = compareValues(at.syntax, sorted[mid]!, bound);
+          if (c < 0 || (f.kind === 'le' && c === 0)) lo = mid + 1;
+          else hi = mid;
+        }
+        const picked = f.kind === 'ge' ? sorted.slice(lo) : sorted.slice(0, lo);
+        return union(values, undefined, picked);
+      }
+    }
+  }
+
+  private orderedValues(at: AttributeType): string[] {
+    let sorted = this.ordered.get(at.name);
+    if (!sorted) this.ordered.set(at.name, (sorted = [...(this.byValue.get(at.name)?.keys() ?? [])].sort((a, b) => compareValues(at.syntax, a, b))));
+    return sorted;
   }
 
   /** The entry at `dn`, if the view has it. */
@@ -96,10 +191,10 @@ export class ViewSnapshot {
     const out: Entry[] = [];
     const limit = sizeLimit > 0 ? sizeLimit : Infinity;
     const inScope = (i: number) => (scope === 'base' ? i === at : scope === 'one' ? this.parents[i] === nBase : i === at || isWithin(this.ndns[i]!, nBase));
-    const [from, to] = scope === 'base' ? [at, at + 1] : [0, this.entries.length];
     // a search of the whole view (its root, or below it) needs no scope test but the root's
     const whole = at === 0;
-    for (let i = from; i < to; i++) {
+    const candidates = scope === 'base' ? [at] : (this.candidates(filter) ?? this.entries.keys());
+    for (const i of candidates) {
       if (whole ? scope === 'one' && i === 0 : !inScope(i)) continue;
       if (!test(this.evals[i]!)) continue;
       if (out.length >= limit) return { entries: out, truncated: true, limit: 'size' };
@@ -107,6 +202,28 @@ export class ViewSnapshot {
     }
     return { entries: out, truncated: false };
   }
+}
+
+function tryNormalize(at: AttributeType, v: string): string | undefined {
+  try {
+    return normalizeValue(at.syntax, v);
+  } catch {
+    return undefined;
+  }
+}
+
+function push(m: Map<string, number[]>, key: string, i: number): void {
+  const list = m.get(key);
+  if (!list) m.set(key, [i]);
+  else if (list[list.length - 1] !== i) list.push(i);
+}
+
+/** The entries of the values `keep` selects (or of the values `keys`), in entry order, each once. */
+function union(values: ReadonlyMap<string, readonly number[]>, keep?: (v: string) => boolean, keys?: readonly string[]): number[] {
+  const out = new Set<number>();
+  if (keys) for (const k of keys) for (const i of values.get(k) ?? []) out.add(i);
+  else for (const [v, list] of values) if (keep!(v)) for (const i of list) out.add(i);
+  return [...out].sort((a, b) => a - b);
 }
 
 interface Kept {

@@ -8,7 +8,8 @@
  * filters SSSD's ldap sudo provider sends (full refresh by host name, smart
  * refresh by modifyTimestamp), follows a renamed user and a deleted host,
  * shows a change of a host group or command group in the rule's
- * modifyTimestamp, and is built once per state of the directory. Host
+ * modifyTimestamp, finds by its values what a scan finds, and is built
+ * once per state of the directory. Host
  * groups are the registry's `hostgroup` object, or, in a tree without one,
  * a minimal declaration made here.
  */
@@ -19,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
-import { parseFilter } from '../../src/directory/filter.js';
+import { matches, parseFilter } from '../../src/directory/filter.js';
 import { generalizedTime } from '../../src/directory/schema.js';
 import type { Directory, Entry } from '../../src/directory/types.js';
 import { defineObject } from '../../src/framework/object.js';
@@ -143,6 +144,42 @@ describe('sudo rules as sudoRole entries (ou=sudoers)', () => {
     // a filter naming what no sudoRole entry has finds nothing without looking further
     assert.deepEqual((await view()).search(SUDOERS, 'sub', parseFilter('(&(uid=alice)(objectClass=posixAccount))')).entries, []);
     assert.deepEqual((await view()).search(SUDOERS, 'base', parseFilter('(objectClass=*)')).entries.map((e) => e.dn), [SUDOERS]);
+  });
+
+  it('finds by its values what a scan of every entry finds', async () => {
+    const v = await view();
+    const t = (await role('web-admins'))!.attrs.modifyTimestamp![0]!;
+    for (const text of [
+      '(objectClass=*)',
+      '(objectClass=sudoRole)',
+      '(sudoHost=web1.example.test)',
+      '(sudoHost=WEB1.example.test)',
+      '(sudoUser=%ops)',
+      '(sudoHost=web*)',
+      '(sudoHost=*.example.*)',
+      '(sudoCommand=*nginx)',
+      '(sudoCommand=!*)',
+      '(sudoHost=+*)',
+      '(sudoOrder>=10)',
+      '(sudoOrder<=9)',
+      '(sudoOrder=010)',
+      `(modifyTimestamp>=${t})`,
+      `(modifyTimestamp<=${t})`,
+      '(modifyTimestamp>=nonsense)',
+      '(!(sudoHost=*))',
+      '(|(sudoUser=ALL)(!(sudoRunAsUser=*)))',
+      '(&(sudoUser=alice)(|(sudoHost=ALL)(sudoHost=web2.example.test)))',
+      '(&(objectClass=sudoRole)(noSuchAttribute=x))',
+      '(|(noSuchAttribute=x)(cn=db))',
+      '(ou=sudoers)',
+      '(&)',
+      '(|)',
+    ]) {
+      const f = parseFilter(text);
+      const scanned = v.entries.filter((e) => matches(dir.schema, f, { attrs: e.attrs, secrets: new Set() })).map((e) => e.dn);
+      assert.deepEqual(v.search(SUDOERS, 'sub', f).entries.map((e) => e.dn), scanned, text);
+      assert.deepEqual(v.search(SUDOERS, 'one', f).entries.map((e) => e.dn), scanned.filter((dn) => dn !== SUDOERS), text);
+    }
   });
 
   it('is built once per state of the directory', async () => {

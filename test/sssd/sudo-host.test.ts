@@ -19,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
+import type { WireValue } from '../../src/rpc/codec/types.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 import { SUDO_FULL_REFRESH_SECONDS, SUDO_SMART_REFRESH_SECONDS } from '../../src/server/sssd-conf.js';
 
@@ -37,7 +38,7 @@ describe('sudo on a host of the realm, with the rules from dirid through SSSD', 
     await admin.call('group_add_member', ['devs'], { users: ['carol'] });
     await admin.call('host_add', ['other.example.test']);
     for (const c of ['/usr/bin/id', '/usr/bin/whoami']) await admin.call('sudocmd_add', [c]);
-    const rule = async (name: string, opts: Record<string, unknown>, members: Array<[string, Record<string, unknown>]>, options: string[] = ['!authenticate']) => {
+    const rule = async (name: string, opts: Record<string, WireValue>, members: Array<[string, Record<string, WireValue>]>, options: string[] = ['!authenticate']) => {
       await admin.call('sudorule_add', [name], opts);
       for (const [what, o] of members) await admin.call(`sudorule_add_${what}`, [name], o);
       if (options.length > 0) await admin.call('sudorule_add_option', [name], { sudooption: options });
