@@ -316,6 +316,12 @@ export interface ViewDef {
   readonly readBy?: ReadAudience;
   /** its entries below the root, as the directory holds things now (each DN below `root`,BASE) */
   build(src: ViewSource): Promise<Entry[]>;
+  /**
+   * the subtrees its entries are computed from (Directory.subtreeGeneration):
+   * the entries are built again only after a write within one of them;
+   * absent, after any write
+   */
+  watches?(src: ViewSource): string[];
 }
 
 export interface ObjectDef {

@@ -2,11 +2,13 @@
  * Views (ObjectDef.views): entries computed from the directory and shown by
  * the LDAP service beside it, never stored, as FreeIPA's compat tree shows
  * its sudo rules as sudoRole entries. A view's entries are built once per
- * state of the directory: they are kept while its generation
- * (Directory.generation, which every write through the handle moves, and on
- * a shared backend every other server's commit) is unchanged, and the first
- * read after a write builds them again, so a read never sees a view older
- * than the directory it read. A search of a view runs in memory: the
+ * state of what they are computed from: they are kept while the subtrees
+ * the view watches are unchanged (Directory.subtreeGeneration: a write
+ * within them, references a rename or delete rewrote included, and on a
+ * shared backend any other server's commit), or, for a view that names
+ * none, while the directory's generation is; the first read after such a
+ * write builds them again, so a read never sees a view older than the
+ * directory it read. A search of a view runs in memory: the
  * snapshot keeps, per attribute, its entries by normalised value (and the
  * values in order, for >= and <=), the filter's items take their candidates
  * from there (an AND its most selective item's, an OR the union of its
@@ -227,7 +229,8 @@ function union(values: ReadonlyMap<string, readonly number[]>, keep?: (v: string
 }
 
 interface Kept {
-  generation: number;
+  /** the state of the directory it was built from: the generations of the subtrees it watches, or the directory's */
+  state: string;
   snapshot: Promise<ViewSnapshot>;
 }
 const kept = new WeakMap<object, Map<ViewDef, Kept>>();
@@ -241,11 +244,12 @@ export function viewSnapshot(view: ViewDef, src: ViewSource): Promise<ViewSnapsh
   let perView = kept.get(src.dir);
   if (!perView) kept.set(src.dir, (perView = new Map()));
   const hit = perView.get(view);
-  const generation = src.dir.generation;
-  if (hit && hit.generation === generation) return hit.snapshot;
+  const watched = view.watches?.(src);
+  const state = watched ? watched.map((dn) => src.dir.subtreeGeneration(dn)).join(',') : String(src.dir.generation);
+  if (hit && hit.state === state) return hit.snapshot;
   const root: Entry = { dn: viewRootDn(view, src.dir.baseDn), attrs: view.rootAttrs };
   const snapshot = view.build(src).then((below) => new ViewSnapshot(src.dir.schema, root, below));
-  const k: Kept = { generation, snapshot };
+  const k: Kept = { state, snapshot };
   perView.set(view, k);
   snapshot.catch(() => {
     if (perView.get(view) === k) perView.delete(view);

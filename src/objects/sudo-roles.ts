@@ -203,6 +203,14 @@ export const sudoersView: ViewDef = {
   root: SUDOERS_RDN,
   rootAttrs: { objectClass: ['top', 'organizationalUnit'], ou: ['sudoers'] },
   readBy: 'authenticated',
+  // the rules, command groups and host groups: a rename or delete of a user, group, host or command
+  // that one of them names rewrites it, so it is a write there too
+  watches(src) {
+    return ['sudorule', 'sudocmdgroup', 'hostgroup'].flatMap((name) => {
+      const o = src.registry.objects.get(name);
+      return o ? [containerOf(o, src.dir.baseDn)] : [];
+    });
+  },
   async build(src) {
     const o = (name: string) => src.registry.objects.get(name);
     const at = (name: string) => normalizeDn(containerOf(o(name)!, src.dir.baseDn));

@@ -182,11 +182,20 @@ describe('sudo rules as sudoRole entries (ou=sudoers)', () => {
     }
   });
 
-  it('is built once per state of the directory', async () => {
+  it('is built again only after a write to what it is computed from', async () => {
     const first = await view();
     assert.equal(await view(), first, 'no write: the same entries');
     await dir.modify(user('bob'), [{ op: 'replace', attr: 'description', values: ['any write'] }]);
-    assert.notEqual(await view(), first, 'a write: built again');
+    await dir.modify(host('db1.example.test'), [{ op: 'replace', attr: 'description', values: ['another'] }]);
+    assert.equal(await view(), first, 'writes elsewhere: the same entries');
+    await dir.modify(rule('db'), [{ op: 'replace', attr: 'description', values: ['a rule'] }]);
+    const second = await view();
+    assert.notEqual(second, first, 'a rule written: built again');
+    await dir.modify(hostgroup('frontends'), [{ op: 'replace', attr: 'description', values: ['a host group'] }]);
+    const third = await view();
+    assert.notEqual(third, second, 'a host group written: built again');
+    await dir.modify(cmdgroup('viewers'), [{ op: 'replace', attr: 'description', values: ['a command group'] }]);
+    assert.notEqual(await view(), third, 'a command group written: built again');
   });
 
   it("shows a change of a host group or command group in the rule's modifyTimestamp, which smart refresh asks for", async () => {
