@@ -5,12 +5,15 @@
 # its idp plugin, LDAP and krb5 providers; OpenLDAP clients with SASL
 # GSSAPI, and slapd as a benchmark reference; PostgreSQL for the shared
 # directory backend; dnsmasq for SRV tests; Chromium for the web console's
-# browser tests, driven by playwright-core) and the npm packages.
+# browser tests, driven by playwright-core; sudo and SSSD's sudo module for
+# the sudo rules test/sssd/sudo-host.test.ts runs in a private namespace)
+# and the npm packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 debs=(krb5-user krb5-pkinit krb5-kdc krb5-admin-server krb5-gss-samples sssd-idp sssd-krb5 sssd-proxy sssd-ldap libnss-sss libpam-sss pamtester
-  ldap-utils libsasl2-modules-gssapi-mit slapd postgresql dnsmasq-base curl util-linux chromium)
+  ldap-utils libsasl2-modules-gssapi-mit slapd postgresql dnsmasq-base curl util-linux chromium
+  sudo libsss-sudo)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
