@@ -25,6 +25,13 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'dirIdRangeSize', syntax: 'integer', singleValue: true },
     { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
+    // who and where a rule applies to, HBAC rules' and sudo rules' alike (FreeIPA's names): users and groups,
+    // hosts and host groups as DNs, or a category `all`; and whether the rule is in force
+    { name: 'memberUser', syntax: 'dn', references: 'remove' },
+    { name: 'memberHost', syntax: 'dn', references: 'remove' },
+    { name: 'userCategory', syntax: 'string', singleValue: true },
+    { name: 'hostCategory', syntax: 'string', singleValue: true },
+    { name: 'ipaEnabledFlag', syntax: 'boolean', singleValue: true },
     // Kerberos principals (names after MIT's LDAP KDB schema)
     { name: 'krbPrincipalName', syntax: 'exact', indexed: true },
     { name: 'krbPrincipalKey', syntax: 'secret', maxLength: 8192 },
@@ -44,13 +51,6 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'krbPwdLockoutDuration', syntax: 'integer', singleValue: true },
     // the servers of a realm (src/server/servers.ts): one value per service, `service=port`
     { name: 'dirServerAddress', syntax: 'exact' },
-    // the rules that name users, groups, hosts and host groups (sudo rules; HBAC rules in FreeIPA use the same):
-    // FreeIPA's names; members as DNs, so that a rename is followed and a delete drops them
-    { name: 'memberUser', syntax: 'dn', indexed: true, references: 'remove' },
-    { name: 'memberHost', syntax: 'dn', indexed: true, references: 'remove' },
-    { name: 'userCategory', syntax: 'string', singleValue: true },
-    { name: 'hostCategory', syntax: 'string', singleValue: true },
-    { name: 'ipaEnabledFlag', syntax: 'boolean', singleValue: true },
     // the directory's version record (src/server/upgrade.ts): its version, and the release that wrote it
     { name: 'dirVersion', syntax: 'integer', singleValue: true },
     { name: 'dirRelease', syntax: 'exact', singleValue: true },
