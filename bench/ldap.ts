@@ -28,7 +28,9 @@
  * index). slapd keys initial pieces of at most 4 characters by default
  * (index_substr_if_maxlen), which for uids that all begin with `user` makes
  * every user a candidate of (uid=user12*); the default is kept, and
- * --slapd-substr-maxlen 8 shows slapd tuned for this data. Bound users
+ * --slapd-substr-maxlen 8 shows slapd tuned for this data; likewise
+ * --slapd-substr-minlen 1 lets slapd answer SSSD's (sudoHost=+*) from its
+ * index instead of reading every sudoRole entry (default 2). Bound users
  * read everything but userPassword, anonymous clients only bind; slapd logs
  * every operation (-d stats) to a file, as dirid logs one line per
  * operation (--slapd-log 0: no log).
@@ -54,6 +56,20 @@
  *           container, attributes cn gidNumber: the groups holding userN
  *   bind    a simple bind as userN on an open TLS connection (a new bind on the
  *           same connection, RFC 4511 §4.2.1), then the eq search for userN
+ *   sudo    the full refresh of sudo rules SSSD 2.8 makes for hostN (its filter
+ *           as Debian's sssd_be sends it: the host's names, addresses and
+ *           networks, ALL, netgroups; the attributes of its sudo map; the paged
+ *           results control, 1000 a page) below ou=sudoers: the host's enabled
+ *           rules. dirid serves them from its view of the sudo rules (computed
+ *           from --rules rules naming users, groups, --hosts hosts, commands and
+ *           command groups, objects/sudo-roles.ts); slapd holds the same
+ *           sudoRole entries, rendered by the bench (the loader checks that
+ *           dirid's equal them), with eq,sub indexes on sudoUser and sudoHost
+ *   sudo-smart  its smart refresh: the same host filter and the rules changed
+ *           since a time (modifyTimestamp, as SSSD asks a server without a USN),
+ *           here none
+ * The time dirid takes to build the view after a write (the first read after
+ * any write pays it once) is printed with the load times.
  * Searches run --concurrency requests at a time over --connections TLS
  * connections bound once as user0; since a bind must be alone on its
  * connection, bind+search runs --concurrency connections with one
@@ -69,9 +85,9 @@
  * latency, and the ratio slapd/dirid of CPU per operation: the one-core
  * figure that holds on a busy machine, where wall-clock throughput depends
  * on what the neighbours take (above 1.0: dirid needs less CPU per answer).
- *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
- *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
- *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT [--dirid-pid PID]] [--prepare-dirid DIR] [--keep]
+ *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--hosts N] [--rules N] [--seconds N] [--rounds N]
+ *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search,sudo,sudo-smart] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
+ *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--slapd-substr-minlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT [--dirid-pid PID]] [--prepare-dirid DIR] [--keep]
  * --dirid-pid names the process of a --dirid-url service, for its CPU figures (it is then pinned like
  * the child: keep the service's other work away while measuring).
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
@@ -92,7 +108,9 @@ import { ResultCode } from '../src/ldap/codes.js';
 import { hashPassword, verifyPassword } from '../src/account/password-hash.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 import { LdapClient, type Outcome } from './support/ldap-client.js';
-import { BASE_DN, BENCH_PASSWORD, Expected, GROUPS_DN, USERS_DN, memberships, slapdLdif, userDn, userName, type DataSize } from './support/ldap-data.js';
+import { BASE_DN, BENCH_PASSWORD, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from './support/ldap-data.js';
+import { pagedResultsControl } from '../src/ldap/controls.js';
+import { generalizedTime } from '../src/directory/schema.js';
 import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from './support/slapd.js';
 import type { DiridJob, DiridReport } from './support/dirid-ldap-server.js';
 
@@ -101,16 +119,19 @@ const { values } = parseArgs({
     users: { type: 'string', default: '100000' },
     groups: { type: 'string', default: '1000' },
     members: { type: 'string', default: '100' },
+    hosts: { type: 'string', default: '1000' },
+    rules: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1' },
     concurrency: { type: 'string', default: '32' },
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
-    workloads: { type: 'string', default: 'eq,sub,member,bind+search' },
+    workloads: { type: 'string', default: 'eq,sub,member,bind+search,sudo,sudo-smart' },
     'slapd-hash': { type: 'string', default: 'ssha,argon2' },
     'slapd-log': { type: 'string', default: 'stats' },
     'slapd-substr-maxlen': { type: 'string' },
+    'slapd-substr-minlen': { type: 'string' },
     'dirid-url': { type: 'string' },
     'dirid-pid': { type: 'string' },
     'dirid-cache-mb': { type: 'string' },
@@ -118,7 +139,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
-const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members) };
+const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members), hosts: Number(values.hosts), rules: Number(values.rules) };
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const WARMUP = Number(values.warmup);
@@ -127,6 +148,7 @@ const CONNS = Math.min(Number(values.connections), CONC);
 const ONLY = values.only;
 const SLAPD_HASHES = values['slapd-hash'].split(',') as Array<'ssha' | 'argon2'>;
 const SUBSTR_MAXLEN = values['slapd-substr-maxlen'] === undefined ? undefined : Number(values['slapd-substr-maxlen']);
+const SUBSTR_MINLEN = values['slapd-substr-minlen'] === undefined ? undefined : Number(values['slapd-substr-minlen']);
 if (ONLY !== undefined && ONLY !== 'slapd' && ONLY !== 'dirid') throw new Error('--only takes slapd or dirid');
 if (SLAPD_HASHES.some((h, i) => (h !== 'ssha' && h !== 'argon2') || SLAPD_HASHES.indexOf(h) !== i)) throw new Error('--slapd-hash takes ssha, argon2 or both (comma-separated)');
 for (const [k, v] of Object.entries({ ...SIZE, SECONDS, ROUNDS, CONC, CONNS })) if (!Number.isInteger(v) || v < 1) throw new Error(`${k} must be a positive integer`);
@@ -199,7 +221,7 @@ function loadAndServeDirid(job: DiridJob, logPath: string): { holder: { child: C
         const m = /LDAP listening on ldap:\/\/127\.0\.0\.1:(\d+)\/ \(StartTLS\) and ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(seen);
         if (m) {
           found = true;
-          resolve({ type: 'ready', ldapPort: Number(m[1]), ldapsPort: Number(m[2]), loadSeconds: r.loadSeconds });
+          resolve({ type: 'ready', ldapPort: Number(m[1]), ldapsPort: Number(m[2]), loadSeconds: r.loadSeconds, viewBuildMs: r.viewBuildMs });
         }
       });
       server.once('exit', (code) => resolve({ type: 'error', message: `dirid-server exited with code ${code} before listening` }));
@@ -226,7 +248,7 @@ if (values['prepare-dirid']) {
     console.error(`dirid: ${r.type === 'error' ? r.message : r.type}`);
     process.exit(1);
   }
-  console.log(`dirid realm with ${SIZE.users} users and ${SIZE.groups} groups of ${SIZE.members} in ${dataDir} (loaded in ${r.loadSeconds.toFixed(1)} s);`);
+  console.log(`dirid realm with ${SIZE.users} users, ${SIZE.groups} groups of ${SIZE.members}, ${SIZE.hosts} hosts and ${SIZE.rules} sudo rules in ${dataDir} (loaded in ${r.loadSeconds.toFixed(1)} s);`);
   console.log(`start it with: dirid-server start --data-dir ${dataDir} --listen 127.0.0.1 --ldaps-port PORT, then pass --dirid-url ldaps://127.0.0.1:PORT`);
   process.exit(0);
 }
@@ -249,6 +271,8 @@ let exitCode = 0;
 try {
   const groups = memberships(SIZE);
   const expected = new Expected(SIZE, groups);
+  const rules = sudoRules(SIZE);
+  const rulesOfHost = sudoRulesPerHost(SIZE, rules);
   const notes: string[] = [];
   const targets: Target[] = [];
   const ca = await createCa('bench CA');
@@ -266,9 +290,9 @@ try {
   const slapds: Array<{ hash: 'ssha' | 'argon2'; opts: SlapdOptions; load: Promise<number> }> = [];
   if (ONLY !== 'dirid') {
     for (const hash of SLAPD_HASHES) {
-      const opts: SlapdOptions = { dir: join(tmp, SLAPD_HASHES.length > 1 ? `slapd-${hash}` : 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: hash === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(hasTaskset ? { core: 0 } : {}) };
+      const opts: SlapdOptions = { dir: join(tmp, SLAPD_HASHES.length > 1 ? `slapd-${hash}` : 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: hash === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(SUBSTR_MINLEN === undefined ? {} : { substrMinLen: SUBSTR_MINLEN }), ...(hasTaskset ? { core: 0 } : {}) };
       const t0 = performance.now();
-      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash))).then(() => (performance.now() - t0) / 1000);
+      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash), rules)).then(() => (performance.now() - t0) / 1000);
       // its failure is reported where it is awaited, after dirid's load
       load.catch(() => {});
       slapds.push({ hash, opts, load });
@@ -279,7 +303,7 @@ try {
     if (r.type === 'ready') {
       diridUrl = `ldaps://127.0.0.1:${r.ldapsPort}`;
       pin(dirid.holder.child.pid!, 0);
-      notes.push(`dirid loaded in ${r.loadSeconds.toFixed(1)} s`);
+      notes.push(`dirid loaded in ${r.loadSeconds.toFixed(1)} s, its sudoRole view (checked equal to slapd's entries) built in ${r.viewBuildMs.toFixed(0)} ms`);
     } else {
       const why = r.type === 'no-ldap' ? "this tree's server has no LDAP service (its RunningServer has no ldapsPort)" : `its server failed: ${r.type === 'error' ? r.message : r.type}`;
       console.log(`dirid: skipped, ${why}; pass --dirid-url ldaps://HOST:PORT to measure a running one`);
@@ -330,6 +354,31 @@ try {
     c.search({ base: USERS_DN, filter: eq('uid', userName(j)), attributes: ['cn', 'uidNumber'] }, (o) =>
       finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')),
     );
+  // SSSD 2.8's sudo refresh (sdap_sudo_refresh.c; its filter as Debian's sssd_be logs it): the attributes of its sudo map,
+  // modifyTimestamp standing for the USN a server without one lacks
+  const SSSD_SUDO_ATTRS = ['objectClass', 'cn', 'sudoCommand', 'sudoHost', 'sudoUser', 'sudoOption', 'sudoRunAs', 'sudoRunAsUser', 'sudoRunAsGroup', 'sudoNotBefore', 'sudoNotAfter', 'sudoOrder', 'modifyTimestamp'];
+  /** The host part: rules with no sudoHost named defaults, ALL, the host's names, its addresses and networks, netgroups. */
+  const hostFilter = (h: number): Filter => {
+    const host = (value: string) => eq('sudoHost', value);
+    const ip = `10.${(h >> 8) & 255}.${h & 255}.5`;
+    return {
+      kind: 'or',
+      items: [
+        { kind: 'and', items: [{ kind: 'not', item: { kind: 'present', attr: 'sudoHost' } }, eq('cn', 'defaults')] },
+        host('ALL'),
+        host(hostName(h)),
+        host(`host${h}`),
+        host(ip),
+        host(`${ip.slice(0, ip.lastIndexOf('.'))}.0/24`),
+        host(`fd00::${h.toString(16)}`),
+        host('fd00::/64'),
+        { kind: 'sub', attr: 'sudoHost', initial: '+', any: [] },
+      ],
+    };
+  };
+  const sudoFilter = (h: number): Filter => ({ kind: 'and', items: [eq('objectClass', 'sudoRole'), hostFilter(h)] });
+  /** after every rule of the data set: a smart refresh finds none changed */
+  const SMART_SINCE = generalizedTime();
   const allWorkloads: Workload[] = [
     { name: 'eq', kind: 'search', step: (c, finish) => eqSearch(c, rnd(SIZE.users), finish) },
     {
@@ -352,6 +401,29 @@ try {
         const n = expected.groupsOf[j]!;
         c.search({ base: GROUPS_DN, filter: { kind: 'and', items: [eq('objectClass', 'posixGroup'), eq('member', userDn(j))] }, attributes: ['cn', 'gidNumber'] }, (o) =>
           finish(o.resultCode === ResultCode.success && o.entries === n ? null : wrong(o, `success with ${n}`)),
+        );
+      },
+    },
+    {
+      name: 'sudo',
+      kind: 'search',
+      step(c, finish) {
+        const h = rnd(SIZE.hosts);
+        const n = rulesOfHost[h]!;
+        c.search({ base: SUDOERS_DN, filter: sudoFilter(h), attributes: SSSD_SUDO_ATTRS, controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
+          finish(o.resultCode === ResultCode.success && o.entries === n ? null : wrong(o, `success with ${n}`)),
+        );
+      },
+    },
+    {
+      name: 'sudo-smart',
+      kind: 'search',
+      step(c, finish) {
+        const since = eq('modifyTimestamp', SMART_SINCE);
+        const changed: Filter = { kind: 'and', items: [eq('objectclass', 'sudoRole'), { kind: 'ge', attr: 'modifyTimestamp', value: SMART_SINCE }, { kind: 'not', item: since }] };
+        const filter: Filter = { kind: 'and', items: [changed, hostFilter(rnd(SIZE.hosts))] };
+        c.search({ base: SUDOERS_DN, filter, attributes: SSSD_SUDO_ATTRS, controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
+          finish(o.resultCode === ResultCode.success && o.entries === 0 ? null : wrong(o, 'success with 0')),
         );
       },
     },
@@ -490,10 +562,10 @@ try {
   });
   const slapdVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'slapd'], { encoding: 'utf8' }).stdout;
   console.log(
-    `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members; ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
+    `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members, ${SIZE.hosts} hosts, ${SIZE.rules} sudo rules (${rules.filter((r) => r.enabled).length} enabled; a host's full refresh finds ${Math.min(...rulesOfHost)}-${Math.max(...rulesOfHost)}); ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
       `${CONC} operations under way (searches over ${CONNS} TLS connections, bind+search over ${CONC}); ` +
       (hasTaskset ? `servers on core 0, generator on core 1; ` : 'no taskset: nothing pinned; ') +
-      `slapd ${slapdVersion} (mdb, ${SLAPD_HASHES.map((h) => `{${h.toUpperCase()}}`).join(' and ')}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'})`,
+      `slapd ${slapdVersion} (mdb, ${SLAPD_HASHES.map((h) => `{${h.toUpperCase()}}`).join(' and ')}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'}, of at least ${SUBSTR_MINLEN ?? "2, slapd's default"})`,
   );
   console.log(`  ${notes.join('; ')}`);
   if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);

@@ -5,9 +5,13 @@
  * on free loopback ports with the LDAP service asked for on ports 0, and
  * loads the bench's users and groups (bench/support/ldap-data.ts) through
  * the directory's batch API, every user with the same stored scrypt hash
- * (hashing 100,000 passwords would take minutes). The server's log goes to
+ * (hashing 100,000 passwords would take minutes), then the hosts, sudo
+ * commands, command groups and sudo rules; it checks that the sudoRole
+ * entries dirid's view makes of them are those slapd is given
+ * (ldap-data.ts sudoRoleAttrs) and times the view's build (what the first
+ * read after a write pays). The server's log goes to
  * standard output (the bench sends it to a file).
- *   argv[2]: JSON { dataDir, users, groups, members, serve }
+ *   argv[2]: JSON { dataDir, users, groups, members, hosts, rules, serve }
  * Reports to the parent over IPC: { type: 'ready', ldapsPort, ldapPort,
  * loadSeconds } and keeps serving until SIGTERM or the parent goes away;
  * { type: 'no-ldap' } when this server has no LDAP service (a RunningServer
@@ -20,11 +24,41 @@ import { childServer } from './child-server.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
 import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
 import { hashPassword } from '../../src/account/password-hash.js';
-import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, type DataSize } from './ldap-data.js';
+import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridSudoBatches, diridUserBatches, memberships, sudoRoleAttrs, sudoRules, type DataSize } from './ldap-data.js';
+import { buildRegistry } from '../../src/objects/index.js';
+import { sudoersView } from '../../src/objects/sudo-roles.js';
+import { viewSnapshot } from '../../src/framework/view.js';
+import type { Directory } from '../../src/directory/types.js';
+
+/**
+ * Builds the sudoRole view (timed: the median of three builds, each after a
+ * write, as the first read after a write builds it) and checks it holds
+ * exactly the entries the bench gives slapd.
+ */
+async function checkSudoView(dir: Directory, size: DataSize): Promise<number> {
+  const registry = buildRegistry();
+  const times: number[] = [];
+  let built;
+  for (let i = 0; i < 3; i++) {
+    await dir.modify(dir.baseDn, [{ op: 'replace', attr: 'description', values: [`view build ${i}`] }]);
+    const t0 = performance.now();
+    built = await viewSnapshot(sudoersView, { dir, registry });
+    times.push(performance.now() - t0);
+  }
+  const want = new Map(sudoRules(size).filter((r) => r.enabled).map((r) => [r.name, sudoRoleAttrs(r)]));
+  const got = built!.entries.slice(1);
+  if (got.length !== want.size) throw new Error(`the sudoRole view holds ${got.length} entries, slapd is given ${want.size}`);
+  for (const e of got) {
+    const { createTimestamp: _c, modifyTimestamp: _m, ...attrs } = e.attrs;
+    const w = want.get(attrs.cn?.[0] ?? '');
+    if (JSON.stringify(attrs) !== JSON.stringify(w)) throw new Error(`sudoRole ${e.dn} differs: dirid ${JSON.stringify(attrs)}, slapd ${JSON.stringify(w)}`);
+  }
+  return times.sort((a, b) => a - b)[1]!;
+}
 
 export type DiridReport =
-  | { type: 'ready'; ldapsPort: number; ldapPort: number; loadSeconds: number }
-  | { type: 'prepared'; loadSeconds: number }
+  | { type: 'ready'; ldapsPort: number; ldapPort: number; loadSeconds: number; viewBuildMs: number }
+  | { type: 'prepared'; loadSeconds: number; viewBuildMs: number }
   | { type: 'no-ldap' }
   | { type: 'error'; message: string };
 
@@ -60,12 +94,14 @@ try {
   const hash = await hashPassword(BENCH_PASSWORD);
   for (const ops of diridUserBatches(job, hash)) await server.dir.batch(ops);
   for (const ops of diridGroupBatches(memberships(job))) await server.dir.batch(ops);
+  for (const ops of diridSudoBatches(job, sudoRules(job))) await server.dir.batch(ops);
   const loadSeconds = (performance.now() - t0) / 1000;
+  const viewBuildMs = await checkSudoView(server.dir, job);
   if (!job.serve) {
-    await report({ type: 'prepared', loadSeconds });
+    await report({ type: 'prepared', loadSeconds, viewBuildMs });
     await stop();
   }
-  await report({ type: 'ready', ldapsPort: ports.ldapsPort!, ldapPort: ports.ldapPort!, loadSeconds });
+  await report({ type: 'ready', ldapsPort: ports.ldapsPort!, ldapPort: ports.ldapPort!, loadSeconds, viewBuildMs });
 } catch (e) {
   await report({ type: 'error', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
   await stop();

@@ -18,6 +18,7 @@ import { LdapFramer } from '../../src/ldap/framing.js';
 import { decodeResponse, encodeMessage } from '../../src/ldap/protocol.js';
 import { simpleBind, type SearchRequest } from '../../src/ldap/protocol-requests.js';
 import { RESPONSE_ID } from '../../src/ldap/protocol-responses.js';
+import type { Control } from '../../src/ldap/controls.js';
 
 /** How one request ended: the result code (-1: the connection failed first), entries received, the server's message. */
 export interface Outcome {
@@ -35,6 +36,8 @@ export interface SearchSpec {
   filter: SearchRequest['filter'];
   attributes: string[];
   sizeLimit?: number;
+  /** request controls (SSSD's sudo refresh sends the paged results control) */
+  controls?: Control[];
 }
 
 interface Pending {
@@ -116,6 +119,7 @@ export class LdapClient {
         attributes: s.attributes,
       },
       done,
+      s.controls,
     );
   }
 
@@ -138,7 +142,7 @@ export class LdapClient {
     return id;
   }
 
-  private send(op: Parameters<typeof encodeMessage>[0]['protocolOp'], done: Done): void {
+  private send(op: Parameters<typeof encodeMessage>[0]['protocolOp'], done: Done, controls?: Control[]): void {
     if (this.failure) {
       done({ resultCode: -1, entries: 0, diagnosticMessage: this.failure });
       return;
@@ -151,7 +155,7 @@ export class LdapClient {
       this.socket.cork();
       process.nextTick(this.uncork);
     }
-    this.socket.write(encodeMessage({ messageId: id, protocolOp: op }));
+    this.socket.write(encodeMessage({ messageId: id, protocolOp: op, ...(controls ? { controls } : {}) }));
   }
 
   private receive(chunk: Buffer): void {

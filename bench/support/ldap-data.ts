@@ -6,7 +6,11 @@
  * process, dirid's loader (another process) and the LDIF for slapadd all
  * agree. It also answers what a correct server returns to each workload's
  * search (how many groups hold userN, how many uids start with a prefix),
- * so the load generator can check every answer. Attribute values follow
+ * so the load generator can check every answer; and hosts, sudo commands,
+ * command groups and sudo rules naming them (sudoRules), which dirid serves
+ * as the sudoRole entries of its view below ou=sudoers and slapd holds as
+ * those entries, rendered here the way objects/sudo-roles.ts renders them.
+ * Attribute values follow
  * what dirid itself writes for a user (objects/user.ts, objects/posix.ts);
  * only the object classes differ where the schemas do (see objectClasses).
  */
@@ -31,6 +35,9 @@ export interface DataSize {
   groups: number;
   /** members per group (fewer when there are fewer users) */
   members: number;
+  /** hosts and sudo rules (the sudo workloads) */
+  hosts: number;
+  rules: number;
 }
 
 export const userName = (j: number): string => `user${j}`;
@@ -140,8 +147,8 @@ function ldifEntry(dn: string, attrs: Attributes): string {
   return s + '\n';
 }
 
-/** The whole tree as LDIF for slapadd, in chunks (parents first). */
-export function* slapdLdif(size: DataSize, groups: readonly number[][], passwordHash: string): Generator<string> {
+/** The whole tree as LDIF for slapadd, in chunks (parents first): users, groups and the sudoRole entries of `rules`. */
+export function* slapdLdif(size: DataSize, groups: readonly number[][], passwordHash: string, rules: readonly SudoRule[] = []): Generator<string> {
   const container = (cn: string) => ({ objectClass: ['top', 'organizationalRole'], cn: [cn] });
   yield ldifEntry(BASE_DN, { objectClass: ['top', 'dcObject', 'organization'], dc: ['bench'], o: ['bench'] }) +
     ldifEntry(ACCOUNTS_DN, container('accounts')) +
@@ -163,4 +170,137 @@ export function* slapdLdif(size: DataSize, groups: readonly number[][], password
     }
   }
   yield chunk;
+  yield slapdSudoLdif(rules);
+}
+
+// ---- sudo: hosts, commands, command groups, rules ------------------------------------------
+
+export const HOSTS_DN = `cn=computers,${ACCOUNTS_DN}`;
+export const SUDO_DN = `cn=sudo,${BASE_DN}`;
+export const SUDOCMDS_DN = `cn=sudocmds,${SUDO_DN}`;
+export const SUDOCMDGROUPS_DN = `cn=sudocmdgroups,${SUDO_DN}`;
+export const SUDORULES_DN = `cn=sudorules,${SUDO_DN}`;
+/** Where hosts read the sudoRole entries (SSSD's ldap_sudo_search_base), on both servers. */
+export const SUDOERS_DN = `ou=sudoers,${BASE_DN}`;
+const SUDO_SEED = 0x5d0;
+const COMMANDS = 200;
+const COMMAND_GROUPS = 20;
+const PER_COMMAND_GROUP = 10;
+
+export const hostName = (h: number): string => `host${h}.${BENCH_DOMAIN}`;
+export const hostDn = (h: number): string => `fqdn=${hostName(h)},${HOSTS_DN}`;
+const commandOf = (c: number): string => `/usr/bin/tool${c} --run`;
+const commandDn = (c: number): string => `sudoCmd=${commandOf(c)},${SUDOCMDS_DN}`;
+const commandGroupDn = (g: number): string => `cn=tools${g},${SUDOCMDGROUPS_DN}`;
+const commandGroupMembers = (g: number): number[] => Array.from({ length: PER_COMMAND_GROUP }, (_, i) => (g * PER_COMMAND_GROUP + i) % COMMANDS);
+
+/** One sudo rule of the data set: what it names, by number. */
+export interface SudoRule {
+  name: string;
+  enabled: boolean;
+  users: number[];
+  groups: number[];
+  /** null: host category all */
+  hosts: number[] | null;
+  /** null: command category all */
+  commands: number[] | null;
+  commandGroups: number[];
+  denied: number[];
+  runAsUsers: number[];
+  runAsGroups: number[];
+  options: string[];
+  order: number;
+}
+
+/**
+ * The rules, drawn once from a fixed seed: three users and a group each;
+ * 2% for every host, the rest for three hosts; 10% every command, the rest
+ * two commands and, for 30%, a command group; 20% a denied command, 20% a
+ * run-as user, 10% a run-as group, 30% !authenticate; 5% disabled; order
+ * by number.
+ */
+export function sudoRules(size: DataSize): SudoRule[] {
+  const rand = prng(SUDO_SEED);
+  const pick = (n: number, k: number) => {
+    const out = new Set<number>();
+    while (out.size < Math.min(k, n)) out.add(rand(n));
+    return [...out];
+  };
+  const chance = (percent: number) => rand(100) < percent;
+  const rules: SudoRule[] = [];
+  for (let r = 0; r < size.rules; r++) {
+    const everyHost = chance(2);
+    const everyCommand = chance(10);
+    rules.push({
+      name: `rule${r}`,
+      enabled: !chance(5),
+      users: pick(size.users, 3),
+      groups: size.groups > 0 ? pick(size.groups, 1) : [],
+      hosts: everyHost ? null : pick(size.hosts, 3),
+      commands: everyCommand ? null : pick(COMMANDS, 2),
+      commandGroups: !everyCommand && chance(30) ? pick(COMMAND_GROUPS, 1) : [],
+      denied: chance(20) ? pick(COMMANDS, 1) : [],
+      runAsUsers: chance(20) ? pick(size.users, 1) : [],
+      runAsGroups: size.groups > 0 && chance(10) ? pick(size.groups, 1) : [],
+      options: chance(30) ? ['!authenticate'] : [],
+      order: r + 1,
+    });
+  }
+  return rules;
+}
+
+/** The sudoRole entry of an enabled rule, as objects/sudo-roles.ts renders it (attributes in its order). */
+export function sudoRoleAttrs(r: SudoRule): Attributes {
+  const attrs: Attributes = { objectClass: ['top', 'sudoRole'], cn: [r.name] };
+  attrs.sudoUser = [...r.users.map(userName), ...r.groups.map((g) => `%group${g}`)];
+  attrs.sudoHost = r.hosts === null ? ['ALL'] : r.hosts.map(hostName);
+  const allowed = r.commands === null ? ['ALL'] : [...r.commands.map(commandOf), ...r.commandGroups.flatMap((g) => commandGroupMembers(g).map(commandOf))];
+  attrs.sudoCommand = [...new Set([...allowed, ...r.denied.map((c) => `!${commandOf(c)}`)])];
+  if (r.runAsUsers.length > 0) attrs.sudoRunAsUser = r.runAsUsers.map(userName);
+  if (r.runAsGroups.length > 0) attrs.sudoRunAsGroup = r.runAsGroups.map((g) => `group${g}`);
+  if (r.options.length > 0) attrs.sudoOption = r.options;
+  attrs.sudoOrder = [String(r.order)];
+  return attrs;
+}
+
+/** How many enabled rules name each host, or every host: what a host's full refresh returns. */
+export function sudoRulesPerHost(size: DataSize, rules: readonly SudoRule[]): Uint16Array {
+  const out = new Uint16Array(size.hosts);
+  for (const r of rules) {
+    if (!r.enabled) continue;
+    if (r.hosts === null) for (let h = 0; h < out.length; h++) out[h]!++;
+    else for (const h of r.hosts) out[h]!++;
+  }
+  return out;
+}
+
+/** The hosts, sudo commands, command groups and rules as adds for dirid's batch API (after the users and groups). */
+export function* diridSudoBatches(size: DataSize, rules: readonly SudoRule[], batch = 500): Generator<WriteOp[]> {
+  const ops: WriteOp[] = [];
+  for (let h = 0; h < size.hosts; h++) {
+    ops.push({ kind: 'add', dn: hostDn(h), attrs: { objectClass: ['top', 'dirHost', 'krbPrincipalAux'], fqdn: [hostName(h)], cn: [hostName(h)], krbPrincipalName: [`host/${hostName(h)}@${BENCH_REALM}`] } });
+  }
+  for (let c = 0; c < COMMANDS; c++) ops.push({ kind: 'add', dn: commandDn(c), attrs: { objectClass: ['top', 'dirSudoCmd'], sudoCmd: [commandOf(c)] } });
+  for (let g = 0; g < COMMAND_GROUPS; g++) ops.push({ kind: 'add', dn: commandGroupDn(g), attrs: { objectClass: ['top', 'dirSudoCmdGroup'], cn: [`tools${g}`], member: commandGroupMembers(g).map(commandDn) } });
+  for (const r of rules) {
+    const attrs: Attributes = { objectClass: ['top', 'dirSudoRule'], cn: [r.name], ipaEnabledFlag: [r.enabled ? 'TRUE' : 'FALSE'], sudoOrder: [String(r.order)] };
+    attrs.memberUser = [...r.users.map(userDn), ...r.groups.map(groupDn)];
+    if (r.hosts === null) attrs.hostCategory = ['all'];
+    else attrs.memberHost = r.hosts.map(hostDn);
+    if (r.commands === null) attrs.cmdCategory = ['all'];
+    else attrs.memberAllowCmd = [...r.commands.map(commandDn), ...r.commandGroups.map(commandGroupDn)];
+    if (r.denied.length > 0) attrs.memberDenyCmd = r.denied.map(commandDn);
+    if (r.runAsUsers.length > 0) attrs.ipaSudoRunAs = r.runAsUsers.map(userDn);
+    if (r.runAsGroups.length > 0) attrs.ipaSudoRunAsGroup = r.runAsGroups.map(groupDn);
+    if (r.options.length > 0) attrs.ipaSudoOpt = r.options;
+    ops.push({ kind: 'add', dn: `cn=${r.name},${SUDORULES_DN}`, attrs });
+  }
+  for (let i = 0; i < ops.length; i += batch) yield ops.slice(i, i + batch);
+}
+
+/** The sudoRole entries slapd holds: ou=sudoers and one per enabled rule. */
+export function slapdSudoLdif(rules: readonly SudoRule[]): string {
+  let s = ldifEntry(SUDOERS_DN, { objectClass: ['top', 'organizationalUnit'], ou: ['sudoers'] });
+  for (const r of rules) if (r.enabled) s += ldifEntry(`cn=${r.name},${SUDOERS_DN}`, sudoRoleAttrs(r));
+  return s;
 }

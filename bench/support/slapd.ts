@@ -7,7 +7,11 @@
  * current user on 127.0.0.1, plain LDAP and LDAPS on free ports. Access:
  * the userPassword hash serves binds only (anonymous `auth`), everything
  * else is readable by any bound user and by no one else, as dirid serves
- * it (docs/ldap.md, "What can be read").
+ * it (docs/ldap.md, "What can be read"). The sudo schema of sudoers.ldap(5)
+ * (sudo's schema.OpenLDAP, which Debian does not ship as a file) is written
+ * beside the configuration, for the sudoRole entries, with the equality and
+ * substring indexes on sudoUser and sudoHost that sudo's documentation
+ * recommends.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, openSync, writeFileSync } from 'node:fs';
@@ -39,6 +43,12 @@ export interface SlapdOptions {
    * 4 makes every entry a candidate of (uid=user12*)
    */
   substrMaxLen?: number;
+  /**
+   * index_substr_if_minlen: the shortest piece a substring index answers
+   * (slapd's default 2); SSSD's (sudoHost=+*) has a piece of one character,
+   * so with the default it reads every sudoRole entry
+   */
+  substrMinLen?: number;
   /** run slapd (not slapadd) under `taskset -c CORE` */
   core?: number;
 }
@@ -58,10 +68,31 @@ export function slapdHash(password: string, scheme: 'ssha' | 'argon2'): string {
   return r.stdout.trim();
 }
 
+/** sudo's LDAP schema (sudoers.ldap(5); sudo's doc/schema.OpenLDAP), the sudoRole entries' attributes and class. */
+export const SUDO_SCHEMA = [
+  ...(
+    [
+      [1, 'sudoUser', 'User(s) who may  run sudo', true],
+      [2, 'sudoHost', 'Host(s) who may run sudo', true],
+      [3, 'sudoCommand', 'Command(s) to be executed by sudo', false],
+      [4, 'sudoRunAs', 'User(s) impersonated by sudo (deprecated)', false],
+      [5, 'sudoOption', 'Options(s) followed by sudo', false],
+      [6, 'sudoRunAsUser', 'User(s) impersonated by sudo', false],
+      [7, 'sudoRunAsGroup', 'Group(s) impersonated by sudo', false],
+    ] as const
+  ).map(([n, name, desc, substr]) => `attributetype ( 1.3.6.1.4.1.15953.9.1.${n} NAME '${name}' DESC '${desc}' EQUALITY caseExactIA5Match${substr ? ' SUBSTR caseExactIA5SubstringsMatch' : ''} SYNTAX 1.3.6.1.4.1.1466.115.121.1.26 )`),
+  "attributetype ( 1.3.6.1.4.1.15953.9.1.8 NAME 'sudoNotBefore' DESC 'Start of time interval for which the entry is valid' EQUALITY generalizedTimeMatch ORDERING generalizedTimeOrderingMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.24 )",
+  "attributetype ( 1.3.6.1.4.1.15953.9.1.9 NAME 'sudoNotAfter' DESC 'End of time interval for which the entry is valid' EQUALITY generalizedTimeMatch ORDERING generalizedTimeOrderingMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.24 )",
+  "attributetype ( 1.3.6.1.4.1.15953.9.1.10 NAME 'sudoOrder' DESC 'an integer to order the sudoRole entries' EQUALITY integerMatch ORDERING integerOrderingMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.27 )",
+  "objectclass ( 1.3.6.1.4.1.15953.9.2.1 NAME 'sudoRole' SUP top STRUCTURAL DESC 'Sudoer Entries' MUST ( cn ) MAY ( sudoUser $ sudoHost $ sudoCommand $ sudoRunAs $ sudoRunAsUser $ sudoRunAsGroup $ sudoOption $ sudoOrder $ sudoNotBefore $ sudoNotAfter $ description ) )",
+  '',
+].join('\n');
+
 /** The slapd.conf of the bench: schemas, TLS, one mdb database with the indexes and access rules. */
 export function slapdConf(o: SlapdOptions): string {
   return [
     ...SCHEMAS.map((s) => `include /etc/ldap/schema/${s}.schema`),
+    `include ${join(o.dir, 'sudo.schema')}`,
     `modulepath ${MODULES}`,
     'moduleload back_mdb',
     ...(o.argon2 ? [`moduleload argon2 ${ARGON2_PARAMS}`] : []),
@@ -70,6 +101,7 @@ export function slapdConf(o: SlapdOptions): string {
     // the log goes to stderr at the -d level (into stats.log), none to syslog
     'loglevel none',
     ...(o.substrMaxLen === undefined ? [] : [`index_substr_if_maxlen ${o.substrMaxLen}`]),
+    ...(o.substrMinLen === undefined ? [] : [`index_substr_if_minlen ${o.substrMinLen}`]),
     `TLSCertificateFile ${join(o.dir, 'server.crt')}`,
     `TLSCertificateKeyFile ${join(o.dir, 'server.key')}`,
     '',
@@ -84,6 +116,7 @@ export function slapdConf(o: SlapdOptions): string {
     'index sn,givenName eq',
     'index member eq',
     'index uidNumber,gidNumber eq',
+    'index sudoUser,sudoHost eq,sub',
     'access to attrs=userPassword by anonymous auth by * none',
     'access to * by users read by * none',
     '',
@@ -105,6 +138,7 @@ export async function freeTcpPort(): Promise<number> {
 export async function loadSlapd(o: SlapdOptions, ldif: Iterable<string>): Promise<void> {
   mkdirSync(join(o.dir, 'db'), { recursive: true });
   writeFileSync(join(o.dir, 'slapd.conf'), slapdConf(o));
+  writeFileSync(join(o.dir, 'sudo.schema'), SUDO_SCHEMA);
   writeFileSync(join(o.dir, 'server.crt'), o.certPem);
   writeFileSync(join(o.dir, 'server.key'), o.keyPem, { mode: 0o600 });
   const ldifPath = join(o.dir, 'data.ldif');

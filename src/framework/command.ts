@@ -303,8 +303,50 @@ export interface DefaultEntry {
   readonly attrs: Attributes;
 }
 
+/**
+ * Whom the users of an object's entries act as (a sudo rule's run-as users
+ * and groups): a delegate may write such an entry only when none of them
+ * holds more than the delegate (access.ts, "A delegate reaches no one who
+ * holds more").
+ */
+export interface ActsAs {
+  /** attributes whose DN values name users or groups acted as; `members`: a group there stands for each of its members too */
+  readonly attrs: ReadonlyArray<{ readonly attr: string; readonly members?: boolean }>;
+  /** values that let them act as anyone (a run-as category `all`), with the words for it (`any user`) */
+  readonly anyone?: ReadonlyArray<{ readonly attr: string; readonly value: string; readonly what: string }>;
+}
+
 /** Who may read an object's entries under the read rule (access.ts): any authenticated principal. */
 export type ReadAudience = 'authenticated';
+
+/** What a view's entries are computed from: the directory as it is, and the registry's objects. */
+export interface ViewSource {
+  readonly dir: Directory;
+  readonly registry: CommandRegistry;
+}
+
+/**
+ * Entries the LDAP service shows beside the directory's, computed from it
+ * and never stored (as FreeIPA's compat tree shows its sudo rules as
+ * sudoRole entries): a subtree below `root` that clients read and search
+ * like any other, kept as the directory changes (framework/view.ts).
+ */
+export interface ViewDef {
+  /** the DN of its root entry, relative to the base DN (`ou=sudoers`): an entry the directory does not hold */
+  readonly root: string;
+  /** the root entry's attributes (objectClass and its RDN's value) */
+  readonly rootAttrs: Attributes;
+  /** who may read it (access.ts, the read rule); absent: no one */
+  readonly readBy?: ReadAudience;
+  /** its entries below the root, as the directory holds things now (each DN below `root`,BASE) */
+  build(src: ViewSource): Promise<Entry[]>;
+  /**
+   * the subtrees its entries are computed from (Directory.subtreeGeneration):
+   * the entries are built again only after a write within one of them;
+   * absent, after any write
+   */
+  watches?(src: ViewSource): string[];
+}
 
 export interface ObjectDef {
   /** object name: `idp`, `user`; commands are `<name>_add` ... */
@@ -345,6 +387,10 @@ export interface ObjectDef {
   readonly searchAttributes: readonly string[];
   /** privilege that grants write access besides admins */
   readonly managePrivilege?: string;
+  /** whom the users of its entries act as (access.ts bounds a delegate's writes by them) */
+  readonly actsAs?: ActsAs;
+  /** entries the LDAP service shows beside the directory's, computed from it (framework/view.ts: the sudo rules' sudoRole entries) */
+  readonly views?: readonly ViewDef[];
   /** derived methods; default all five */
   readonly methods?: readonly CrudMethod[];
   /** the primary key never changes (X-mod has no --rename) */

@@ -388,7 +388,7 @@ async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, o
     const checked = entry.before === null || (!p.secret && entry.changes(p.attr));
     if (checked && entry.values(p.attr).length === 0) throw publicError('RequirementError', { name: key });
   }
-  await assertMayStore(ctx, entry);
+  await assertMayStore(ctx, entry, obj);
   await obj.hooks?.complete?.(ctx, entry, options);
 }
 

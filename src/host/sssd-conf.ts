@@ -34,6 +34,27 @@ export interface SssdConfInput {
  */
 export const PAM_ID_TIMEOUT = 5;
 
+/**
+ * How often (seconds) a host asks for the sudo rules changed since the last
+ * it saw (SSSD's smart refresh, by modifyTimestamp): a rule added or
+ * changed, or one whose host group or command group changed, reaches hosts
+ * within this.
+ */
+export const SUDO_SMART_REFRESH_SECONDS = 15;
+/**
+ * How often (seconds) a host reads all its sudo rules again (SSSD's full
+ * refresh): every change reaches hosts within this, a rule deleted or
+ * disabled, or no longer naming the host, included (a smart refresh sees
+ * only the entries it is given, and two changes in one second of a
+ * modifyTimestamp it saw).
+ */
+export const SUDO_FULL_REFRESH_SECONDS = 60;
+
+/** Where the sudoRole entries are (objects/sudo-roles.ts sudoersDn says the same; test/objects/sudo-roles.test.ts holds them to it). */
+export function sudoSearchBase(baseDn: string): string {
+  return `ou=sudoers,${baseDn}`;
+}
+
 export function sssdConfText(o: SssdConfInput): string {
   const caFile = o.caFile ?? HOST_PATHS.caFile;
   const keytab = o.keytab ?? HOST_PATHS.keytab;
@@ -69,6 +90,9 @@ ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, USUAL_PORTS.ldap
 ldap_id_use_start_tls = true
 ldap_tls_cacert = ${caFile}
 ldap_search_base = ${o.baseDn}
+ldap_sudo_search_base = ${sudoSearchBase(o.baseDn)}
+ldap_sudo_smart_refresh_interval = ${SUDO_SMART_REFRESH_SECONDS}
+ldap_sudo_full_refresh_interval = ${SUDO_FULL_REFRESH_SECONDS}
 ldap_schema = rfc2307bis
 ldap_sasl_mech = GSSAPI
 ldap_sasl_authid = ${hostPrincipal}

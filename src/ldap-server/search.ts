@@ -16,6 +16,10 @@
  * are sent before sizeLimitExceeded; the time limit likewise. With the
  * paged results control the whole result's DNs are found on the first page
  * (within those limits) and kept per connection under a cookie (paged.ts).
+ * The views the objects declare (framework/view.ts: the sudo rules as
+ * sudoRole entries below ou=sudoers) are searched and read like the
+ * directory, in memory; a search from above reaches them as one more
+ * readable part.
  */
 import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
@@ -27,6 +31,7 @@ import { formatFilter } from '../ldap/filter.js';
 import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
 import { readability, readableLayout, type ReadableLayout } from '../framework/access.js';
 import type { Principal } from '../framework/command.js';
+import { viewHolding, viewSnapshot } from '../framework/view.js';
 import { selectFromEntry, selectFromSynthetic, selection, type Selection } from './attributes.js';
 import { Abandoned, type LdapConnection, type Operation, type OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
@@ -166,6 +171,17 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   return { response: done(limitCode(limit)), note: `base=${JSON.stringify(base)} scope=${effectiveScope} entries=${out.sent}` };
 }
 
+/**
+ * The entry at `dn`, the directory's or a view's (framework/view.ts), with
+ * `attrs` (the directory's projection; a view's entries come whole), or
+ * null.
+ */
+export async function entryAt(ctx: ServiceContext, dn: string, attrs?: readonly string[]): Promise<Entry | null> {
+  const view = viewHolding(ctx.registry, ctx.dir.baseDn, dn);
+  if (view) return (await viewSnapshot(view, ctx)).get(dn) ?? null;
+  return ctx.dir.get(dn, attrs);
+}
+
 /** Where a search's entries go, and what of them: one per search. */
 interface Output {
   ctx: ServiceContext;
@@ -216,14 +232,17 @@ async function runParts(out: Output, parts: Part[], filter: Filter, size: number
     const wanted = remaining === 0 ? 1 : remaining;
     let res;
     try {
-      res = await ctx.dir.search({
-        base: part.base,
-        scope: part.scope,
-        filter,
-        sizeLimit: Number.isFinite(wanted) ? wanted : 0,
-        timeLimit: Number.isFinite(left) ? left / 1000 : 0,
-        ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
-      });
+      const view = viewHolding(ctx.registry, ctx.dir.baseDn, part.base);
+      res = view
+        ? (await viewSnapshot(view, ctx)).search(part.base, part.scope, filter, Number.isFinite(wanted) ? wanted : 0)
+        : await ctx.dir.search({
+            base: part.base,
+            scope: part.scope,
+            filter,
+            sizeLimit: Number.isFinite(wanted) ? wanted : 0,
+            timeLimit: Number.isFinite(left) ? left / 1000 : 0,
+            ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
+          });
     } catch (e) {
       // a container above or beside the base that this realm lacks holds nothing
       if (part.optional && e instanceof DirectoryError && e.code === 'noSuchObject') continue;
@@ -275,7 +294,7 @@ async function pagedSearch(req: SearchRequest, out: Output, a: PagedArgs): Promi
   }
   const page = dns.splice(0, a.size);
   for (const dn of page) {
-    const e = await ctx.dir.get(dn, out.attrs);
+    const e = await entryAt(ctx, dn, out.attrs);
     if (e) await sendEntry(out, e);
   }
   const note = `base=${JSON.stringify(a.base)} scope=${a.scope} paged entries=${page.length} left=${dns.length}`;

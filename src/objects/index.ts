@@ -26,6 +26,8 @@ import { pingCommand } from './ping.js';
 import { privilegeObject, roleObject } from './role.js';
 import { schemaCommand } from './schema.js';
 import { serviceObject } from './service.js';
+import { sudocmdgroupObject, sudocmdObject } from './sudocmd.js';
+import { sudoruleObject } from './sudorule.js';
 import { userObject } from './user.js';
 
 /** What one registry line holds: a declared object, or a command of no one object. */
@@ -41,6 +43,9 @@ export const REGISTERED: readonly Registered[] = [
   idpObject,
   privilegeObject,
   hostEnrollCommand,
+  sudocmdObject,
+  sudocmdgroupObject,
+  sudoruleObject,
   keytabGetCommand,
   passwdCommand,
   pingCommand,

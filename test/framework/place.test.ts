@@ -28,6 +28,11 @@ describe('places derived from the registry', () => {
         `cn=computers,cn=accounts,${BASE}`,
         `cn=idp,${BASE}`,
         `cn=privileges,cn=pbac,${BASE}`,
+        // the sudo rules, commands and command groups, and the sudoRole entries hosts read (a view)
+        `cn=sudorules,cn=sudo,${BASE}`,
+        `cn=sudocmds,cn=sudo,${BASE}`,
+        `cn=sudocmdgroups,cn=sudo,${BASE}`,
+        `ou=sudoers,${BASE}`,
       ].sort(),
     );
   });
@@ -45,6 +50,10 @@ describe('places derived from the registry', () => {
       `cn=idp,${BASE}`,
       `cn=pbac,${BASE}`,
       `cn=privileges,cn=pbac,${BASE}`,
+      `cn=sudo,${BASE}`,
+      `cn=sudocmds,cn=sudo,${BASE}`,
+      `cn=sudocmdgroups,cn=sudo,${BASE}`,
+      `cn=sudorules,cn=sudo,${BASE}`,
       `cn=kerberos,${BASE}`,
       `cn=etc,${BASE}`,
       `cn=ranges,cn=etc,${BASE}`,
@@ -52,7 +61,7 @@ describe('places derived from the registry', () => {
     ]);
     assert.deepEqual(
       tree.entries.map((op) => op.dn),
-      ['IdP Administrators', 'User Administrators', 'Group Administrators'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+      ['IdP Administrators', 'User Administrators', 'Group Administrators', 'Sudo Administrator'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
     );
   });
 
