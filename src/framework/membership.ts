@@ -1,11 +1,13 @@
 /**
- * Membership commands (X-add-member, X-remove-member, role-add-privilege):
- * derived from a declaration of which kinds of members an object takes.
- * Members are DNs in a `member` attribute; `direction: 'reverse'` stores the
- * object's DN in the target's `member` instead (a privilege lists its roles).
- * A directory failure of the write becomes its public error as in crud.ts.
+ * Membership commands (X-add-member, X-remove-member, role-add-privilege,
+ * hbacrule-add-user): derived from a declaration of which kinds of members
+ * an object takes. Members are DNs in a `member` attribute, or in the
+ * attribute a kind names (an HBAC rule's memberUser, memberHost,
+ * memberService); `direction: 'reverse'` stores the object's DN in the
+ * target's `member` instead (a privilege lists its roles). A directory
+ * failure of the write becomes its public error as in crud.ts.
  */
-import { commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOfDn, withArticle, writeEntries } from './crud.js';
+import { commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOf, pkeyOfDn, withArticle, writeEntries } from './crud.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
 import type { Entry } from '../directory/types.js';
@@ -20,6 +22,18 @@ export interface MemberKind {
   label: string;
   /** 'forward': our entry's member lists targets; 'reverse': target's member lists us */
   direction?: 'forward' | 'reverse';
+  /** the attribute that holds the members (forward only; default `member`) */
+  attr?: string;
+}
+
+/** The names of a pair of membership commands, and what they check first. */
+export interface MemberCommandNames {
+  add: string;
+  remove?: string;
+  /** what they change, for help: `members`, `users and groups` */
+  what: string;
+  /** runs before an add changes anything, given the entry (an HBAC rule refuses users while its user category is all) */
+  beforeAdd?(ctx: CallContext, entry: Entry, opts: Record<string, unknown>): void | Promise<void>;
 }
 
 function memberOptions(kinds: readonly MemberKind[]): Record<string, OptionDef> {
@@ -28,40 +42,42 @@ function memberOptions(kinds: readonly MemberKind[]): Record<string, OptionDef> 
   return out;
 }
 
-async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKind[], pkey: string, opts: Record<string, unknown>, add: boolean): Promise<CommandResult> {
+async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKind[], names: MemberCommandNames, pkey: string, opts: Record<string, unknown>, add: boolean): Promise<CommandResult> {
   // the members of a group get what it grants: a delegate changes only a group that grants no more than they hold
   const entry = await getEntryToWrite(ctx, obj, pkey);
-  const failed: Record<string, Array<[string, string]>> = {};
+  if (add) await names.beforeAdd?.(ctx, entry, opts);
+  const failed: Record<string, Record<string, Array<[string, string]>>> = {};
   let completed = 0;
   for (const k of kinds) {
-    failed[k.kind] = [];
+    const attr = k.direction === 'reverse' ? 'member' : (k.attr ?? 'member');
+    const failedOf = (failed[attr.toLowerCase()] ??= {});
+    failedOf[k.kind] = [];
     const target = ctx.registry.objects.get(k.target)!;
-    const names = (opts[k.option] as string[] | undefined) ?? [];
-    for (const name of names) {
+    for (const name of (opts[k.option] as string[] | undefined) ?? []) {
       const targetDn = dnOf(target, ctx.dir.baseDn, name);
       const targetEntry = await ctx.dir.get(targetDn, ['member']);
       if (!targetEntry) {
-        failed[k.kind]!.push([name, 'no such entry']);
+        failedOf[k.kind]!.push([name, 'no such entry']);
         continue;
       }
       const holder: Entry = k.direction === 'reverse' ? targetEntry : entry;
       const value = k.direction === 'reverse' ? entry.dn : targetEntry.dn;
-      const present = (holder.attrs.member ?? []).some((m) => m.toLowerCase() === value.toLowerCase());
+      const present = (holder.attrs[attr] ?? []).some((m) => m.toLowerCase() === value.toLowerCase());
       if (add && present) {
-        failed[k.kind]!.push([name, 'This entry is already a member']);
+        failedOf[k.kind]!.push([name, 'This entry is already a member']);
         continue;
       }
       if (!add && !present) {
-        failed[k.kind]!.push([name, 'This entry is not a member']);
+        failedOf[k.kind]!.push([name, 'This entry is not a member']);
         continue;
       }
       if (add && k.direction !== 'reverse' && value.toLowerCase() === entry.dn.toLowerCase()) {
-        failed[k.kind]!.push([name, 'A group may not be a member of itself']);
+        failedOf[k.kind]!.push([name, 'A group may not be a member of itself']);
         continue;
       }
       const holderObj = k.direction === 'reverse' ? target : obj;
-      await writeEntries(ctx, holderObj, k.direction === 'reverse' ? name : pkey, () => ctx.dir.modify(holder.dn, [{ op: add ? 'add' : 'delete', attr: 'member', values: [value] }]));
-      if (holder === entry) entry.attrs.member = add ? [...(entry.attrs.member ?? []), value] : (entry.attrs.member ?? []).filter((m) => m !== value);
+      await writeEntries(ctx, holderObj, k.direction === 'reverse' ? name : pkey, () => ctx.dir.modify(holder.dn, [{ op: add ? 'add' : 'delete', attr, values: [value] }]));
+      if (holder === entry) entry.attrs[attr] = add ? [...(entry.attrs[attr] ?? []), value] : (entry.attrs[attr] ?? []).filter((m) => m !== value);
       completed++;
     }
   }
@@ -70,12 +86,12 @@ async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKi
     result: await outputEntry(ctx, obj, updated, opts as never),
     value: pkey,
     completed,
-    failed: { member: failed },
+    failed,
     summary: `Number of members ${add ? 'added' : 'removed'} ${completed}`,
   };
 }
 
-export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], names: { add: string; remove?: string; what: string }): Command[] {
+export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], names: MemberCommandNames): Command[] {
   const pk = obj.params[obj.pkey]!;
   const build = (name: string, add: boolean): Command => ({
     name,
@@ -85,7 +101,7 @@ export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], nam
     options: { ...memberOptions(kinds), all: commonOptions.all, raw: commonOptions.raw },
     access: { manage: obj.name },
     output: 'entry',
-    run: (ctx, args, opts) => change(ctx, obj, kinds, String(args[0]), opts, add),
+    run: (ctx, args, opts) => change(ctx, obj, kinds, names, pkeyOf(ctx, obj, args[0]), opts, add),
   });
   return [build(names.add, true), ...(names.remove ? [build(names.remove, false)] : [])];
 }

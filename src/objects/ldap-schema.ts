@@ -25,6 +25,13 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'dirIdRangeSize', syntax: 'integer', singleValue: true },
     { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
+    // who and where a rule applies to, HBAC rules' and sudo rules' alike (FreeIPA's names): users and groups,
+    // hosts and host groups as DNs, or a category `all`; and whether the rule is in force
+    { name: 'memberUser', syntax: 'dn', references: 'remove' },
+    { name: 'memberHost', syntax: 'dn', references: 'remove' },
+    { name: 'userCategory', syntax: 'string', singleValue: true },
+    { name: 'hostCategory', syntax: 'string', singleValue: true },
+    { name: 'ipaEnabledFlag', syntax: 'boolean', singleValue: true },
     // Kerberos principals (names after MIT's LDAP KDB schema)
     { name: 'krbPrincipalName', syntax: 'exact', indexed: true },
     { name: 'krbPrincipalKey', syntax: 'secret', maxLength: 8192 },
