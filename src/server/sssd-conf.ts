@@ -6,7 +6,8 @@
  * through the KDC with FAST armor from the host keytab, password changes
  * through the password service, and the account check of every login
  * (disabled users refused, also when no password is asked, as with an SSH
- * key). The example names every server of the
+ * key; and the host-based access rules, which the LDAP service gives the
+ * host as each user's `host` and `authorizedService`, docs/hbac.md). The example names every server of the
  * realm (this one first) and the server's own host; a host enrolled with `dirid host-add` and
  * `dirid keytab-get` puts its own name in the two host/ lines.
  */
@@ -34,6 +35,14 @@ export interface SssdConfInput {
   keytab?: string;
 }
 
+/**
+ * How long (seconds) the user's entry SSSD read for one PAM request serves
+ * the next ones of that user without asking the LDAP service again
+ * (SSSD's pam_id_timeout, written out): the bound within which a change of
+ * the access rules reaches a host's next login (docs/hbac.md).
+ */
+export const PAM_ID_TIMEOUT = 5;
+
 export function sssdConfText(o: SssdConfInput): string {
   const caFile = o.caFile ?? '/etc/dirid/ca.crt';
   const keytab = o.keytab ?? '/etc/krb5.keytab';
@@ -48,12 +57,17 @@ domains = ${o.domain}
 [nss]
 
 [pam]
+# every login reads the user's entry again, its access (host, authorizedService)
+# included, once pam_id_timeout has passed since the last read (SSSD's default,
+# no_session, skips that while the user has a process on the host)
+pam_initgroups_scheme = always
+pam_id_timeout = ${PAM_ID_TIMEOUT}
 
 [domain/${o.domain}]
 id_provider = ldap
 auth_provider = krb5
 access_provider = ldap
-ldap_access_order = expire
+ldap_access_order = expire, host, authorized_service
 ldap_account_expire_policy = rhds
 ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, 389)}`)}
 ldap_id_use_start_tls = true
