@@ -3,7 +3,8 @@
  * that it can be pinned to a core of its own): creates a realm in the data
  * directory it is given (as test/support/realm.ts does), starts the server
  * on free loopback ports with the LDAP service asked for on ports 0, and
- * loads the bench's users and groups (bench/support/ldap-data.ts) through
+ * loads the bench's users and groups (bench/support/ldap-data.ts), and
+ * with `hbac` the host-based access rules (bench/support/hbac-data.ts), through
  * the directory's batch API, every user with the same stored scrypt hash
  * (hashing 100,000 passwords would take minutes). The server's log goes to
  * standard output (the bench sends it to a file).
@@ -20,7 +21,8 @@ import { childServer } from './child-server.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
 import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
 import { hashPassword } from '../../src/account/password-hash.js';
-import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, type DataSize } from './ldap-data.js';
+import { BASE_DN, BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, type DataSize } from './ldap-data.js';
+import { hbacBatches, type HbacSize } from './hbac-data.js';
 
 export type DiridReport =
   | { type: 'ready'; ldapsPort: number; ldapPort: number; loadSeconds: number }
@@ -33,6 +35,8 @@ export interface DiridJob extends DataSize {
   serve: boolean;
   /** store_cache_mb for the realm's server.conf (default: the server's own) */
   cacheMb?: number;
+  /** host-based access data (hbac-data.ts), the server's own host (host/localhost, the bench's asking host) in a host group */
+  hbac?: HbacSize;
 }
 
 const report = (r: DiridReport) => new Promise<void>((resolve) => process.send!(r, () => resolve()));
@@ -60,6 +64,7 @@ try {
   const hash = await hashPassword(BENCH_PASSWORD);
   for (const ops of diridUserBatches(job, hash)) await server.dir.batch(ops);
   for (const ops of diridGroupBatches(memberships(job))) await server.dir.batch(ops);
+  if (job.hbac) for (const ops of hbacBatches({ ...job, ...job.hbac }, [`fqdn=localhost,cn=computers,cn=accounts,${BASE_DN}`])) await server.dir.batch(ops);
   const loadSeconds = (performance.now() - t0) / 1000;
   if (!job.serve) {
     await report({ type: 'prepared', loadSeconds });
