@@ -23,7 +23,7 @@ import { sendUdp } from '../src/kerberos/transport.js';
 import { initRealm } from '../src/server/init.js';
 import { startServer } from '../src/server/start.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { addFlowUser, flowClient } from './support/flow-user.js';
+import { addFlowUser, flowClient, liftFlowLimits } from './support/flow-user.js';
 import { startRemoteIdp } from './support/remote-idp.js';
 
 const { values } = parseArgs({ options: { flows: { type: 'string', default: '10000' } } });
@@ -36,6 +36,7 @@ const idp = await startRemoteIdp({ deviceCodeTtl: 1800 });
 const tmp = mkdtempSync(join(tmpdir(), 'bench-flow-memory-'));
 writeFileSync(join(tmp, 'idp-ca.pem'), idp.caPem);
 await initRealm({ dataDir: tmp, realm: REALM, domain: 'mem.test', hostname: 'localhost', adminPassword: 'Admin-pass-42' });
+liftFlowLimits(join(tmp, 'server.conf'));
 const srv = await startServer({ dataDir: tmp, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {}, idpCaFile: join(tmp, 'idp-ca.pem') });
 const rpc = new RpcSession(`https://localhost:${srv.httpsPort}`, readFileSync(join(tmp, 'ca.crt'), 'utf8'));
 await rpc.login('admin', 'Admin-pass-42');

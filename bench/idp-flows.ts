@@ -55,7 +55,7 @@ import { sendUdp } from '../src/kerberos/transport.js';
 import type { PaData } from '../src/kerberos/asn1/primitives.js';
 import { startTestIdp } from '../test/support/oidc-idp.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { addFlowUser, flowClient } from './support/flow-user.js';
+import { addFlowUser, flowClient, liftFlowLimits } from './support/flow-user.js';
 import { startRemoteIdp } from './support/remote-idp.js';
 
 const { values } = parseArgs({
@@ -96,6 +96,7 @@ spawnSync(process.execPath, [join(root, 'bin/dirid-server.js'), 'init', '--data-
 const serverConf = join(tmp, 'realm', 'server.conf');
 writeFileSync(serverConf, readFileSync(serverConf, 'utf8').replace(/^idp_hold_seconds\s*=.*$/m, `idp_hold_seconds = ${HOLD}`));
 if (!readFileSync(serverConf, 'utf8').includes(`idp_hold_seconds = ${HOLD}`)) throw new Error('server.conf has no idp_hold_seconds to set');
+liftFlowLimits(serverConf);
 const nodeArgs = (process.env.BENCH_SERVER_ARGS ?? '').split(/\s+/).filter(Boolean);
 const server = spawn(process.execPath, [...nodeArgs, join(root, 'bin/dirid-server.js'), 'start', '--data-dir', join(tmp, 'realm'), '--listen', '127.0.0.1', '--https-port', '0', '--http-port', '0', '--kdc-port', '0', '--kpasswd-port', '0', '--ldap-port', '0', '--ldaps-port', '0', '--idp-ca-file', join(tmp, 'idp-ca.pem')], { stdio: ['ignore', 'pipe', 'inherit'] });
 pin(server.pid!, 0);

@@ -1,12 +1,13 @@
 /**
  * The device-flow side of the benchmarks that start pending flows
- * (bench/idp-flows.ts, bench/idp-flow-memory.ts): an IdP reference `local`
+ * (bench/idp-flows.ts, bench/idp-flow-memory.ts): the realm's limits on
+ * pending flows lifted, an IdP reference `local`
  * to the given IdP and a user `flow` linked to it as `flow-sub`, made over
  * RPC; and a client of the realm's KDC armored with the host keytab's
  * ticket that starts a flow (an armored AS-REQ answered with the `idp`
  * challenge and its cookie) and answers one with its cookie.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { PaData } from '../../src/kerberos/asn1/primitives.js';
 import { asReqBody, asWithKeys, type Credentials } from '../../src/kerberos/client.js';
 import { armoredAsReq, processArmored } from '../../src/kerberos/fast-client.js';
@@ -20,6 +21,22 @@ export interface FlowIdp {
   clientSecret: string;
   issuer: string;
   endpoints: { devAuth: string; token: string; keys: string };
+}
+
+/**
+ * Lifts the limits on pending device flows in a realm's server.conf
+ * (docs/device-flow.md, "Starting a login"): a bench starts thousands of
+ * flows for the one user `flow`, armored with one host ticket, from one
+ * address, where a realm allows 3, 20 and 20.
+ */
+export function liftFlowLimits(serverConf: string): void {
+  let text = readFileSync(serverConf, 'utf8');
+  for (const k of ['idp_pending_per_user', 'idp_pending_per_armor', 'idp_pending_per_address']) {
+    const line = new RegExp(`^${k}\\s*=.*$`, 'm');
+    if (!line.test(text)) throw new Error(`server.conf has no ${k} to set`);
+    text = text.replace(line, `${k} = 1000000`);
+  }
+  writeFileSync(serverConf, text);
 }
 
 /** Adds the reference `local` and the user `flow` linked to it. */

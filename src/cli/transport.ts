@@ -12,7 +12,9 @@
  * `/dirid/json` from a pluggable `Authenticator` (Kerberos by default). A
  * cookie from any `Set-Cookie` is cached per user (under the cache
  * directory) and per server, mode 0600, until it expires; a 401 on the
- * cookie drops it and retries once with Negotiate. A server that does not
+ * cookie drops it and retries once with Negotiate. A host joining the
+ * realm with its one-time password calls `/dirid/session/enroll` with no
+ * credentials at all (ConnectOptions.enrolment). A server that does not
  * answer (connection refused, timeout, 502-504) makes the caller try the
  * next one (discovery.ts); with -v it says so.
  */
@@ -236,6 +238,12 @@ export interface ConnectOptions {
   authenticator?: Authenticator;
   /** SRV look-ups (tests) */
   srvLookup?: SrvLookup;
+  /**
+   * No credentials at all: calls go to `/dirid/session/enroll`, which runs
+   * host_enroll alone, authenticated by the host's one-time password it
+   * carries (`dirid join` on a host that has no ticket yet).
+   */
+  enrolment?: boolean;
 }
 
 export interface Call {
@@ -260,7 +268,7 @@ export async function connect(conf: ClientConfig, o: ConnectOptions, first: Call
   let lastError: unknown;
   for await (const url of serverCandidates(conf, o.server, o.srvLookup)) {
     if (o.verbose) log(`dirid: INFO: trying ${url}`);
-    const session = makeSession(new URL(url), ca, auth, o.verbose ? log : null);
+    const session = o.enrolment ? makeEnrolmentSession(new URL(url), ca, o.verbose ? log : null) : makeSession(new URL(url), ca, auth, o.verbose ? log : null);
     try {
       const response = await session.call(first.method, first.args, first.options);
       return { session, response };
@@ -299,16 +307,35 @@ function refusal(r: HttpReply): CliError {
   return new CliError(NOT_AUTHENTICATED);
 }
 
-function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string) => void) | null): Session {
-  const origin = url.origin;
-  const server = url.toString();
-  const baseHeaders = {
+function requestHeaders(origin: string): Record<string, string> {
+  return {
     'Content-Type': 'application/json',
     Accept: 'application/json',
     Referer: `${origin}/dirid/json`,
     'User-Agent': `dirid/${CLIENT_VERSION}`,
     'Accept-Language': acceptLanguage(),
   };
+}
+
+/** Calls without credentials to `/dirid/session/enroll` (ConnectOptions.enrolment); no cookie is kept. */
+function makeEnrolmentSession(url: URL, ca: string, log: ((l: string) => void) | null): Session {
+  const origin = url.origin;
+  const server = url.toString();
+  return {
+    server,
+    async call(method, args, options) {
+      if (log) log(`dirid: INFO: Forwarding '${method}' to server '${server}' (enrolment, no credentials)`);
+      const r = await post(new URL('/dirid/session/enroll', origin), ca, encodeJsonRequest({ method, args, options, id: 0 }), requestHeaders(origin));
+      if (r.status === 401) throw refusal(r);
+      return decodeReply(r);
+    },
+  };
+}
+
+function makeSession(url: URL, ca: string, auth: Authenticator, log: ((l: string) => void) | null): Session {
+  const origin = url.origin;
+  const server = url.toString();
+  const baseHeaders = requestHeaders(origin);
   const serviceHost = url.hostname.replace(/^\[|\]$/g, '');
   return {
     server,

@@ -27,6 +27,7 @@ export const errorCodes = {
   AccountLocked: { code: 1005, exit: ExitCode.error },
   AccountExpired: { code: 1006, exit: ExitCode.error },
   PasswordExpired: { code: 1007, exit: ExitCode.error },
+  EnrolmentRefused: { code: 1010, exit: ExitCode.error },
   // 2000s: authorization
   ACIError: { code: 2100, exit: ExitCode.error },
   // 3000s: invocation
@@ -47,6 +48,8 @@ export const errorCodes = {
   NotAllowedOnNonLeaf: { code: 4207, exit: ExitCode.error },
   ReferencedEntry: { code: 4210, exit: ExitCode.error },
   OnlyOneValueAllowed: { code: 4305, exit: ExitCode.error },
+  LastMemberError: { code: 4308, exit: ExitCode.error },
+  ProtectedEntryError: { code: 4309, exit: ExitCode.error },
   DiscoveryError: { code: 4330, exit: ExitCode.error },
 } as const satisfies Record<string, { code: number; exit: number }>;
 

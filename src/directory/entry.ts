@@ -60,8 +60,15 @@ function sameValue(schema: Schema, attr: string, a: string, b: string): boolean 
   }
 }
 
-/** Applies modifications to a draft in order (RFC 4511 §4.6 semantics). */
-export function applyModifications(schema: Schema, d: Draft, mods: readonly Modification[]): void {
+/**
+ * Applies modifications to a draft in order (RFC 4511 §4.6 semantics). A
+ * delete of given values of a secret compares them with the stored
+ * plaintexts, which `open` gives (the write path opens the sealed ones):
+ * values that are not all there fail as noSuchAttribute, so a write can
+ * remove exactly the secret it was checked against (a one-time password)
+ * and fails when another write took or replaced it first.
+ */
+export function applyModifications(schema: Schema, d: Draft, mods: readonly Modification[], open?: (attr: string, sealed: readonly string[]) => string[]): void {
   for (const m of mods) {
     if (m === null || typeof m !== 'object' || (m.op !== 'add' && m.op !== 'delete' && m.op !== 'replace')) {
       throw new DirectoryError('unwillingToPerform', 'a modification needs op add, delete or replace');
@@ -83,8 +90,19 @@ export function applyModifications(schema: Schema, d: Draft, mods: readonly Modi
         d.secrets.set(attr, { plain: [...(cur?.plain ?? []), ...values], ...(cur?.sealed ? { sealed: cur.sealed } : {}) });
       } else {
         if (!has) throw new DirectoryError('noSuchAttribute', `${attr} has no value`, { attr });
-        if (values.length) throw new DirectoryError('unwillingToPerform', `values of the secret ${attr} can only be replaced or deleted as a whole`, { attr });
-        d.secrets.delete(attr);
+        if (values.length === 0) {
+          d.secrets.delete(attr);
+          continue;
+        }
+        if (!open) throw new DirectoryError('unwillingToPerform', `values of the secret ${attr} can only be replaced or deleted as a whole`, { attr });
+        let left = [...(cur.plain ?? []), ...open(attr, cur.sealed ?? [])];
+        for (const v of values) {
+          const i = left.indexOf(v);
+          if (i < 0) throw new DirectoryError('noSuchAttribute', `${attr} does not have that value`, { attr });
+          left = left.filter((_, j) => j !== i);
+        }
+        if (left.length) d.secrets.set(attr, { plain: left });
+        else d.secrets.delete(attr);
       }
       continue;
     }

@@ -565,6 +565,7 @@ class PostgresStorage implements DirectoryStorage<Row> {
       },
       refsTo: (ndn) => refs('tx_refs_to', 'target = $1', [ndn]),
       refsWithin: (ndn) => refs('tx_refs_within', "target = $1 OR target LIKE $2 ESCAPE '\\'", [ndn, '%,' + likeEscape(ndn)]),
+      holding: async (attr, key) => (await c.query<[number]>({ name: 'tx_holding', text: 'SELECT entry FROM idx WHERE attr = $1 AND norm = $2', values: [attr, key], rowMode: 'array' })).rows.map((r) => r[0]),
     };
   }
 

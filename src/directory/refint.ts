@@ -1,14 +1,41 @@
 /**
- * Referential integrity of DN-valued attributes with `references` (the
- * rules, as pure functions; the write path applies them with the storage's
- * look-ups): new values must name existing entries, a delete is refused
+ * Referential integrity of DN-valued attributes with `references`: new
+ * values must name existing entries (the write plugin {@link refint},
+ * which the write path runs first of its plugins), a delete is refused
  * while a 'restrict' value names the entry and drops 'remove' values from
  * their referrers, and a rename rewrites every value naming the entry or a
- * descendant. Backend-independent.
+ * descendant (rules as pure functions, which the write path applies around
+ * the delete or rename, with the storage's look-ups). Backend-independent.
  */
 import { isWithin, normalizeDn, rebaseDn } from './dn.js';
-import type { OutgoingReference, Reference } from './storage.js';
+import type { WritePluginFactory } from './plugin.js';
+import { wait, type OutgoingReference, type Reference, type Steps, type StorageTx, type StoredEntry } from './storage.js';
 import { DirectoryError, type Attributes, type Schema } from './types.js';
+
+/**
+ * The write plugin: the values an add, modify or rename gives a
+ * referencing attribute (those it did not hold before) name entries that
+ * exist; verify finds stored values naming none.
+ */
+export const refint: WritePluginFactory = (schema) => {
+  if (!schema.definition.attributeTypes.some((a) => a.references)) return null;
+  return {
+    name: 'referential integrity',
+    *pre<E extends StoredEntry>(w: { after: Attributes; before: Attributes | undefined }, tx: StorageTx<E>): Steps<void> {
+      for (const r of newReferences(schema, w.after, w.before)) {
+        if (!(yield* wait(tx.entry(r.target)))) throw targetMissing(r);
+      }
+    },
+    verify(entries) {
+      const dns = new Set(entries.map((e) => normalizeDn(e.dn)));
+      const out: string[] = [];
+      for (const e of entries) {
+        for (const r of referencesOf(schema, e.attrs)) if (!dns.has(r.target)) out.push(`${e.dn}: ${r.attr} names ${r.target}, which does not exist`);
+      }
+      return out;
+    },
+  };
+};
 
 /** The normalised targets of every referencing value of an entry, for the backend's reference table. */
 export function referencesOf(schema: Schema, attrs: Attributes): OutgoingReference[] {

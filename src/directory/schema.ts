@@ -5,7 +5,7 @@
  * filters, indexes and writes (matching rules after RFC 4517 §4.2).
  */
 import { normalizeDn } from './dn.js';
-import type { AttributeType, ObjectClass, Schema, SchemaDefinition, Syntax } from './types.js';
+import type { AttributeType, ObjectClass, Schema, SchemaDefinition, Syntax, UniqueRule } from './types.js';
 
 /** What every directory has: object classes, operational attributes, common naming attributes. */
 export const coreSchema: SchemaDefinition = {
@@ -35,6 +35,7 @@ export function mergeSchemas(...defs: SchemaDefinition[]): SchemaDefinition {
   return {
     attributeTypes: defs.flatMap((d) => d.attributeTypes),
     objectClasses: defs.flatMap((d) => d.objectClasses),
+    unique: defs.flatMap((d) => d.unique ?? []),
   };
 }
 
@@ -90,6 +91,7 @@ export function compileSchema(def: SchemaDefinition): Schema {
       cur = sup;
     }
   }
+  checkUniqueRules(def.unique ?? [], (n) => attrs.get(n.toLowerCase()), (n) => classes.has(n.toLowerCase()));
   const allowedCache = new Map<string, { must: Set<string>; may: Set<string> }>();
   // the names as the definition spells them, looked up first: most names asked for are spelled so (stored ones always)
   const attrsAsSpelled = new Map<string, AttributeType>();
@@ -117,6 +119,43 @@ export function compileSchema(def: SchemaDefinition): Schema {
     },
   };
   return schema;
+}
+
+/**
+ * Uniqueness rules name indexed attributes (the write path finds a key's
+ * holder through the index), neither secret nor operational; a key of
+ * several attributes needs single-valued ones; the sources of one rule
+ * agree in number and syntax of attributes, so their keys compare; a
+ * refusal names only the source's attributes and the holder.
+ */
+function checkUniqueRules(rules: readonly UniqueRule[], attribute: (name: string) => AttributeType | undefined, hasClass: (name: string) => boolean): void {
+  const names = new Set<string>();
+  for (const r of rules) {
+    if (typeof r.name !== 'string' || r.name === '') schemaError('a uniqueness rule needs a name');
+    if (names.has(r.name)) schemaError(`uniqueness rule ${r.name} defined twice`);
+    names.add(r.name);
+    if (!(r.keys?.length > 0)) schemaError(`uniqueness rule ${r.name} has no keys`);
+    let syntaxes: string[] | undefined;
+    for (const k of r.keys) {
+      if (!(k.attrs?.length > 0)) schemaError(`uniqueness rule ${r.name} has a key of no attribute`);
+      const types = k.attrs.map((a) => {
+        const at = attribute(a);
+        if (!at) schemaError(`uniqueness rule ${r.name} names unknown attribute ${a}`);
+        if (!at.indexed || at.syntax === 'secret' || at.operational) schemaError(`uniqueness rule ${r.name}: ${a} must be indexed, not secret nor operational`);
+        if (k.attrs.length > 1 && !at.singleValue) schemaError(`uniqueness rule ${r.name}: ${a} must be single-valued in a key of several attributes`);
+        return at;
+      });
+      if (new Set(types).size !== types.length) schemaError(`uniqueness rule ${r.name} names an attribute twice in one key`);
+      const these = types.map((t) => t.syntax);
+      if (syntaxes && these.join() !== syntaxes.join()) schemaError(`uniqueness rule ${r.name}: its keys differ in attributes' number or syntax`);
+      syntaxes = these;
+      if (k.objectClass !== undefined && !hasClass(k.objectClass)) schemaError(`uniqueness rule ${r.name} names unknown object class ${k.objectClass}`);
+      if (typeof k.refusal !== 'string') schemaError(`uniqueness rule ${r.name} has a key without refusal words`);
+      for (const [, name] of k.refusal.matchAll(/\{(\w+)\}/g)) {
+        if (name !== 'holder' && !types.some((t) => t.name === name)) schemaError(`uniqueness rule ${r.name}: its refusal names {${name}}, not an attribute of its key`);
+      }
+    }
+  }
 }
 
 /** The superior chain of a class, itself first. */

@@ -268,6 +268,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       idxOfEntry: db.prepare('SELECT attr, norm FROM idx WHERE entry = ?').raw(),
       idxDelete: db.prepare('DELETE FROM idx WHERE entry = ? AND attr = ? AND norm = ?'),
       idxCount: db.prepare('SELECT count(*) FROM idx WHERE attr = ?').pluck(),
+      idxHolding: db.prepare('SELECT entry FROM idx WHERE attr = ? AND norm = ?').pluck(),
       // entries in the order of one attribute's keys (an entry with several values comes first at its least)
       idxInOrder: db.prepare('SELECT entry FROM idx WHERE attr = ? ORDER BY norm, entry').pluck(),
       refInsert: db.prepare('INSERT INTO refs (attr, target, entry) VALUES (?, ?, ?)'),
@@ -718,6 +719,7 @@ class SqliteStorage implements DirectoryStorage<Row> {
       },
       refsTo: (ndn) => st.refsTo.all(ndn) as Reference<number>[],
       refsWithin: (ndn) => st.refsUnder.all(ndn, '%,' + likeEscape(ndn)) as Reference<number>[],
+      holding: (attr, key) => st.idxHolding.all(attr, key) as number[],
     };
   }
 

@@ -3,8 +3,9 @@
  * write runs) and a backend that only stores: entries by normalised DN and by
  * id, their children, inserts, attribute updates with already sealed
  * secrets, moves, removals, the DN-valued references the write path hands
- * over, and transactions. A backend also answers reads (get, search) on
- * committed data; query planning is its own business.
+ * over, the entries holding an index key (for the uniqueness plugin), and
+ * transactions. A backend also answers reads (get, search) on committed
+ * data; query planning is its own business.
  *
  * Every transaction method returns a value or a promise ({@link Maybe}): the
  * embedded SQLite backend answers synchronously and its transactions run in
@@ -18,6 +19,17 @@ export type Maybe<T> = T | Promise<T>;
 
 export function isPromise<T>(x: Maybe<T>): x is Promise<T> {
   return typeof (x as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/**
+ * Steps of a write (the write path's, and its plugins'): a generator that
+ * yields the storage's promises and gets their values back.
+ */
+export type Steps<T> = Generator<Promise<unknown>, T, unknown>;
+
+/** A storage answer inside a write: `yield* wait(tx.x())` is the value, at once or after the promise. */
+export function* wait<T>(x: Maybe<T>): Steps<T> {
+  return isPromise(x) ? ((yield x) as T) : x;
 }
 
 /**
@@ -77,6 +89,8 @@ export interface StorageTx<E extends StoredEntry> {
   refsTo(ndn: string): Maybe<Reference<E['id']>[]>;
   /** references whose target is `ndn` or below it (a superset is allowed: the write path filters) */
   refsWithin(ndn: string): Maybe<Reference<E['id']>[]>;
+  /** the entries whose indexed attribute `attr` has a value of index key `key` (plan.ts indexKeys) */
+  holding(attr: string, key: string): Maybe<E['id'][]>;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The directory's public contract: entries addressed by DN, a schema of
  * attribute types and object classes, RFC 4515 filters, size/time limits,
- * atomic writes with referential integrity, and secrets encrypted at rest.
+ * atomic writes with referential integrity and uniqueness rules, and
+ * secrets encrypted at rest.
  *
  * Everything above the directory (framework/, objects/, kdc/) talks to it
  * only through {@link Directory}; the API is Promise-based so a network
@@ -66,9 +67,44 @@ export interface ObjectClass {
   may: readonly string[];
 }
 
+/**
+ * Where the keys of a {@link UniqueRule} come from: one attribute, each
+ * value a key, or several single-valued attributes whose values together
+ * are one key (held only by an entry that has every one of them). The
+ * first attribute is the one looked up in the index: name the most
+ * selective first.
+ */
+export interface UniqueKeySource {
+  attrs: readonly string[];
+  /** only entries of this object class hold keys of this source */
+  objectClass?: string;
+  /**
+   * The words of a refusal of a key of this source: `{attr}` stands for the
+   * value of attr the write gave (a DN as its first RDN's value: an IdP
+   * reference's name), `{holder}` for the entry that holds the key.
+   */
+  refusal: string;
+}
+
+/**
+ * A uniqueness rule (slapd's unique overlay, kanidm's attrunique): no two
+ * entries hold the same key. The keys of every source share one space, and
+ * compare as the attributes' syntaxes compare values (so the sources'
+ * attributes must agree in number and syntax). The write path refuses,
+ * inside the write's transaction, a write that gives an entry a key another
+ * entry holds (unique.ts).
+ */
+export interface UniqueRule {
+  /** names the rule in logs and in what verify reports, e.g. 'principal name' */
+  name: string;
+  keys: readonly UniqueKeySource[];
+}
+
 export interface SchemaDefinition {
   attributeTypes: readonly AttributeType[];
   objectClasses: readonly ObjectClass[];
+  /** uniqueness rules; attributes they name must be indexed */
+  unique?: readonly UniqueRule[];
 }
 
 /** Attribute values keyed by canonical attribute name. */
@@ -210,4 +246,38 @@ export class DirectoryError extends Error {
     this.attr = details.attr;
     this.dn = details.dn;
   }
+}
+
+/**
+ * A write refused by a {@link UniqueRule}: it would give the entry `dn` a
+ * key the entry `holder` holds. Its code is constraintViolation, as slapd's
+ * unique overlay answers; `attr` is the (first) attribute of the key.
+ */
+export class UniquenessViolation extends DirectoryError {
+  /** the rule's name */
+  readonly rule: string;
+  /** the DN of the entry that holds the key */
+  readonly holder: string;
+  private readonly refusal: string;
+  private readonly shown: Readonly<Record<string, string>>;
+  /**
+   * `refusal` is the source's words, `shown` the key's values by attribute
+   * as a refusal shows them.
+   */
+  constructor(rule: string, refusal: string, shown: Readonly<Record<string, string>>, details: { attr: string; dn: string; holder: string }) {
+    super('constraintViolation', fill(refusal, shown, `the entry "${details.holder}"`), details);
+    this.name = 'UniquenessViolation';
+    this.rule = rule;
+    this.holder = details.holder;
+    this.refusal = refusal;
+    this.shown = shown;
+  }
+  /** The refusal with the holder named as `holder` says (e.g. `user "carol"`). */
+  describe(holder: string): string {
+    return fill(this.refusal, this.shown, holder);
+  }
+}
+
+function fill(template: string, shown: Readonly<Record<string, string>>, holder: string): string {
+  return template.replace(/\{(\w+)\}/g, (m, k: string) => (k === 'holder' ? holder : (shown[k] ?? m)));
 }

@@ -1,7 +1,9 @@
 /**
  * The write path of the directory, the same for every backend: DN checks
  * (inside the base, parent present, no duplicate), drafts validated against
- * the schema (entry.ts), RDN values, referential integrity (refint.ts), the
+ * the schema (entry.ts), RDN values, the write plugins run in order on each
+ * entry about to be stored (plugin.ts: new references name entries,
+ * refint.ts; keys no other entry holds, unique.ts), the
  * operational attributes entryUUID, createTimestamp and modifyTimestamp,
  * secrets sealed before the storage sees them (secrets.ts), descendants and
  * references that follow a rename, references dropped by a delete, atomic
@@ -30,10 +32,12 @@
 import { randomUUID } from 'node:crypto';
 import { formatDn, isWithin, normalizeDn, parseDn, rebaseDn, type Rdn } from './dn.js';
 import { addRdnValues, applyModifications, draftFromInput, draftFromStored, removeRdnValues, validateDraft, type Draft } from './entry.js';
-import { newReferences, planDelete, referencesOf, referrersWithin, rewriteReferences, targetMissing, withoutTarget } from './refint.js';
+import type { EntryWrite, WritePlugin, WritePluginFactory } from './plugin.js';
+import { planDelete, referencesOf, referrersWithin, refint, rewriteReferences, withoutTarget } from './refint.js';
 import { compileSchema, generalizedTime } from './schema.js';
 import { openSecret, sealSecret } from './secrets.js';
-import { isPromise, type DirectoryStorage, type Maybe, type Sealed, type StorageTx, type StoredEntry } from './storage.js';
+import { isPromise, wait, type DirectoryStorage, type Maybe, type Sealed, type Steps, type StorageTx, type StoredEntry } from './storage.js';
+import { unique } from './unique.js';
 import {
   DirectoryError,
   type Attributes,
@@ -76,12 +80,21 @@ export async function openDirectory<E extends StoredEntry>(o: DirectoryOptions, 
   return dir;
 }
 
-/** Steps of a write: a generator that yields the storage's promises and gets their values back. */
-type Steps<T> = Generator<Promise<unknown>, T, unknown>;
+/** The write plugins, in the order they run: a key is looked up only once the references it may hold are known to name entries. */
+const PLUGINS: readonly WritePluginFactory[] = [refint, unique];
 
-/** A storage answer inside a write: `yield* wait(tx.x())` is the value, at once or after the promise. */
-function* wait<T>(x: Maybe<T>): Steps<T> {
-  return isPromise(x) ? ((yield x) as T) : x;
+function pluginsFor(schema: Schema): WritePlugin[] {
+  return PLUGINS.map((p) => p(schema)).filter((p): p is WritePlugin => p !== null);
+}
+
+/**
+ * What breaks an invariant of the write plugins in a directory as it is
+ * (every entry read through `dir`): one line per problem, [] when every
+ * invariant holds.
+ */
+export async function verifyDirectory(dir: Directory): Promise<string[]> {
+  const { entries } = await dir.search({ base: dir.baseDn, scope: 'sub' });
+  return pluginsFor(dir.schema).flatMap((p) => (p.verify ? p.verify(entries).map((line) => `${p.name}: ${line}`) : []));
 }
 
 /** Runs steps to the end: synchronously while the storage answers at once, else asynchronously from the first promise. */
@@ -113,6 +126,8 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
   readonly schema: Schema;
   generation = 0;
   private readonly nBase: string;
+  /** the plugins that have something to do under this schema, in order */
+  private readonly plugins: readonly WritePlugin[];
   /** the last write still running (asynchronous storage only): the next one starts after it */
   private queue: Promise<void> | undefined;
 
@@ -125,6 +140,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     this.baseDn = baseDn;
     this.schema = schema;
     this.nBase = normalizeDn(baseDn);
+    this.plugins = pluginsFor(schema);
     // another server's commit moves the generation too
     storage.watch?.(() => {
       this.generation++;
@@ -221,11 +237,9 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     return p;
   }
 
-  /** New DN-valued references (those not in `before`) must name existing entries. */
-  private *checkTargets(tx: StorageTx<E>, attrs: Attributes, before?: Attributes): Steps<void> {
-    for (const r of newReferences(this.schema, attrs, before)) {
-      if (!(yield* wait(tx.entry(r.target)))) throw targetMissing(r);
-    }
+  /** Every plugin, in order, on an entry about to be stored. */
+  private *runPlugins(tx: StorageTx<E>, w: EntryWrite<E>): Steps<void> {
+    for (const p of this.plugins) if (p.pre) yield* p.pre(w, tx);
   }
 
   /** Sealed secrets of a draft: kept values as they are, new plaintexts sealed for this entry. */
@@ -255,7 +269,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     // the RDN's values belong to the entry (RFC 4511 §4.7)
     addRdnValues(this.schema, d, rdns[0]!);
     validateDraft(this.schema, d, rdns[0]!);
-    yield* this.checkTargets(tx, d.attrs);
+    yield* this.runPlugins(tx, { op: 'add', dn, entry: undefined, before: undefined, after: d.attrs });
     const uuid = randomUUID();
     const now = generalizedTime();
     const attrs: Attributes = { ...d.attrs, entryUUID: [uuid], createTimestamp: [now], modifyTimestamp: [now] };
@@ -269,9 +283,9 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     if (mods.length === 0) return;
     const before = yield* wait(tx.attrs(e));
     const { draft, operational } = draftFromStored(this.schema, before, yield* wait(tx.sealed(e)));
-    applyModifications(this.schema, draft, mods);
+    applyModifications(this.schema, draft, mods, (attr, sealed) => sealed.map((s) => openSecret(this.key, e.uuid, attr, s)));
     validateDraft(this.schema, draft, parseDn(e.dn)[0]!);
-    yield* this.checkTargets(tx, draft.attrs, before);
+    yield* this.runPlugins(tx, { op: 'modify', dn: e.dn, entry: e, before, after: draft.attrs });
     const attrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
     yield* wait(tx.update(e.id, attrs, referencesOf(this.schema, attrs), this.seal(draft, e.uuid)));
   }
@@ -309,7 +323,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     removeRdnValues(this.schema, draft, oldRdns[0]!);
     addRdnValues(this.schema, draft, rdn);
     validateDraft(this.schema, draft, rdn);
-    yield* this.checkTargets(tx, draft.attrs, before);
+    yield* this.runPlugins(tx, { op: 'rename', dn: newDn, entry: e, before, after: draft.attrs });
     const attrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
     // the secrets stay as sealed: they are bound to the entryUUID, not the DN
     yield* wait(tx.update(e.id, attrs, referencesOf(this.schema, attrs)));

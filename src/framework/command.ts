@@ -67,6 +67,20 @@ export interface CheckLine {
   message: string;
 }
 
+/** One server of the realm as a joining host needs it: its name and the ports it answers on. */
+export interface EnrolmentServer {
+  hostname: string;
+  ports: { kdc: number; kpasswd: number; https: number; ldap: number; ldaps: number };
+}
+
+/** What a host that joins the realm needs besides its keytab (objects/host-enroll.ts). */
+export interface EnrolmentInfo {
+  /** the realm's dirid servers, the answering one first */
+  servers: EnrolmentServer[];
+  /** the realm CA's certificate (PEM), which the servers' certificates chain to */
+  caPem: string;
+}
+
 /**
  * What commands reach beyond the directory. The server wires these in when
  * it builds the registry: objects/ may not import the clients themselves.
@@ -91,6 +105,8 @@ export interface Services {
    * servers (docs/servers.md). Without it no principal counts as a server's.
    */
   serverPrincipals?(): Promise<ReadonlyMap<string, string>>;
+  /** The realm's servers and CA for a host that joins (host-enroll); the server knows both. */
+  enrolment?(): Promise<EnrolmentInfo>;
 }
 
 export interface CallContext {
@@ -170,6 +186,14 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionDef>>;
   readonly access: Access;
   readonly output: OutputKind;
+  /**
+   * For a command that is a login of its own (host_enroll, which checks a
+   * one-time password or an administrator): the event and fields of the
+   * line the transport logs for each call beside its login lines (rpc/server.ts:
+   * `enroll host=web.example.test method=password outcome=ok`), from the
+   * raw inputs, before they are checked; never a secret.
+   */
+  readonly loginEvent?: (args: readonly unknown[], options: Readonly<Record<string, unknown>>) => { event: string; fields: Record<string, string> };
   run(ctx: CallContext, args: ParamValue[], options: Inputs): Promise<CommandResult>;
 }
 

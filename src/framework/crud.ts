@@ -5,12 +5,12 @@
  * (the command's, and getEntryToWrite's for the entry a write acts on)
  * and the mapping of directory errors to public errors (mapDirectoryError,
  * through writeEntries for every command that writes) all live here once,
- * and so do the rules every object follows: each add and mod ends in one
- * check of the complete entry (required params, then the object's
- * `complete` hook), a delete of several names is one transaction unless
+ * and so do the rules every object follows: each add and mod (and each
+ * membership change, membership.ts) ends in one check of the complete
+ * entry (required params, then the object's `complete` hook), a delete of several names is one transaction unless
  * --continue, and find returns entries ordered by their primary key.
  */
-import { DirectoryError, type Attributes, type Entry, type Modification } from '../directory/types.js';
+import { DirectoryError, UniquenessViolation, type Attributes, type Entry, type Modification } from '../directory/types.js';
 import { escapeRdnValue, formatDn, parseDn, sameDn } from '../directory/dn.js';
 import { assertMayActOn, assertMayStore, assertMayWriteAttribute, assertReadable, canManage, mayActOn } from './access.js';
 import type { ArgDef, CallContext, Command, CommandResult, Inputs, OptionDef } from './command.js';
@@ -117,6 +117,8 @@ export const REFERENCED = 'This entry is being referenced by other entries';
  */
 export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string, err: unknown): unknown {
   if (!(err instanceof DirectoryError)) return err;
+  // a key another entry holds (a principal name, a POSIX id, an IdP link: directory/unique.ts), in the rule's words
+  if (err instanceof UniquenessViolation) return publicError('DuplicateEntry', { reason: err.describe(entryLabel(ctx, err.holder)) });
   const attrName = err.attr ?? '';
   const named = err.dn !== undefined && isEntryOf(ctx, obj, err.dn) ? pkeyOfDn(err.dn) : pkey;
   switch (err.code) {
@@ -147,6 +149,12 @@ export function mapDirectoryError(ctx: CallContext, obj: ObjectDef, pkey: string
     default:
       return err;
   }
+}
+
+/** How an error names the entry at `dn`: `host "web.example.test"` for an object's entry, else `the entry "DN"`. */
+function entryLabel(ctx: CallContext, dn: string): string {
+  for (const o of ctx.registry.objects.values()) if (isEntryOf(ctx, o, dn)) return `${o.labelSingular} "${pkeyOfDn(dn)}"`;
+  return `the entry "${dn}"`;
 }
 
 /** Whether `dn` names an entry of `obj` (one directly in its container); false for a DN that does not parse. */
@@ -382,6 +390,15 @@ async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, o
   }
   await assertMayStore(ctx, entry);
   await obj.hooks?.complete?.(ctx, entry, options);
+}
+
+/**
+ * The check of the complete entry (completeEntry) for a write that changes
+ * `entry` by `mods` outside X-mod (a membership change); the object's
+ * `complete` hook may add to `mods`, which the caller then writes.
+ */
+export async function checkModification(ctx: CallContext, obj: ObjectDef, entry: Entry, mods: Modification[]): Promise<void> {
+  await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), {});
 }
 
 function pkeyArg(obj: ObjectDef, multivalue = false): ArgDef {

@@ -32,6 +32,8 @@ const templates = {
   AccountLocked: 'Insufficient access: account locked after too many failed logins',
   AccountExpired: 'Insufficient access: account expired',
   PasswordExpired: 'Insufficient access: password expired',
+  // a host's enrolment (host-enroll) with a one-time password: one answer whatever was wrong
+  EnrolmentRefused: 'Insufficient access: no such host, or its one-time password is wrong, used already or not set',
   // 2000s: authorization
   ACIError: 'Insufficient access: {info}',
   // 3000s: invocation
@@ -53,6 +55,9 @@ const templates = {
   NotAllowedOnNonLeaf: 'Not allowed on non-leaf entry',
   ReferencedEntry: '{reason}',
   OnlyOneValueAllowed: '{attr}: Only one value allowed.',
+  // the realm keeps an administrator (objects/last-admin.ts; FreeIPA's words)
+  LastMemberError: '{key} cannot be deleted or disabled because it is the last member of {label} {container}',
+  ProtectedEntryError: '{label} {key} cannot be deleted/modified: {reason}',
   DiscoveryError: 'OIDC discovery at {url} failed: {reason}',
 } as const satisfies Record<ErrorName, string>;
 

@@ -4,13 +4,16 @@
  * an object takes. Members are DNs in a `member` attribute, or in the
  * attribute a kind names (an HBAC rule's memberUser, memberHost,
  * memberService); `direction: 'reverse'` stores the object's DN in the
- * target's `member` instead (a privilege lists its roles). A directory
- * failure of the write becomes its public error as in crud.ts.
+ * target's `member` instead (a privilege lists its roles).
+ * Each change is checked as a mod of the entry that holds `member` is
+ * (crud.ts checkModification: the object's `complete` hook sees it, as it
+ * sees `member` changed through X-mod), and a directory failure of the
+ * write becomes its public error as in crud.ts.
  */
-import { commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOf, pkeyOfDn, withArticle, writeEntries } from './crud.js';
+import { checkModification, commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOf, pkeyOfDn, withArticle, writeEntries } from './crud.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
-import type { Entry } from '../directory/types.js';
+import type { Entry, Modification } from '../directory/types.js';
 
 export interface MemberKind {
   /** option key: users, groups, privileges */
@@ -55,14 +58,15 @@ async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKi
     const target = ctx.registry.objects.get(k.target)!;
     for (const name of (opts[k.option] as string[] | undefined) ?? []) {
       const targetDn = dnOf(target, ctx.dir.baseDn, name);
-      const targetEntry = await ctx.dir.get(targetDn, ['member']);
+      const targetEntry = await ctx.dir.get(targetDn);
       if (!targetEntry) {
         failedOf[k.kind]!.push([name, 'no such entry']);
         continue;
       }
       const holder: Entry = k.direction === 'reverse' ? targetEntry : entry;
       const value = k.direction === 'reverse' ? entry.dn : targetEntry.dn;
-      const present = (holder.attrs[attr] ?? []).some((m) => m.toLowerCase() === value.toLowerCase());
+      // the value as stored (a DN may be stored in another letter case): what a removal deletes
+      const present = (holder.attrs[attr] ?? []).find((m) => m.toLowerCase() === value.toLowerCase());
       if (add && present) {
         failedOf[k.kind]!.push([name, 'This entry is already a member']);
         continue;
@@ -76,8 +80,10 @@ async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKi
         continue;
       }
       const holderObj = k.direction === 'reverse' ? target : obj;
-      await writeEntries(ctx, holderObj, k.direction === 'reverse' ? name : pkey, () => ctx.dir.modify(holder.dn, [{ op: add ? 'add' : 'delete', attr, values: [value] }]));
-      if (holder === entry) entry.attrs[attr] = add ? [...(entry.attrs[attr] ?? []), value] : (entry.attrs[attr] ?? []).filter((m) => m !== value);
+      const mods: Modification[] = [{ op: add ? 'add' : 'delete', attr, values: [present ?? value] }];
+      await checkModification(ctx, holderObj, holder, mods);
+      await writeEntries(ctx, holderObj, k.direction === 'reverse' ? name : pkey, () => ctx.dir.modify(holder.dn, mods));
+      if (holder === entry) entry.attrs[attr] = add ? [...(entry.attrs[attr] ?? []), value] : (entry.attrs[attr] ?? []).filter((m) => m !== present);
       completed++;
     }
   }

@@ -30,7 +30,7 @@ import { changepwPrincipal } from '../kerberos/principal.js';
 import type { Proof } from '../account/state.js';
 import { armoredReply, isArmored, unwrapAsFast, type FastState } from './fast.js';
 import type { ExchangeContext } from './exchange-context.js';
-import { idpStep, offersIdp } from './idp-preauth.js';
+import { anonymousArmorRefusal, idpArmorAccepted, idpStep, offersIdp } from './idp-preauth.js';
 import { KdcError, lazyHints, type Hints } from './errors.js';
 import { checkAccount, lookupClient, lookupServer } from './principal-checks.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
@@ -138,11 +138,16 @@ function preauthenticate(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal
 /**
  * Armored pre-authentication: the idp mechanism, offered first, unless the
  * request tries a password (a local password keeps working beside it, spec
- * §1.5); else the encrypted challenge, answered with the KDC's half of it.
+ * §1.5) or its armor is anonymous where the realm does not allow that for
+ * the idp mechanism; else the encrypted challenge, answered with the KDC's
+ * half of it.
  */
 function armoredPreauth(ctx: ExchangeContext, fast: FastState, req: KdcReq, client: KdcPrincipal, can: { hasKeys: boolean; idp: boolean; proof: Proof }, hints: () => PaData[]): Maybe<Proven> {
   const triesPassword = can.hasKeys && req.padata.some((p) => p.type === PaType.ENCRYPTED_CHALLENGE && p.value.length > 0);
-  if (can.idp && !triesPassword) return idpStep(ctx, req, client, can.hasKeys ? hints() : []).then((): Proven => ({ method: 'idp', key: fast.armorKey }));
+  // anonymous armor carries the idp mechanism only where the realm allows it; a password still works under it
+  const idp = can.idp && idpArmorAccepted(ctx);
+  if (can.idp && !idp && !can.hasKeys) throw anonymousArmorRefusal(ctx);
+  if (idp && !triesPassword) return idpStep(ctx, req, client, can.hasKeys ? hints() : []).then((): Proven => ({ method: 'idp', key: fast.armorKey }));
   return mapMaybe(passwordPreauth(ctx, client, can.proof, () => verifyEncryptedChallenge(ctx, client, req, hints)), (longTerm) => ({ ...longTerm, fastPadata: [kdcChallenge(ctx, longTerm.key)] }));
 }
 

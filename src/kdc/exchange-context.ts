@@ -1,6 +1,6 @@
 /**
  * What an AS or TGS exchange is given: the KDC's principals and policy, its
- * clock, the request as received, its cookie jar and the state it keeps
+ * clock, the request as received and where from, its cookie jar and the state it keeps
  * between requests, the server's IdP client, its PKINIT certificate and
  * key, and what the log line will say.
  */
@@ -10,6 +10,7 @@ import type { FastState } from './fast.js';
 import type { PrincipalDb, RealmPolicy } from './principals.js';
 import type { KdcCaches } from './state.js';
 import type { PkinitIdentity } from './pkinit-identity.js';
+import type { AnonymousArmorIdp } from './idp-starts.js';
 
 export interface ExchangeContext {
   db: PrincipalDb;
@@ -19,6 +20,10 @@ export interface ExchangeContext {
   now: () => number;
   /** the request exactly as received (RFC 6806 checksums cover it) */
   raw: Buffer;
+  /** the address it came from (an IP literal), when the listener knows it */
+  from?: string | undefined;
+  /** what anonymous armor may do for the idp mechanism (server.conf idp_anonymous_armor; idp-starts.ts); unset: deny */
+  idpAnonymousArmor?: AnonymousArmorIdp;
   cookies: CookieJar;
   /** what this KDC remembers between requests (opened TGTs, the replay cache) */
   caches: KdcCaches;

@@ -20,6 +20,7 @@ import { hash } from 'node:crypto';
 import { decodeApReq } from '../kerberos/asn1/ap-req.js';
 import { decodeFastArmoredReq, decodeFastReq, encodeFastArmoredRep, encodeFastResponse, ArmorType, type KrbFastArmoredReq, type KrbFastResponse } from '../kerberos/asn1/fast.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
+import type { EncTicketPart } from '../kerberos/asn1/ticket.js';
 import { principalToString, type PaData } from '../kerberos/asn1/primitives.js';
 import { cf2WithSecond, checksumProfile, prfPlus, profile, type EncryptionKey } from '../kerberos/crypto/index.js';
 import { KeyUsage, PaType } from '../kerberos/iana.js';
@@ -35,6 +36,8 @@ export interface FastState {
   nonce: number;
   /** digest of the armor authenticator (explicit armor only), named by the cookies of this conversation */
   armor?: string;
+  /** the armor ticket (explicit armor only): its ciphertext, which tells one ticket from another, and what it holds */
+  armorTicket?: { cipher: Buffer; etp: EncTicketPart };
 }
 
 /** How long a conversation may continue with its first armor: as long as the idp mechanism's device flow may last. */
@@ -132,7 +135,7 @@ export async function unwrapAsFast(caches: KdcCaches, db: PrincipalDb, realm: st
       const inner = verifyAndDecrypt(armored, req.bodyRaw, armorKey);
       const continued = cookies.open<{ armor?: string }>(inner.padata, CONVERSATION_MS)?.armor === armor;
       // bound right after the open: the request's jar starts with its cookie opened
-      unwrapped = { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce, armor }, cookies: cookies.binding({ armor }) };
+      unwrapped = { req: { msgType: req.msgType, padata: inner.padata, body: inner.body, bodyRaw: inner.bodyRaw }, fast: { armorKey, nonce: inner.body.nonce, armor, armorTicket: { cipher: ap.ticket.encPart.cipher, etp } }, cookies: cookies.binding({ armor }) };
       return continued ? 'continued' : undefined;
     },
   });

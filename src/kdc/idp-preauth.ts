@@ -1,15 +1,21 @@
 /**
  * The `idp` pre-authentication (PA type 152, SSSD's client plugin; only
- * inside FAST). First request: the KDC starts an OAuth 2.0 device
- * authorization at the user's IdP reference and answers with the challenge
+ * inside FAST). First request: where the armor and the limits of starts
+ * allow it (idp-starts.ts: anonymous armor only where the realm says so, a
+ * few pending flows per user, armor ticket and address; a refusal of a
+ * moment ago answered again to MIT's immediate repeat), the KDC starts an
+ * OAuth 2.0 device authorization at the user's IdP reference and answers
+ * with the challenge
  * `oauth2 {"verification_uri","user_code",...}\0` and a sealed PA-FX-COOKIE
  * holding the flow. Each answer (PA 152 empty + cookie) polls the token
  * endpoint at most once per interval, never before the device code is
  * due; while the user has not finished (or a poll did not reach the IdP)
  * the KDC answers with the same challenge again, until the device code
- * expires.
+ * expires, which ends the login (also when it expires while an answer is
+ * held).
  * On success the ID token's user identifier must equal the user's dirIdpSub
- * at this very IdP reference; the reply key is the FAST armor key,
+ * at this very IdP reference (another account is a failed
+ * pre-authentication saying so); the reply key is the FAST armor key,
  * strengthened. The flow travels in the cookie; the IdP client remembers
  * only, per pending device code, when it polled it last (so that no answer
  * polls faster than the interval) and a digest of the codes it exchanged;
@@ -25,7 +31,9 @@ import { serialized } from '../directory/serialized.js';
 import type { Directory } from '../directory/types.js';
 import type { KdcReq } from '../kerberos/asn1/kdc-req.js';
 import type { PaData } from '../kerberos/asn1/primitives.js';
-import { PaType } from '../kerberos/iana.js';
+import { hash } from 'node:crypto';
+import { ErrorCode, PaType } from '../kerberos/iana.js';
+import { principalToString } from '../kerberos/asn1/primitives.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationServer, devicePolling, pollToken, startDeviceAuthorization, type DeviceAuthorization, type PollResult } from '../oauth/device-flow.js';
 import { resolveUserIdentifier } from '../oauth/identity.js';
@@ -34,6 +42,8 @@ import { clientCredentialAttribute, idpConfigOf as referenceConfig, OAuthError, 
 import { KdcError } from './errors.js';
 import type { KdcPrincipal } from './principals.js';
 import type { ExchangeContext } from './exchange-context.js';
+import { addressKey, type Over, type Requester } from './idp-starts.js';
+import { isAnonymousTicket } from './pkinit.js';
 
 /** The flow as the sealed PA-FX-COOKIE carries it: the device authorization, whose it is, and when it was last polled. */
 export interface IdpFlowState extends DeviceAuthorization {
@@ -73,9 +83,11 @@ export type HoldResult = PollResult | Unreachable | typeof NOT_DUE | typeof HELD
  * the hold, a slow_down), the answer is held until the hold ends and
  * answered "pending" without a token request (HELD_NOT_DUE); the client's
  * next answer polls once the code is due. A token request that does not
- * reach the IdP counts as a pending answer (Unreachable). MIT
- * retransmissions of a held request join it through the KDC's in-flight
- * map.
+ * reach the IdP counts as a pending answer (Unreachable). The hold never
+ * outlasts the device code: it ends at the code's expiry, and when no poll
+ * is left before an expiry within the hold, the answer is held until then;
+ * the caller answers an expired code as expired. MIT retransmissions of a
+ * held request join it through the KDC's in-flight map.
  *
  * The interval is the device code's, not the cookie's: the IdP client
  * remembers when it last polled each code and at which interval
@@ -89,7 +101,9 @@ export type HoldResult = PollResult | Unreachable | typeof NOT_DUE | typeof HELD
 export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, first: IdpFlowState, update: (s: IdpFlowState) => void): Promise<HoldResult> {
   const waits = ctx.caches.idpWaits;
   const start = ctx.now();
-  const deadline = start + waits.holdMs;
+  const holdEnd = start + waits.holdMs;
+  // the hold ends when the device code expires, if that comes first: the caller then answers that it expired, never "pending"
+  const deadline = Math.min(holdEnd, first.expiresAt);
   const held = waits.active < waits.limit;
   if (held) waits.active++;
   try {
@@ -105,7 +119,14 @@ export async function pollUntilAnswered(ctx: ExchangeContext, cfg: IdpConfig, fi
       if (known?.lastStatus && !known.inFlight && known.lastPoll >= start) answered = known.lastStatus === 'slow_down' ? { status: 'slow_down', interval: known.interval } : { status: 'pending' };
       const due = s.lastPoll + s.interval * 1000;
       const now = ctx.now();
-      if (answered && (!held || due > deadline || now > s.expiresAt)) return answered;
+      if (answered && (!held || due > deadline)) {
+        // no poll is left before the code expires within the hold: nothing can change until then, so held until it expires
+        if (held && due > s.expiresAt && s.expiresAt <= holdEnd && now < deadline) {
+          await sleep(deadline - now);
+          continue;
+        }
+        return answered;
+      }
       if (!known?.inFlight && due > now) {
         // not due: wait for it within the hold, and past the hold never poll early
         if (held && now < deadline) {
@@ -222,67 +243,153 @@ function kdcErrorOf(e: unknown): KdcError {
   return new KdcError('KDC_ERR_PREAUTH_FAILED', 'identity provider error');
 }
 
-/**
- * Runs one step of the device flow. Returns when the user is authenticated
- * at the IdP with the linked identity; throws the KDC answer otherwise.
- */
-export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, extraHints: PaData[]): Promise<void> {
-  const dir = ctx.db.dir;
-  const answer = req.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
-  const state = answer ? ctx.cookies.open<IdpFlowState>(req.padata, 3600_000) : null;
-  const now = ctx.now();
-  const again = (s: IdpFlowState, code: 'KDC_ERR_PREAUTH_REQUIRED' | 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', text: string): KdcError =>
-    new KdcError(code, text, [challengePa(s), ...extraHints, ctx.cookies.seal(s)]);
+/** What a flow is known by in the KDC's count of pending flows (idp-starts.ts): a digest of its device code. */
+export function flowIdOf(deviceCode: string): string {
+  return hash('sha256', deviceCode, 'base64url').slice(0, 22);
+}
 
-  if (!state || state.kind !== 'idp' || state.user !== client.name || state.link !== client.idpLink) {
-    // a new flow
-    let cfg: IdpConfig;
-    let s: IdpFlowState;
-    try {
-      cfg = await idpConfigOf(dir, client.idpLink!);
-      const da = await startDeviceAuthorization(cfg, ctx.idp, { accepted: keyAccepted(dir, client.idpLink!, cfg) });
-      s = {
-        kind: 'idp',
-        user: client.name,
-        link: client.idpLink!,
-        deviceCode: da.deviceCode,
-        userCode: da.userCode,
-        verificationUri: da.verificationUri,
-        ...(da.verificationUriComplete ? { verificationUriComplete: da.verificationUriComplete } : {}),
-        expiresAt: da.expiresAt,
-        interval: da.interval,
-        lastPoll: now,
-      };
-    } catch (e) {
-      ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
-      throw kdcErrorOf(e);
-    }
-    ctx.note.preauth = `idp: device authorization started (${cfg.name})`;
-    throw again(s, 'KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider');
+/** Whether the request's armor may carry the idp mechanism: any armor of a principal of the realm, anonymous armor only where the realm allows it. */
+export function idpArmorAccepted(ctx: ExchangeContext): boolean {
+  const t = ctx.fast?.armorTicket;
+  return t === undefined || !isAnonymousTicket(t.etp) || ctx.idpAnonymousArmor === 'allow';
+}
+
+/** The refusal of an IdP login under anonymous armor where the realm does not allow it (idp_anonymous_armor = deny). */
+export function anonymousArmorRefusal(ctx: ExchangeContext): KdcError {
+  ctx.note.preauth = 'idp: not started: anonymous armor (kinit -n) may not start IdP logins in this realm (server.conf idp_anonymous_armor = deny)';
+  return new KdcError('KDC_ERR_POLICY', 'this realm does not start IdP logins under anonymous armor (kinit -n): armor the request with a host keytab, or a ticket of the realm');
+}
+
+/** Who asks for a new flow: the user, the armor ticket (a digest of it) and whether it is anonymous, the address. */
+function requesterOf(ctx: ExchangeContext, client: KdcPrincipal): Requester {
+  const t = ctx.fast?.armorTicket;
+  return { user: client.name, ticket: t ? hash('sha256', t.cipher, 'base64url').slice(0, 22) : undefined, anonymous: t ? isAnonymousTicket(t.etp) : false, address: ctx.from };
+}
+
+/** The e-text of a start past a limit (MIT's kinit shows "KDC policy rejects request"; dirid kinit and the log show this). */
+function overLimitText(over: Over, who: Requester): string {
+  const wait = `try again in ${Math.max(1, Math.ceil(over.freeInMs / 60_000))} min`;
+  switch (over.limit) {
+    case 'user':
+      return `too many IdP logins pending for ${who.user}${who.anonymous ? ' under anonymous armor' : ''} (at most ${over.max}): finish one, or ${wait}`;
+    case 'ticket':
+      return `too many IdP logins pending under this armor ticket (at most ${over.max}): ${wait}`;
+    case 'address':
+      return `too many IdP logins pending from ${addressKey(who.address ?? '')} (at most ${over.max}): ${wait}`;
+    case 'kdc':
+      return `too many IdP logins pending at this KDC (at most ${over.max}): ${wait}`;
   }
-  if (now > state.expiresAt) {
-    // PREAUTH_FAILED ends the login; PREAUTH_EXPIRED would make MIT clients start again with a new code by
-    // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
-    ctx.note.preauth = 'idp: device code expired';
-    throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
+}
+
+/** Where a start came from, for the log: the armor's client and the address. */
+function startedBy(ctx: ExchangeContext): string {
+  const t = ctx.fast?.armorTicket;
+  const armor = t ? `armor ${isAnonymousTicket(t.etp) ? 'anonymous' : principalToString(t.etp.cname, t.etp.crealm)}` : 'no armor';
+  return ctx.from ? `${armor}, from ${ctx.from}` : armor;
+}
+
+/**
+ * A new flow for `client`: a refusal of a moment ago answered again (MIT's
+ * immediate repeat), a start past a limit refused (KDC_ERR_POLICY), or a
+ * device authorization at the IdP, answered PREAUTH_REQUIRED with the
+ * challenge and the flow's cookie. Always throws.
+ */
+async function startFlow(ctx: ExchangeContext, client: KdcPrincipal, extraHints: PaData[]): Promise<never> {
+  const starts = ctx.caches.idpStarts;
+  const who = requesterOf(ctx, client);
+  const now = ctx.now();
+  const again = starts.recentRefusal(who, now);
+  if (again) {
+    ctx.note.preauth = `${again.note} (answered again without asking the IdP: a repeat of the request refused ${now - again.at} ms ago)`;
+    throw again.error;
+  }
+  const slot = starts.reserve(who, now);
+  if (!('confirm' in slot)) {
+    const text = overLimitText(slot, who);
+    ctx.note.preauth = `idp: not started: ${text} (${startedBy(ctx)})`;
+    throw new KdcError('KDC_ERR_POLICY', text);
   }
   let cfg: IdpConfig;
-  let s: IdpFlowState = state;
+  let s: IdpFlowState;
   try {
-    cfg = await idpConfigOf(dir, state.link);
+    cfg = await idpConfigOf(ctx.db.dir, client.idpLink!);
+    const da = await startDeviceAuthorization(cfg, ctx.idp, { accepted: keyAccepted(ctx.db.dir, client.idpLink!, cfg) });
+    s = {
+      kind: 'idp',
+      user: client.name,
+      link: client.idpLink!,
+      deviceCode: da.deviceCode,
+      userCode: da.userCode,
+      verificationUri: da.verificationUri,
+      ...(da.verificationUriComplete ? { verificationUriComplete: da.verificationUriComplete } : {}),
+      expiresAt: da.expiresAt,
+      interval: da.interval,
+      lastPoll: now,
+    };
+  } catch (e) {
+    slot.cancel();
+    ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+    const error = kdcErrorOf(e);
+    starts.refused(who, { error, note: ctx.note.preauth, at: now }, ctx.now());
+    throw error;
+  }
+  slot.confirm(flowIdOf(s.deviceCode), s.expiresAt);
+  ctx.note.preauth = `idp: device authorization started (${cfg.name}; ${startedBy(ctx)})`;
+  throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider', [challengePa(s), ...extraHints, ctx.cookies.seal(s)]);
+}
+
+/**
+ * Runs one step of the device flow. Returns when the user is authenticated
+ * at the IdP with the linked identity; throws the KDC answer otherwise. A
+ * flow that ends here (a TGT, a refusal, an expired code) stops counting
+ * towards the limits of starts.
+ */
+export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrincipal, extraHints: PaData[]): Promise<void> {
+  const answer = req.padata.find((p) => p.type === PaType.REDHAT_IDP_OAUTH2);
+  const state = answer ? ctx.cookies.open<IdpFlowState>(req.padata, 3600_000) : null;
+  if (!state || state.kind !== 'idp' || state.user !== client.name || state.link !== client.idpLink) return startFlow(ctx, client, extraHints);
+  const flow = flowIdOf(state.deviceCode);
+  try {
+    await answerFlow(ctx, state, client, extraHints);
+  } catch (e) {
+    // still pending: it goes on counting
+    if (!(e instanceof KdcError && e.code === ErrorCode.KDC_ERR_MORE_PREAUTH_DATA_REQUIRED)) ctx.caches.idpStarts.ended(flow);
+    throw e;
+  }
+  ctx.caches.idpStarts.ended(flow);
+}
+
+/** One answer of a pending flow: held while the IdP says "pending" (pollUntilAnswered), then the user identified, or the answer thrown. */
+async function answerFlow(ctx: ExchangeContext, state: IdpFlowState, client: KdcPrincipal, extraHints: PaData[]): Promise<void> {
+  const now = ctx.now();
+  const again = (s: IdpFlowState, text: string): KdcError => new KdcError('KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', text, [challengePa(s), ...extraHints, ctx.cookies.seal(s)]);
+  // PREAUTH_FAILED ends the login; PREAUTH_EXPIRED would make MIT clients start again with a new code by
+  // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
+  const expired = (why: string): KdcError => {
+    ctx.note.preauth = `idp: device code expired${why}`;
+    return new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
+  };
+  if (now >= state.expiresAt) throw expired('');
+  let cfg: IdpConfig;
+  let s: IdpFlowState = state;
+  const held = () => ` after ${s.polls ?? 0} poll(s) held ${ctx.now() - now} ms`;
+  try {
+    cfg = await idpConfigOf(ctx.db.dir, state.link);
     const r = await pollUntilAnswered(ctx, cfg, s, (next) => (s = next));
+    // no "pending" for a code that has expired meanwhile: the client would ask for ENTER again for a code that no longer exists
+    if ((typeof r === 'string' || r.status !== 'done') && ctx.now() >= s.expiresAt) throw expired(` (while held:${held()})`);
     if (r === NOT_DUE || r === HELD_NOT_DUE) {
       const why = r === NOT_DUE ? ' and no more answers may be held' : `, after the hold (held ${ctx.now() - now} ms)`;
       ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms${why}`;
-      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+      throw again(s, 'authorization pending');
     }
     if (r.status === 'unreachable') {
       ctx.note.preauth = `idp: ${r.message}; pending, polled again at the next interval (${s.polls} poll(s) held ${ctx.now() - now} ms)`;
-      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+      throw again(s, 'authorization pending');
     }
     if (r.status !== 'done') {
-      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'} after ${s.polls} poll(s) held ${ctx.now() - now} ms`;
-      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+      ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'}${held()}`;
+      throw again(s, 'authorization pending');
     }
     const as = await authorizationServer(cfg, ctx.idp);
     const who = await resolveUserIdentifier(cfg, r.tokens, ctx.idp, { endpoints: as });
@@ -290,17 +397,21 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
       // identifiers compare exactly (an IdP may tell two users apart by case); an administrator who typed the link in another case is told so
       const linked = client.idpSub;
       const hint = linked !== undefined && who.toLowerCase() === linked.toLowerCase() ? `; linked as ${JSON.stringify(linked.slice(0, 128))}, which differs only in letter case: set --idp-user-id as the IdP writes it` : '';
-      ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
-      // no user has this identity at this IdP reference: kinit says the client was not found
-      throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'User not found');
+      ctx.note.preauth = `idp: another account (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
+      // the user exists, the login at the IdP did not prove it: a failed pre-authentication (MIT: "Preauthentication
+      // failed", pam_sss: "Authentication failure"), not an unknown client; the e-text says which account is wanted
+      throw new KdcError('KDC_ERR_PREAUTH_FAILED', `the IdP (${cfg.name}) identified another account than the one linked to ${client.name}: log in there with that account`);
     }
     ctx.note.preauth = `idp: ${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}`;
   } catch (e) {
     if (e instanceof KdcError) throw e;
-    if (e instanceof OAuthError && (e.code === 'expired_token' || e.code === 'invalid_grant')) {
-      // expired or unknown device code: keep reporting pending until our own expiry (docs/device-flow.md)
-      ctx.note.preauth = `idp: ${e.code}, pending until the device code expires`;
-      throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
+    // the IdP says the code has expired (RFC 8628 §3.5), whatever our clock says (it counts from when the answer came)
+    if (e instanceof OAuthError && e.code === 'expired_token') throw expired(' (the IdP answered expired_token)');
+    if (e instanceof OAuthError && e.code === 'invalid_grant') {
+      if (ctx.now() >= s.expiresAt) throw expired(' (the IdP answered invalid_grant)');
+      // a code the IdP does not know (one it forgot, say): reported pending until our own expiry (docs/device-flow.md)
+      ctx.note.preauth = 'idp: invalid_grant, pending until the device code expires';
+      throw again(s, 'authorization pending');
     }
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
     throw kdcErrorOf(e);

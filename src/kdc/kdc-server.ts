@@ -26,6 +26,7 @@ import { kdcCaches, type KdcCaches } from './state.js';
 import { UdpTcpListener, type TcpLimits, type Transport } from './listener.js';
 import { KpasswdService, type PasswordChanger } from './kpasswd.js';
 import type { PkinitIdentity } from './pkinit-identity.js';
+import { DEFAULT_START_LIMITS, type AnonymousArmorIdp, type StartLimits } from './idp-starts.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -41,6 +42,10 @@ export interface KdcOptions {
   now?: () => number;
   /** how long a device-flow answer may be held while the IdP says "pending" (default 10 s) */
   idpHoldMs?: number;
+  /** what anonymous armor may do for the idp mechanism (default deny; idp-starts.ts) */
+  idpAnonymousArmor?: AnonymousArmorIdp;
+  /** device flows pending at once per user, armor ticket and address (idp-starts.ts defaults) */
+  idpPending?: Partial<Pick<StartLimits, 'perUser' | 'perTicket' | 'perAddress'>>;
   /** the KDC's certificate and key for anonymous PKINIT (kdc/pkinit.ts); without them anonymous requests are refused */
   pkinit?: PkinitIdentity;
   /** the TCP bounds of this KDC's listener and its password service's (listener.ts defaults) */
@@ -72,13 +77,13 @@ export class Kdc {
     this.db = new PrincipalDb(o.dir, o.realm);
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
-    this.caches = kdcCaches(o.idpHoldMs);
+    this.caches = kdcCaches(o.idpHoldMs, { ...DEFAULT_START_LIMITS, ...o.idpPending });
     // the AES library of one-request keys (TGS subkeys, FAST keys) is loaded now, not on the first such request
     loadOnceAes();
     this.listener = new UdpTcpListener({
       name: 'KDC',
       maxTcpMessage: MAX_TCP_MESSAGE,
-      handle: (raw, transport) => this.handle(raw, transport),
+      handle: (raw, transport, from) => this.handle(raw, transport, from),
       oversize: () => krbErrorReply(new KdcError('KRB_ERR_FIELD_TOOLONG', 'message too long'), { realm: this.o.realm, now: this.now(), cookies: this.cookies, log: this.o.log }).reply,
       log: o.log,
     }, o.tcp);
@@ -94,9 +99,9 @@ export class Kdc {
     });
   }
 
-  /** Answers one request; null means "send nothing". */
-  handle(raw: Buffer, transport: Transport): Promise<Buffer | null> {
-    return this.answers.answer(raw, this.now, () => this.process(raw, transport));
+  /** Answers one request from `from` (an IP literal, when known); null means "send nothing". */
+  handle(raw: Buffer, transport: Transport, from?: string): Promise<Buffer | null> {
+    return this.answers.answer(raw, this.now, () => this.process(raw, transport, from));
   }
 
   /** what the lookaside cache holds now (for tests and monitoring) */
@@ -104,7 +109,7 @@ export class Kdc {
     return this.answers.stats();
   }
 
-  private async process(raw: Buffer, transport: Transport): Promise<Buffer | null> {
+  private async process(raw: Buffer, transport: Transport, from: string | undefined): Promise<Buffer | null> {
     const started = performance.now();
     let req: KdcReq | undefined;
     const note: ExchangeContext['note'] = {};
@@ -121,7 +126,7 @@ export class Kdc {
       }
       let policy = this.policy();
       if (policy instanceof Promise) policy = await policy;
-      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, cookies: this.cookies, caches: this.caches, idp: this.o.idp, pkinit: this.o.pkinit };
+      ctx = { db: this.db, realm: this.o.realm, policy, now: this.now, note, raw, from, idpAnonymousArmor: this.o.idpAnonymousArmor ?? 'deny', cookies: this.cookies, caches: this.caches, idp: this.o.idp, pkinit: this.o.pkinit };
       reply = req.msgType === MsgType.AS_REQ ? await asExchange(ctx, req) : await tgsExchange(ctx, req);
       if (transport === 'udp' && reply.length > MAX_UDP_REPLY) {
         throw new KdcError('KRB_ERR_RESPONSE_TOO_BIG', 'reply too big for UDP');

@@ -4,9 +4,10 @@
  * TCP carries each message after a 4-byte big-endian length whose high bit
  * is reserved (§7.2.2), several per connection, answered in order of
  * completion. Port 0 picks a port free for both. The service answers each
- * message (null: nothing to send); a TCP length it will not read (over its
- * limit, or the reserved bit set) gets the service's refusal, if it has
- * one, and the connection is closed, before any of the message is kept.
+ * message, told the address it came from (null: nothing to send); a TCP
+ * length it will not read (over its limit, or the reserved bit set) gets
+ * the service's refusal, if it has one, and the connection is closed,
+ * before any of the message is kept.
  * TCP connections are bounded in time and number (TcpLimits, docs/load.md):
  * one closes when idle, when a message it began does not arrive whole in
  * time (a client sending a byte a second), and the oldest closes when a new
@@ -37,7 +38,8 @@ export interface DatagramService {
   name: string;
   /** the largest TCP message read */
   maxTcpMessage: number;
-  handle(raw: Buffer, transport: Transport): Promise<Buffer | null>;
+  /** answers one message; `from` is the address it came from (an IP literal) */
+  handle(raw: Buffer, transport: Transport, from?: string): Promise<Buffer | null>;
   /** the answer to a TCP message too long to read, sent before the connection closes; null: close without one */
   oversize(): Buffer | null;
   log(line: string): void;
@@ -96,7 +98,7 @@ export class UdpTcpListener {
         continue;
       }
       udp.on('message', (msg, rinfo) => {
-        this.service.handle(msg, 'udp').then(
+        this.service.handle(msg, 'udp', rinfo.address).then(
           (r) => {
             if (r) udp.send(r, rinfo.port, rinfo.address);
           },
@@ -151,7 +153,7 @@ export class UdpTcpListener {
       if (messages.length) unhurried();
       if (buf.length) hurry();
       for (const msg of messages) {
-        this.service.handle(msg, 'tcp').then(
+        this.service.handle(msg, 'tcp', s.remoteAddress).then(
           (r) => {
             if (r) write(r);
           },

@@ -2,8 +2,9 @@
  * State a KDC keeps between requests, one set per KDC instance (two KDCs in
  * one process share nothing): the TGTs it opened recently, the replay
  * cache of authenticators (TGS requests' and FAST armors'; MIT's KDC keeps
- * none for either, we refuse a replay at little cost), and the count of
- * device-flow answers held while the IdP says "pending".
+ * none for either, we refuse a replay at little cost), the count of
+ * device-flow answers held while the IdP says "pending", and the device
+ * flows started and pending (idp-starts.ts).
  */
 import type { Ticket } from '../kerberos/asn1/ticket.js';
 import { decodeEncTicketPart, type EncTicketPart } from '../kerberos/asn1/ticket.js';
@@ -16,16 +17,19 @@ import { KeyUsage } from '../kerberos/iana.js';
 import { tgsPrincipal } from '../kerberos/principal.js';
 import { ReplayCache } from '../kerberos/replay-cache.js';
 import { KdcError } from './errors.js';
+import { IdpStarts, type StartLimits } from './idp-starts.js';
 import { keyFor, mapMaybe, type KdcPrincipal, type Maybe, type PrincipalDb } from './principals.js';
 
 export interface KdcCaches {
   tgts: TgtCache;
   replays: ReplayCache;
   idpWaits: IdpWaits;
+  /** the device flows started and pending, counted per user, armor ticket and address, and the starts just refused */
+  idpStarts: IdpStarts;
 }
 
-export function kdcCaches(idpHoldMs = DEFAULT_IDP_HOLD_MS): KdcCaches {
-  return { tgts: new TgtCache(), replays: new ReplayCache(2 * SKEW_MS), idpWaits: { holdMs: idpHoldMs, limit: IDP_HOLD_LIMIT, active: 0 } };
+export function kdcCaches(idpHoldMs = DEFAULT_IDP_HOLD_MS, startLimits?: Readonly<StartLimits>): KdcCaches {
+  return { tgts: new TgtCache(), replays: new ReplayCache(2 * SKEW_MS), idpWaits: { holdMs: idpHoldMs, limit: IDP_HOLD_LIMIT, active: 0 }, idpStarts: new IdpStarts(startLimits) };
 }
 
 /**

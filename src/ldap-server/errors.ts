@@ -46,6 +46,7 @@ const publicCodes: Record<ErrorName, ResultCodeName> = {
   NotAuthenticated: 'insufficientAccessRights',
   InvalidCredentials: 'invalidCredentials',
   AccountDisabled: 'unwillingToPerform',
+  EnrolmentRefused: 'invalidCredentials',
   AccountLocked: 'unwillingToPerform',
   AccountExpired: 'unwillingToPerform',
   PasswordExpired: 'invalidCredentials',
@@ -66,6 +67,8 @@ const publicCodes: Record<ErrorName, ResultCodeName> = {
   NotAllowedOnNonLeaf: 'notAllowedOnNonLeaf',
   ReferencedEntry: 'unwillingToPerform',
   OnlyOneValueAllowed: 'constraintViolation',
+  LastMemberError: 'unwillingToPerform',
+  ProtectedEntryError: 'unwillingToPerform',
   DiscoveryError: 'other',
 };
 

@@ -15,7 +15,7 @@ import type { AttributeType, ObjectClass, Schema, Syntax } from '../directory/ty
 
 export const SUBSCHEMA_DN = 'cn=subschema';
 
-/** Registered OIDs of the standard names we use (RFC 4512, 4519, 4524, 4530, 2798, 2307). */
+/** Registered OIDs of the standard names we use (RFC 4512, 4519, 4524, 4530, 2798, 2307; openssh-lpk's). */
 const KNOWN_OIDS: Readonly<Record<string, string>> = {
   objectclass: '2.5.4.0',
   cn: '2.5.4.3',
@@ -37,6 +37,8 @@ const KNOWN_OIDS: Readonly<Record<string, string>> = {
   gecos: '1.3.6.1.1.1.1.2',
   homedirectory: '1.3.6.1.1.1.1.3',
   loginshell: '1.3.6.1.1.1.1.4',
+  // openssh-lpk
+  sshpublickey: '1.3.6.1.4.1.24552.500.1.1.1.13',
   // object classes
   top: '2.5.6.0',
   person: '2.5.6.6',
@@ -45,6 +47,8 @@ const KNOWN_OIDS: Readonly<Record<string, string>> = {
   domain: '0.9.2342.19200300.100.4.13',
   posixaccount: '1.3.6.1.1.1.2.0',
   posixgroup: '1.3.6.1.1.1.2.2',
+  iphost: '1.3.6.1.1.1.2.6',
+  ldappublickey: '1.3.6.1.4.1.24552.500.1.1.2.0',
 };
 
 /** A stable OID for one of our own names: 2.25 and a version 8 UUID from a hash of the kind and name. */

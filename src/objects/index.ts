@@ -21,6 +21,7 @@ import { hbacsvcObject } from './hbacsvc.js';
 import { hbacsvcgroupObject } from './hbacsvcgroup.js';
 import { hbactestCommand } from './hbactest.js';
 import { hostObject } from './host.js';
+import { hostEnrollCommand } from './host-enroll.js';
 import { hostgroupObject } from './hostgroup.js';
 import { idpObject } from './idp.js';
 import { keytabGetCommand } from './keytab.js';
@@ -49,6 +50,7 @@ export const REGISTERED: readonly Registered[] = [
   hbactestCommand,
   idpObject,
   privilegeObject,
+  hostEnrollCommand,
   keytabGetCommand,
   passwdCommand,
   pingCommand,

@@ -7,9 +7,13 @@
  * (ObjectDef.schema); objects/index.ts merges them (realmSchema). The
  * product prefix is `dir` (object class dirIdpUser, attributes dirIdpSub
  * and dirIdpConfigLink). Standard LDAP names (RFC 4519, RFC 2798) are used
- * where one exists.
+ * where one exists. The uniqueness rules several objects share (principal
+ * names, POSIX ids) are declared beside the objects they concern and listed
+ * here; the user object declares its own (IdP links).
  */
 import type { SchemaDefinition } from '../directory/types.js';
+import { posixIdRule } from './posix.js';
+import { principalNameRule } from './principal-name.js';
 
 export const sharedSchema: SchemaDefinition = {
   attributeTypes: [
@@ -54,6 +58,8 @@ export const sharedSchema: SchemaDefinition = {
     // the directory's version record (src/server/upgrade.ts): its version, and the release that wrote it
     { name: 'dirVersion', syntax: 'integer', singleValue: true },
     { name: 'dirRelease', syntax: 'exact', singleValue: true },
+    // OpenSSH public keys of users and hosts (openssh-lpk's name, which SSSD's ldap provider reads: objects/ssh-public-key.ts)
+    { name: 'sshPublicKey', syntax: 'exact', maxLength: 8192 },
   ],
   objectClasses: [
     // RFC 2307 (as RFC 2307bis has them: both auxiliary), read by SSSD and nss on hosts
@@ -90,7 +96,11 @@ export const sharedSchema: SchemaDefinition = {
       must: ['cn'],
       may: ['krbMaxTicketLife', 'krbMaxRenewableAge', 'krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'],
     },
+    // openssh-lpk's class (there MUST sshPublicKey $ uid; a host has no uid): comes and goes with a user's or host's keys
+    { name: 'ldapPublicKey', kind: 'auxiliary', must: ['sshPublicKey'], may: ['uid'] },
     { name: 'dirServer', kind: 'structural', sup: 'top', must: ['cn'], may: ['dirServerAddress', 'description'] },
     { name: 'dirVersionRecord', kind: 'structural', sup: 'top', must: ['cn', 'dirVersion'], may: ['dirRelease', 'description'] },
   ],
+  // what one entry holds alone, enforced at every write (directory/unique.ts)
+  unique: [principalNameRule, posixIdRule],
 };

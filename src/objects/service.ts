@@ -17,7 +17,6 @@ import { inRealm } from '../account/lookup.js';
 import { newRandomKeys } from '../account/keys.js';
 import { hostDn, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { kdcComponent, refuseServerPrincipal } from './realm-principals.js';
-import { checkNewPrincipalNames } from './principal-name.js';
 
 /** The authentication indicators the KDC issues (docs/kerberos.md, "Authentication indicators"). */
 export const authIndicators = ['hardened', 'idp', 'pkinit'] as const;
@@ -98,7 +97,5 @@ export const serviceObject = defineObject({
     async preDel(ctx, entry) {
       await refuseServerPrincipal(ctx, entry.attrs.krbPrincipalName?.[0] ?? '', 'deleted');
     },
-    // its name (host/H of a host included) and any alias are no other entry's
-    complete: (ctx, entry) => checkNewPrincipalNames(ctx, entry),
   },
 });

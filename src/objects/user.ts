@@ -5,25 +5,33 @@
  * are single-valued: a linked user cannot be linked to a second reference
  * until the first link is removed. The object class dirIdpUser comes with a
  * link and leaves with it, whichever options made or removed the link.
- * An identity at an IdP (reference and IdP user id) links one user only.
+ * An identity at an IdP (reference and IdP user id) links one user only
+ * ({@link idpLinkRule}, which the directory enforces at every write).
  * Every user, IdP-linked or not, has a POSIX identity (objects/posix.ts).
+ * SSH public keys (`--sshpubkey`, in sshPublicKey: objects/ssh-public-key.ts)
+ * are shown by their fingerprints; they are set by whoever may modify the
+ * user, not by the user (docs/access.md). A login is no name hosts reserve
+ * (posix.ts checkHostReservedName), and the last enabled administrator is
+ * neither disabled nor deleted (last-admin.ts).
  */
-import type { Attributes, Entry, Modification } from '../directory/types.js';
+import type { Attributes, Entry, Modification, UniqueRule } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { defineObject } from '../framework/object.js';
 import { parseKeys } from '../account/keys.js';
 import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange, type PasswordSetter } from '../account/credentials.js';
 import { newSecurityStamp } from '../account/state.js';
-import { addUserPosix, checkIdChange, checkPrivateGroupName } from './posix.js';
+import { checkNewPrincipalNames } from './principal-name.js';
+import { addUserPosix, checkHostReservedName, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { containers, KNOWN_CONTAINERS } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { sameDn } from '../directory/dn.js';
 import { pkeyOfDn } from '../framework/crud.js';
-import { assertPrincipalNamesFree, checkNewPrincipalNames } from './principal-name.js';
 import { userUnlockCommand } from './user-unlock.js';
 import { userDisableCommand, userEnableCommand } from './user-disable.js';
+import { checkDelete, checkUserWrite } from './last-admin.js';
+import { completeSshKeys, FINGERPRINT_OUTPUT, sshFingerprints, sshPublicKeyParam } from './ssh-public-key.js';
 
 export const userAuthTypes = ['password', 'idp', 'passkey'] as const;
 
@@ -35,23 +43,14 @@ function checkLinkPair(sub: readonly string[], link: readonly string[]): void {
 /**
  * One identity at an IdP is one user: a link (reference, user id at the IdP)
  * that another user holds is refused, naming that user, or its IdP account
- * would log in as both. `self` is the user being modified (null on add), which
- * may set its own link again.
+ * would log in as both; the user holding it may set it again. IdP user ids
+ * compare exactly (dirIdpSub's syntax); the id is looked up first, being the
+ * more selective of the two.
  */
-async function checkLinkFree(ctx: CallContext, link: string, sub: string, self: string | null): Promise<void> {
-  const res = await ctx.dir.search({
-    base: containers(ctx.dir.baseDn).users,
-    scope: 'one',
-    filter: `(&(dirIdpConfigLink=${filterEscape(link)})(dirIdpSub=${filterEscape(sub)}))`,
-    attrs: ['uid'],
-    sizeLimit: 2,
-  });
-  const other = res.entries.find((e) => self === null || !sameDn(e.dn, self));
-  if (!other) return;
-  throw publicError('DuplicateEntry', {
-    reason: `IdP user ID "${sub}" of IdP reference "${pkeyOfDn(link)}" is already linked to user "${other.attrs.uid?.[0] ?? other.dn}"`,
-  });
-}
+export const idpLinkRule: UniqueRule = {
+  name: 'IdP link',
+  keys: [{ attrs: ['dirIdpSub', 'dirIdpConfigLink'], refusal: 'IdP user ID "{dirIdpSub}" of IdP reference "{dirIdpConfigLink}" is already linked to {holder}' }],
+};
 
 /**
  * What a user's new password stores (account/credentials.ts: the hash,
@@ -76,8 +75,8 @@ export async function passwordMods(ctx: CallContext, entry: Entry, password: str
   const uid = entry.attrs.uid?.[0] ?? '';
   const mods = credentialMods(await passwordAttrs(ctx, uid, entry, password, by));
   if (!hasObjectClass(entry.attrs.objectClass, 'krbPrincipalAux')) {
+    // a name another entry holds is refused at the write (principal-name.ts)
     const name = `${uid}@${ctx.server.realm}`;
-    await assertPrincipalNamesFree(ctx, [name], entry.dn);
     mods.unshift({ op: 'add', attr: 'objectClass', values: ['krbPrincipalAux'] }, { op: 'replace', attr: 'krbPrincipalName', values: [name] });
   }
   return mods;
@@ -122,6 +121,8 @@ export const userObject = defineObject({
       },
       { name: 'dirIdpUser', kind: 'auxiliary', must: [], may: ['dirIdpSub', 'dirIdpConfigLink'] },
     ],
+    // one user per IdP subject of a reference (directory/unique.ts, at every write)
+    unique: [idpLinkRule],
   },
   commands: (user) => [userUnlockCommand(user), userDisableCommand(user), userEnableCommand(user)],
   rdnAttr: 'uid',
@@ -173,11 +174,14 @@ export const userObject = defineObject({
       caseExact: true,
       maxLength: 1024,
     },
+    sshpubkey: sshPublicKeyParam('SSH public key, a line of an authorized_keys file (options allowed); repeat for several'),
   },
+  computed: FINGERPRINT_OUTPUT,
   defaultAttributes: ['login', 'first', 'last', 'email', 'uid', 'gidnumber', 'homedir', 'shell', 'disabled', 'user_auth_type', 'idp', 'idp_user_id'],
   searchAttributes: ['login', 'first', 'last', 'cn', 'email'],
   hooks: {
     async preAdd(ctx: CallContext, attrs: Attributes, options, pkey) {
+      checkHostReservedName(pkey, 'login');
       if (!attrs.cn) attrs.cn = [`${options.first} ${options.last}`];
       attrs.objectClass = [...(attrs.objectClass ?? []), 'krbPrincipalAux'];
       attrs.krbPrincipalName = [`${pkey}@${ctx.server.realm}`];
@@ -188,6 +192,7 @@ export const userObject = defineObject({
     async preMod(ctx, mods, options, entry) {
       await checkIdChange(ctx, mods, entry, 'uidNumber');
       if (typeof options.rename === 'string') {
+        checkHostReservedName(options.rename, 'rename');
         await checkPrivateGroupName(ctx, options.rename, 'user');
         // a renamed user logs in under the new name; the keys keep the salt they were made with
         mods.push({ op: 'replace', attr: 'krbPrincipalName', values: [`${options.rename}@${ctx.server.realm}`] });
@@ -218,23 +223,28 @@ export const userObject = defineObject({
       }
     },
     async complete(ctx, entry, options) {
-      // a principal name (the user's own, after a rename, or an alias) is no other entry's
-      await checkNewPrincipalNames(ctx, entry);
+      // no principal name of a host's own user (root@REALM); that no other entry holds one is the directory's rule, at the write
+      checkNewPrincipalNames(entry);
       // disabling or renaming a user ends its sessions, which stay ended once it is enabled again (account/state.ts)
       const disabling = entry.values('nsAccountLock')[0]?.toUpperCase() === 'TRUE' && entry.before?.attrs.nsAccountLock?.[0]?.toUpperCase() !== 'TRUE';
+      // the realm keeps an enabled administrator (last-admin.ts)
+      if (disabling) await checkUserWrite(ctx, entry, entry.before?.attrs.uid?.[0] ?? '');
       if (entry.before && (disabling || typeof options.rename === 'string')) entry.set('dirSecurityStamp', [newSecurityStamp()]);
-      // a link is both attributes or neither, whichever options made it, and no other user's
+      // a link is both attributes or neither, whichever options made it (another user's is refused at the write: idpLinkRule)
       const link = entry.values('dirIdpConfigLink');
-      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) {
-        const sub = entry.values('dirIdpSub');
-        checkLinkPair(sub, link);
-        // more than one value of either is left to the store's single-value rule
-        if (link.length === 1 && sub.length === 1) await checkLinkFree(ctx, link[0]!, sub[0]!, entry.before?.dn ?? null);
-      }
+      if (entry.changes('dirIdpConfigLink') || entry.changes('dirIdpSub')) checkLinkPair(entry.values('dirIdpSub'), link);
       // dirIdpUser marks a linked user: it comes with a link and leaves with it
       const classes = entry.values('objectClass');
       if (link.length > 0 && !hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', [...classes, 'dirIdpUser']);
       if (link.length === 0 && hasObjectClass(classes, 'dirIdpUser')) entry.set('objectClass', classes.filter((c) => c.toLowerCase() !== 'diridpuser'));
+      // SSH public keys, served over LDAP to SSSD (sss_ssh_authorizedkeys)
+      completeSshKeys(entry, true, ['ldapPublicKey']);
+    },
+    async preDel(ctx, entry) {
+      await checkDelete(ctx, entry, entry.attrs.uid?.[0] ?? entry.dn);
+    },
+    async postRead(_ctx, entry, out) {
+      if (entry.attrs.sshPublicKey) out.sshpubkeyfp = sshFingerprints(entry.attrs.sshPublicKey);
     },
   },
 });

@@ -2,7 +2,9 @@
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`,
- * `/dirid/session/login_kerberos` and `/dirid/session/logout`; and, unauthenticated, the public key
+ * `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
+ * joining the realm calls host_enroll (and nothing else) with its one-time password and no other
+ * credentials; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
  * `/dirid/idp/NAME/jwks.json` (docs/client-auth.md) and the web console's
  * files under `/dirid/ui/` (rpc/ui-static.ts). It authenticates, decodes, dispatches
@@ -33,6 +35,8 @@ import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** What `/dirid/session/enroll` runs, without credentials: the command checks the host's one-time password itself. */
+const ENROLMENT_COMMANDS: ReadonlySet<string> = new Set(['host_enroll']);
 /** How long a request body may take to arrive, by default (docs/load.md). */
 export const BODY_TIMEOUT_MS = 30_000;
 
@@ -72,6 +76,11 @@ type Encoding = 'json' | 'xml';
  * never stored by a browser or a proxy (`no-store`); an answer meant to be
  * kept (a published key set) says so in `headers`.
  */
+/** A value of a log line's field: as it is when it is a plain name, quoted (and cut) otherwise, so no value can forge a field or a line. */
+function logValue(v: string): string {
+  return /^[A-Za-z0-9._@/-]{1,255}$/.test(v) ? v : JSON.stringify(v.slice(0, 255));
+}
+
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, {
@@ -167,7 +176,9 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
 
   /** The encoding the endpoint of a request target answers in; null for the others (login endpoints, targets that do not parse), which answer in text. */
   function encodingOf(target: string | undefined): Encoding | null {
-    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec((target ?? '/').split('?')[0]!);
+    const path = (target ?? '/').split('?')[0]!;
+    if (path === '/dirid/session/enroll') return 'json';
+    const m = /^\/dirid\/(?:session\/)?(json|xml)$/.exec(path);
     return m ? (m[1] as Encoding) : null;
   }
 
@@ -180,25 +191,34 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     }
   }
 
-  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}): Promise<void> {
+  async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}, only?: ReadonlySet<string>): Promise<void> {
     const started = process.hrtime.bigint();
     let request: RpcRequest | undefined;
     let outcome = 'ok';
+    let reason = '';
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
+      if (only && !only.has(request.method)) throw publicError('NotAuthenticated');
       const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry };
       const result = await dispatch(ctx, request.method, request.args, request.options);
       responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
     } catch (err) {
-      const answer = errorResponse(enc, err, request?.id ?? null, principal);
+      // a command that refuses credentials of its own (host_enroll's one-time password) says why in the log only
+      if (err instanceof AuthRefusal) reason = ` reason=${JSON.stringify(err.message)}`;
+      const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
       responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    opts.log(
-      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome} duration_ms=${ms.toFixed(1)}`,
-    );
+    const now = new Date().toISOString();
+    opts.log(`${now} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`);
+    // a command that is a login of its own (host_enroll) is logged as the logins are, by what it logs in
+    const login = request && opts.registry.has(request.method) ? opts.registry.get(request.method).loginEvent?.(request.args, request.options) : undefined;
+    if (login) {
+      const fields = Object.entries(login.fields).map(([k, v]) => `${k}=${logValue(v)}`).join(' ');
+      opts.log(`${now} ${login.event} ${fields} outcome=${outcome === 'ok' ? 'ok' : `denied error=${outcome}`}${reason}${principal ? ` principal=${principal.name}` : ''}`);
+    }
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
 
@@ -273,6 +293,12 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const headers: Record<string, string | string[]> = { 'Set-Cookie': await sessionCookie(outcome.principal) };
         if (outcome.responseToken) headers['WWW-Authenticate'] = `Negotiate ${outcome.responseToken}`;
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.principal.name}\n`, headers);
+      },
+      // a host's enrolment with its one-time password, no other credentials: host_enroll and nothing else (docs/access.md)
+      '/dirid/session/enroll': async () => {
+        checkReferer(req);
+        const body = await readBody(req, bodyTimeout);
+        await call('json', body, null, res, {}, ENROLMENT_COMMANDS);
       },
       '/dirid/session/logout': async () => {
         checkReferer(req);

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
+import { DEFAULT_START_LIMITS, type AnonymousArmorIdp } from '../kdc/idp-starts.js';
 
 export interface DataPaths {
   dir: string;
@@ -91,6 +92,10 @@ export interface ServerConfig {
   idpCaFiles?: string[];
   /** how long the KDC holds a device-flow answer while the IdP says "pending" (docs/device-flow.md) */
   idpHoldSeconds: number;
+  /** what anonymous armor (kinit -n) may do for the idp mechanism: deny (the default) or allow (docs/device-flow.md) */
+  idpAnonymousArmor: AnonymousArmorIdp;
+  /** device flows pending at once per user, per armor ticket and per source address (kdc/idp-starts.ts, docs/device-flow.md) */
+  idpPending: { perUser: number; perTicket: number; perAddress: number };
   /** about how much memory the SQLite store may keep entries parsed in, in MiB; unset: a tenth of the machine's memory, within 64 to 1024 (autoCacheMb) */
   storeCacheMb?: number;
   /** a PostgreSQL connection URL: the store is there, shared by every server of the realm (docs/servers.md); else SQLite in the data directory */
@@ -182,7 +187,8 @@ const SERVER_SETTINGS = new Set([
   'https_port', 'http_port', 'kdc_port', 'kpasswd_port', 'ldap_port', 'ldaps_port',
   'ldap_max_message_size', 'ldap_max_connections', 'ldap_max_operations', 'ldap_idle_timeout', 'ldap_pdu_timeout', 'ldap_size_limit', 'ldap_time_limit',
   'api_max_connections', 'search_size_limit', 'search_time_limit',
-  'idp_ca_file', 'idp_hold_seconds', 'store_cache_mb', 'database',
+  'idp_ca_file', 'idp_hold_seconds', 'idp_anonymous_armor', 'idp_pending_per_user', 'idp_pending_per_armor', 'idp_pending_per_address',
+  'store_cache_mb', 'database',
 ]);
 /**
  * The longest hold of a device-flow answer (docs/device-flow.md): MIT's
@@ -200,6 +206,8 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
   const hold = int(s.idp_hold_seconds, 'idp_hold_seconds', 10);
   if (hold > MAX_IDP_HOLD_SECONDS) throw new ConfigError(`server.conf: idp_hold_seconds must be at most ${MAX_IDP_HOLD_SECONDS}: MIT's Kerberos clients give up on a reply after about 17 s`);
   const idpCaFiles = idpCaFilesOf(s.idp_ca_file);
+  const anonymousArmor = s.idp_anonymous_armor || 'deny';
+  if (anonymousArmor !== 'deny' && anonymousArmor !== 'allow') throw new ConfigError('server.conf: idp_anonymous_armor must be deny or allow');
   return {
     realm: s.realm!,
     domain: s.domain!,
@@ -226,6 +234,12 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     searchTimeLimit: int(s.search_time_limit, 'search_time_limit', 2),
     ...(idpCaFiles.length > 0 ? { idpCaFiles } : {}),
     idpHoldSeconds: hold,
+    idpAnonymousArmor: anonymousArmor,
+    idpPending: {
+      perUser: positive(s.idp_pending_per_user, 'idp_pending_per_user', DEFAULT_START_LIMITS.perUser),
+      perTicket: positive(s.idp_pending_per_armor, 'idp_pending_per_armor', DEFAULT_START_LIMITS.perTicket),
+      perAddress: positive(s.idp_pending_per_address, 'idp_pending_per_address', DEFAULT_START_LIMITS.perAddress),
+    },
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: cacheMb(s.store_cache_mb) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
   };
@@ -289,6 +303,10 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
     search_size_limit: String(c.searchSizeLimit),
     search_time_limit: String(c.searchTimeLimit),
     idp_hold_seconds: String(c.idpHoldSeconds),
+    idp_anonymous_armor: c.idpAnonymousArmor,
+    idp_pending_per_user: String(c.idpPending.perUser),
+    idp_pending_per_armor: String(c.idpPending.perTicket),
+    idp_pending_per_address: String(c.idpPending.perAddress),
     store_cache_mb: c.storeCacheMb === undefined ? 'auto' : String(c.storeCacheMb),
   };
   const idpCa = idpCaFileValue(c.idpCaFiles ?? []);

@@ -25,6 +25,8 @@ export interface InitOptions {
   /** the POSIX ID range (default: a random one, objects/posix.ts) */
   idStart?: number;
   idMax?: number;
+  /** more names (DNS names or IP addresses) the server's certificate carries: every name hosts reach it by (`init --san`) */
+  sans?: string[];
 }
 
 export interface InitStep {
@@ -37,4 +39,6 @@ export interface InitContext {
   config: ServerConfig;
   options: InitOptions;
   dir: Directory;
+  /** init's progress lines, and its warnings */
+  log?: (line: string) => void;
 }

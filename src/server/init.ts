@@ -19,12 +19,14 @@ import { realmTree } from '../objects/index.js';
 import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProblem, type IdRange } from '../objects/posix.js';
 import { versionRecordEntry } from './upgrade.js';
 import { createCa, issueServerCert } from './pki.js';
+import { DEFAULT_START_LIMITS } from '../kdc/idp-starts.js';
 import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
-import { kerberosInitStep, localMachineName } from './kerberos-init.js';
+import { kerberosInitStep } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
 import { kdcCertStep } from './kdc-cert.js';
+import { reachabilityWarnings, serverCertNames, validSan } from './cert-names.js';
 import type { InitOptions, InitStep } from './init-step.js';
 import { brokenPasswordRule, DEFAULT_PASSWORD_RULES } from '../account/credentials.js';
 
@@ -39,6 +41,7 @@ export function validateInitOptions(o: InitOptions): void {
   if (!REALM.test(o.realm)) throw new InitError(`invalid realm '${o.realm}': use upper-case letters, digits, '.' and '-'`);
   if (!FQDN.test(o.domain)) throw new InitError(`invalid domain '${o.domain}'`);
   if (!HOST_NAME.test(o.hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
+  for (const san of o.sans ?? []) if (!validSan(san)) throw new InitError(`invalid --san '${san}': give a host name or an IP address`);
   const broken = brokenPasswordRule(o.adminPassword, DEFAULT_PASSWORD_RULES);
   if (broken) throw new InitError(`the admin password ${broken.message}`);
   if (o.listen !== undefined && !isIP(o.listen) && !HOST_NAME.test(o.listen)) throw new InitError(`invalid --listen '${o.listen}': give an IP address (0.0.0.0 for every interface, 127.0.0.1 for loopback) or a host name`);
@@ -104,17 +107,22 @@ const defaultEntriesStep: InitStep = {
 };
 
 /**
- * A realm CA and the server's certificate (SANs: hostname, localhost,
- * 127.0.0.1, ::1, and the machine's own name, by which OpenLDAP's client
- * library checks a server it reaches over loopback).
+ * A realm CA and the server's certificate. It names every name hosts may
+ * reach the server by (serverCertNames): the realm's hostname, each
+ * `--san`, the machine's own name (by which OpenLDAP's client library also
+ * checks a server it reaches over loopback) and its network addresses,
+ * localhost and the loopback addresses. A hostname other hosts cannot reach
+ * the server by (localhost, what the quickstart uses) is said in words:
+ * krb5.conf, sssd.conf and default.conf name the server by it, so a host
+ * given those files finds no server, and SSSD goes offline without saying why.
  */
 const tlsStep: InitStep = {
   name: 'certificate authority and server certificate',
-  async run({ paths, config }) {
+  async run({ paths, config, options, log }) {
     const ca = await createCa(`Certificate Authority ${config.realm}`);
-    const machine = localMachineName();
-    const names = [...new Set([config.hostname, 'localhost', ...(machine ? [machine] : [])])];
-    const cert = await issueServerCert(ca, { commonName: config.hostname, dnsNames: names, ipAddresses: ['127.0.0.1', '::1'] });
+    const { dnsNames, ipAddresses } = serverCertNames(config.hostname, options.sans ?? []);
+    for (const line of reachabilityWarnings(config.hostname, options.sans ?? [])) log?.(line);
+    const cert = await issueServerCert(ca, { commonName: config.hostname, dnsNames, ipAddresses });
     writeFileAtomic(paths.caKey, ca.keyPem, 0o600);
     writeFileAtomic(paths.caCert, ca.certPem, 0o644);
     writeFileAtomic(paths.serverKey, cert.keyPem, 0o600);
@@ -155,6 +163,8 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     searchSizeLimit: 100,
     searchTimeLimit: 2,
     idpHoldSeconds: 10,
+    idpAnonymousArmor: 'deny',
+    idpPending: { perUser: DEFAULT_START_LIMITS.perUser, perTicket: DEFAULT_START_LIMITS.perTicket, perAddress: DEFAULT_START_LIMITS.perAddress },
     ...(o.database ? { database: o.database } : {}),
   };
   if (existsSync(paths.dir) && !statSync(paths.dir).isDirectory()) throw new InitError(`--data-dir ${o.dataDir} is not a directory`);
@@ -168,7 +178,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     try {
       for (const step of initSteps) {
         log(`dirid-server: init: ${step.name}`);
-        await step.run({ paths, config, options: o, dir });
+        await step.run({ paths, config, options: o, dir, log });
       }
     } finally {
       await dir.close();

@@ -54,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'init') {
     const parsed = options(rest, { options: COMMAND_OPTIONS.init });
     if (!parsed) return 0;
+    const sans = (parsed.values as { san?: string[] }).san ?? [];
     const values = parsed.values as Record<string, string | undefined>;
     for (const k of ['data-dir', 'realm', 'domain', 'admin-password-file'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
@@ -75,8 +76,10 @@ async function main(argv: string[]): Promise<number> {
         ...(values.idstart !== undefined ? { idStart: idNumber(values.idstart, 'idstart') } : {}),
         ...(values.idmax !== undefined ? { idMax: idNumber(values.idmax, 'idmax') } : {}),
         ...(values.database !== undefined ? { database: values.database } : {}),
+        ...(sans.length ? { sans } : {}),
       },
-      (line) => process.stdout.write(line + '\n'),
+      // a warning (a name no other host can reach the server by) goes where errors go
+      (line) => (line.includes(': WARNING: ') ? process.stderr : process.stdout).write(line + '\n'),
     );
     return 0;
   }
@@ -87,7 +90,8 @@ async function main(argv: string[]): Promise<number> {
     for (const k of ['data-dir', 'hostname', 'out'] as const) {
       if (!values[k]) throw new InitError(`--${k} is required\n${USAGE}`);
     }
-    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out! }, (line) => process.stdout.write(line + '\n'));
+    const sans = (parsed.values as { san?: string[] }).san ?? [];
+    await prepareReplica({ dataDir: values['data-dir']!, hostname: values.hostname!, out: values.out!, ...(sans.length ? { sans } : {}) }, (line) => process.stdout.write(line + '\n'));
     return 0;
   }
   if (cmd === 'start') {

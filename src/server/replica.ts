@@ -11,12 +11,14 @@
  * first server.
  */
 import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { HOST_NAME } from '../framework/params.js';
 import { dataPaths, readServerConfig, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { InitError } from './init.js';
 import { writeKdcCertificate } from './kdc-cert.js';
 import { serverPrincipalNames, serverPrincipals, writeHostKeytab } from './kerberos-init.js';
 import { issueServerCert } from './pki.js';
+import { validSan } from './cert-names.js';
 import { realmServers, registerServer, writeServerFiles, type RealmServer } from './servers.js';
 import { openRealmStore } from './store.js';
 import { upgradeDirectory } from './upgrade.js';
@@ -28,11 +30,15 @@ export interface ReplicaOptions {
   hostname: string;
   /** the new server's data directory */
   out: string;
+  /** more names or IP addresses hosts reach the new server by, for its certificate (`--san`) */
+  sans?: string[];
 }
 
 export async function prepareReplica(o: ReplicaOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   const hostname = o.hostname.toLowerCase();
   if (!HOST_NAME.test(hostname)) throw new InitError(`invalid hostname '${o.hostname}'`);
+  const sans = o.sans ?? [];
+  for (const san of sans) if (!validSan(san)) throw new InitError(`invalid --san '${san}': give a host name or an IP address`);
   const from = dataPaths(o.dataDir);
   const config = readServerConfig(from);
   if (!config.database) {
@@ -74,7 +80,11 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
     chmodSync(to.masterKey, 0o600);
     const caPem = readFileSync(from.caCert, 'utf8');
     writeFileAtomic(to.caCert, caPem, 0o644);
-    const cert = await issueServerCert({ certPem: caPem, keyPem: readFileSync(from.caKey, 'utf8') }, { commonName: hostname, dnsNames: [hostname], ipAddresses: [] });
+    const cert = await issueServerCert({ certPem: caPem, keyPem: readFileSync(from.caKey, 'utf8') }, {
+      commonName: hostname,
+      dnsNames: [...new Set([hostname, ...sans.filter((s) => isIP(s) === 0).map((s) => s.toLowerCase())])],
+      ipAddresses: sans.filter((s) => isIP(s) !== 0),
+    });
     writeFileAtomic(to.serverKey, cert.keyPem, 0o600);
     writeFileAtomic(to.serverCert, cert.certPem + caPem, 0o644);
     writeHostKeytab(to, config.realm, hostname, principals.hostKeys);

@@ -239,10 +239,14 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
   const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
+  // the ports this server listens on, once it does
+  let listening: ServerPorts | undefined;
   const registry = buildRegistry({
     oidcDiscovery: (issuer) => discover(issuer, idp),
     idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp),
     serverPrincipals: () => serverPrincipals(dir, config.realm, config.hostname),
+    // a joining host's view of the realm: its servers (this one first, with the ports it listens on) and the CA
+    enrolment: async () => ({ servers: await realmServers(dir, { hostname: config.hostname, ports: listening ?? configuredPorts(config) }), caPem: readFileSync(paths.caCert, 'utf8') }),
   });
   const tls = { key: readFileSync(paths.serverKey), cert: readFileSync(paths.serverCert) };
   const handler = createRpcHandler({
@@ -294,6 +298,8 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     log,
     idp,
     idpHoldMs: config.idpHoldSeconds * 1000,
+    idpAnonymousArmor: config.idpAnonymousArmor,
+    idpPending: config.idpPending,
     cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1'),
     ...(pkinit ? { pkinit } : {}),
     ...(o.bounds?.kdcTcp ? { tcp: o.bounds.kdcTcp } : {}),
@@ -303,7 +309,8 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
   const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
-  await writeClientFiles(dir, paths, config, { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort }, log);
+  listening = { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort };
+  await writeClientFiles(dir, paths, config, listening, log);
   log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: password service (kpasswd) listening on ${config.listen}:${kpasswdPort} (UDP and TCP)`);
   log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
@@ -348,6 +355,11 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
 }
 
 export { readServerConfig };
+
+/** The ports server.conf names (before the listeners have theirs). */
+function configuredPorts(c: ServerConfig): ServerPorts {
+  return { kdc: c.kdcPort, kpasswd: c.kpasswdPort, https: c.httpsPort, ldap: c.ldapPort, ldaps: c.ldapsPort };
+}
 
 /** Starts `server` listening; resolves with the port it got (a free one for 0), rejects when it cannot listen. */
 function listenOn(server: NetServer, port: number, host: string): Promise<number> {

@@ -8,12 +8,13 @@
 export const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
                     [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
-                    [--ldap-port N] [--ldaps-port N] [--idstart N] [--idmax N] [--database postgresql://…]
-  dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2
+                    [--ldap-port N] [--ldaps-port N] [--idstart N] [--idmax N] [--database postgresql://…] [--san NAME]...
+  dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2 [--san NAME]...
   dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
                      [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM]... [--allow-admin-password-file]
                      [--exit-with-parent] [--exit-with-pid PID]
   --listen ADDR      the address to listen on (init writes it to server.conf; default 0.0.0.0, every interface)
+  --san NAME         (init, replica-prepare) another name or IP address hosts reach the server by, for its certificate; repeatable
   --idp-ca-file PEM  CA certificates (PEM) trusted for the IdPs' HTTPS endpoints besides the system's;
                      give it once per file, every file is trusted (replaces server.conf's idp_ca_file)
   --allow-admin-password-file
@@ -44,8 +45,9 @@ export const COMMAND_OPTIONS = {
     idstart: { type: 'string' },
     idmax: { type: 'string' },
     database: { type: 'string' },
+    san: { type: 'string', multiple: true },
   },
-  'replica-prepare': { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' } },
+  'replica-prepare': { 'data-dir': { type: 'string' }, hostname: { type: 'string' }, out: { type: 'string' }, san: { type: 'string', multiple: true } },
   start: {
     'data-dir': { type: 'string' },
     listen: { type: 'string' },

@@ -42,7 +42,7 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
     await admin.call('user_add', ['gadm'], { first: 'G', last: 'A', password: 'Gadm-pass-123' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
     await admin.call('user_add', ['other'], { first: 'O', last: 'O' });
-    await admin.call('group_add', ['staff']);
+    await admin.call('group_add', ['crew']);
     // numbers an administrator gave by hand: a host's sudo group (27 on Debian), a host's first local user (1000)
     await admin.call('group_add', ['hostsudo'], { gid: 27 });
     await admin.call('user_add', ['legacy'], { first: 'L', last: 'L', uid: 1000, gidnumber: 1000 });
@@ -106,8 +106,8 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
   });
 
   it('a User Administrator still gives numbers of the range, a plain group as primary group, and a home of its own', async () => {
-    const staff = ((await show('group_show', 'staff')).gidnumber as number[])[0]!;
-    await users.call('user_mod', ['victim'], { gidnumber: staff, homedir: '/home/victor' });
+    const crew = ((await show('group_show', 'crew')).gidnumber as number[])[0]!;
+    await users.call('user_mod', ['victim'], { gidnumber: crew, homedir: '/home/victor' });
     await users.call('user_add', ['newbie'], { first: 'N', last: 'N', uid: BASE + 500 });
     const n = await show('user_show', 'newbie');
     assert.deepEqual([n.uidnumber, n.gidnumber, n.homedirectory], [[BASE + 500], [BASE + 500], ['/home/newbie']]);
@@ -117,11 +117,11 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
 
   it("a Group Administrator may not give a GID outside the realm's range, nor name gidNumber, nor change a group whose GID is a host's", async () => {
     await refused(groups.call('group_add', ['wheel2'], { gid: 10 }), /only administrators may give GID 10, outside the realm's ID range/);
-    await refused(groups.call('group_mod', ['staff'], { gid: 26 }), /only administrators may give GID 26/);
-    await refused(groups.call('group_mod', ['staff'], { setattr: ['gidNumber=4'] }), /only administrators may change 'gidNumber'/);
+    await refused(groups.call('group_mod', ['crew'], { gid: 26 }), /only administrators may give GID 26/);
+    await refused(groups.call('group_mod', ['crew'], { setattr: ['gidNumber=4'] }), /only administrators may change 'gidNumber'/);
     await refused(groups.call('group_add_member', ['hostsudo'], { users: ['gadm'] }), /group "hostsudo" holds GID 27, outside the realm's ID range/);
     await groups.call('group_add', ['team'], { gid: BASE + 600 });
-    await groups.call('group_add_member', ['staff'], { users: ['gadm'] });
+    await groups.call('group_add_member', ['crew'], { users: ['gadm'] });
     assert.deepEqual((await show('group_show', 'team')).gidnumber, [BASE + 600]);
   });
 

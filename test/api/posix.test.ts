@@ -53,8 +53,8 @@ describe('POSIX identities', () => {
     await admin.call('user_add', ['bob'], { first: 'Bob', last: 'B', uid: BASE + 4, gidnumber: BASE, homedir: '/srv/bob', shell: '/bin/zsh', gecos: 'Bob,room 1' });
     const b = await show('user_show', 'bob');
     assert.deepEqual([b.uidnumber, b.gidnumber, b.homedirectory, b.loginshell, b.gecos], [[BASE + 4], [BASE], ['/srv/bob'], ['/bin/zsh'], ['Bob,room 1']]);
-    await admin.call('group_add', ['staff']);
-    assert.deepEqual((await show('group_show', 'staff')).gidnumber, [BASE + 3]);
+    await admin.call('group_add', ['crew']);
+    assert.deepEqual((await show('group_show', 'crew')).gidnumber, [BASE + 3]);
     await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C' });
     assert.deepEqual((await show('user_show', 'carol')).uidnumber, [BASE + 5], 'the counter skips the UID bob was given');
   });
@@ -65,9 +65,9 @@ describe('POSIX identities', () => {
     assert.match(dupUid.message, /UID 500002 is already used by user "alice"/);
     // alice's private group has gid = her uid: no group may take it
     assert.match((await rpcError(admin.call('group_add', ['g1'], { gid: BASE + 2 }))).message, /GID 500002 is already used by user "alice"/);
-    assert.match((await rpcError(admin.call('user_add', ['erin'], { first: 'E', last: 'E', uid: BASE + 3 }))).message, /UID 500003 is already used by group "staff"/);
+    assert.match((await rpcError(admin.call('user_add', ['erin'], { first: 'E', last: 'E', uid: BASE + 3 }))).message, /UID 500003 is already used by group "crew"/);
     assert.match((await rpcError(admin.call('user_mod', ['carol'], { uid: BASE + 2 }))).message, /already used by user "alice"/);
-    assert.match((await rpcError(admin.call('group_mod', ['staff'], { gid: BASE }))).message, /already used by group "admins"/);
+    assert.match((await rpcError(admin.call('group_mod', ['crew'], { gid: BASE }))).message, /already used by group "admins"/);
     // keeping one's own number is no conflict
     await admin.call('user_mod', ['alice'], { uid: BASE + 2, shell: '/bin/sh' });
     assert.deepEqual((await show('user_show', 'alice')).loginshell, ['/bin/sh']);
@@ -77,10 +77,10 @@ describe('POSIX identities', () => {
     const group = await rpcError(admin.call('group_add', ['alice']));
     assert.equal(group.code, 4002);
     assert.match(group.message, /user "alice" exists, and hosts give every user a private group named after the login: choose another group name/);
-    assert.match((await rpcError(admin.call('user_add', ['staff'], { first: 'S', last: 'S' }))).message, /group "staff" exists, and hosts would give the user a private group of that name/);
+    assert.match((await rpcError(admin.call('user_add', ['crew'], { first: 'S', last: 'S' }))).message, /group "crew" exists, and hosts would give the user a private group of that name/);
     assert.match((await rpcError(admin.call('group_add', ['Alice']))).message, /user "Alice" exists/, 'names compare as the directory compares them');
-    assert.match((await rpcError(admin.call('group_mod', ['staff'], { rename: 'alice' }))).message, /user "alice" exists/);
-    assert.match((await rpcError(admin.call('user_mod', ['carol'], { rename: 'staff' }))).message, /group "staff" exists/);
+    assert.match((await rpcError(admin.call('group_mod', ['crew'], { rename: 'alice' }))).message, /user "alice" exists/);
+    assert.match((await rpcError(admin.call('user_mod', ['carol'], { rename: 'crew' }))).message, /group "crew" exists/);
     await assert.rejects(admin.call('group_show', ['alice']));
   });
 
@@ -106,8 +106,8 @@ describe('POSIX identities', () => {
   });
 
   it('members are RFC 2307bis member DNs', async () => {
-    await admin.call('group_add_member', ['staff'], { users: ['alice'] });
-    const s = await show('group_show', 'staff');
+    await admin.call('group_add_member', ['crew'], { users: ['alice'] });
+    const s = await show('group_show', 'crew');
     assert.deepEqual(s.member, ['uid=alice,cn=users,cn=accounts,dc=example,dc=test']);
   });
 

@@ -2,6 +2,8 @@
  * What the PostgreSQL backend adds to the suites both backends run: two
  * handles on one database (two pools, as two servers have) see each other's
  * writes at once and their concurrent writes serialise without losing one;
+ * racing to give two entries one principal name or IdP link (the realm's
+ * uniqueness rules), one wins and the other is refused, every time;
  * a search never sees a write half done; a database without a directory is
  * refused; connections the server ends neither crash the process nor
  * leave a write half applied.
@@ -13,7 +15,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { openPostgresDirectory } from '../../src/directory/postgres.js';
 import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
-import type { Directory, SchemaDefinition, WriteOp } from '../../src/directory/types.js';
+import { UniquenessViolation, type Attributes, type Directory, type SchemaDefinition, type WriteOp } from '../../src/directory/types.js';
+import { verifyDirectory } from '../../src/directory/write-path.js';
+import { realmSchema } from '../../src/objects/index.js';
 import { backends, type Store } from '../support/backends.js';
 import { directoryFailure } from '../support/expect.js';
 import { postgresBin } from '../support/postgres.js';
@@ -126,6 +130,70 @@ describe('PostgreSQL: several handles on one database', { skip: !postgresql && '
     seen.add((await b.search({ base, scope: 'sub', filter: '(sn=c)', attrs: ['1.1'] })).entries.length);
     assert.deepEqual([...seen].filter((k) => k !== 0 && k !== n), [], 'only none or all of the batch');
     assert.ok(seen.has(n));
+  });
+});
+
+describe('PostgreSQL: two handles racing for one key', { skip: !postgresql && 'DIRID_TEST_BACKENDS leaves PostgreSQL out' }, () => {
+  const ROUNDS = 25;
+  let a: Directory;
+  let b: Directory;
+  const user = (login: string, extra: Attributes = {}): Attributes => ({
+    objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser', 'krbPrincipalAux'],
+    cn: [login],
+    sn: [login],
+    ...extra,
+  });
+  const userDn = (login: string) => `uid=${login},${base}`;
+  /** Both writes at once: exactly one commits, the other is refused by `rule`, naming the winner; returns the winner's DN. */
+  const oneWins = async (rule: string, writes: [Promise<unknown>, Promise<unknown>], dns: [string, string], words: (holder: string) => string) => {
+    const [x, y] = await Promise.allSettled(writes);
+    assert.equal([x, y].filter((r) => r.status === 'fulfilled').length, 1, `exactly one of ${dns.join(' and ')} committed`);
+    const [winner, lost] = x.status === 'fulfilled' ? [dns[0], y] : [dns[1], x];
+    const e = (lost as PromiseRejectedResult).reason as unknown;
+    assert.ok(e instanceof UniquenessViolation, String(e));
+    assert.deepEqual([e.code, e.rule, e.holder], ['constraintViolation', rule, winner]);
+    assert.equal(e.message, words(`the entry "${winner}"`));
+    return winner;
+  };
+
+  before(async () => {
+    const store = await postgresql!.store();
+    a = await store.open({ baseDn: base, schema: realmSchema, masterKey: key, create: true });
+    b = await store.open({ baseDn: base, schema: realmSchema, masterKey: key });
+    await a.add(`cn=corp,${base}`, { objectClass: ['dirIdp'], dirIdpClientId: ['dirid'] });
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it('two new entries with one principal name: one is added, the other refused naming it', async () => {
+    for (let i = 0; i < ROUNDS; i++) {
+      const name = `race${i}@EXAMPLE.TEST`;
+      const dns: [string, string] = [userDn(`pa${i}`), userDn(`pb${i}`)];
+      const winner = await oneWins('principal name', [a.add(dns[0], user(`pa${i}`, { krbPrincipalName: [name] })), b.add(dns[1], user(`pb${i}`, { krbPrincipalName: [name] }))], dns, (h) => `principal name "${name}" is already held by ${h}`);
+      const holders = await b.search({ base, scope: 'sub', filter: `(krbPrincipalName=${name})`, attrs: ['1.1'] });
+      assert.deepEqual(holders.entries.map((e) => e.dn), [winner]);
+      assert.equal(await a.get(dns[0] === winner ? dns[1] : dns[0]), null, 'the refused add wrote nothing');
+    }
+  });
+
+  it('two users linked to one IdP subject: one is linked, the other refused naming it', async () => {
+    const logins = Array.from({ length: ROUNDS }, (_, i) => [`la${i}`, `lb${i}`]).flat();
+    await a.batch(logins.map((l) => ({ kind: 'add' as const, dn: userDn(l), attrs: user(l) })));
+    const link = (sub: string) => [
+      { op: 'add' as const, attr: 'objectClass', values: ['dirIdpUser'] },
+      { op: 'add' as const, attr: 'dirIdpConfigLink', values: [`cn=corp,${base}`] },
+      { op: 'add' as const, attr: 'dirIdpSub', values: [sub] },
+    ];
+    for (let i = 0; i < ROUNDS; i++) {
+      const sub = `subject-${i}`;
+      const dns: [string, string] = [userDn(`la${i}`), userDn(`lb${i}`)];
+      const winner = await oneWins('IdP link', [a.modify(dns[0], link(sub)), b.modify(dns[1], link(sub))], dns, (h) => `IdP user ID "${sub}" of IdP reference "corp" is already linked to ${h}`);
+      const linked = await a.search({ base, scope: 'sub', filter: `(&(dirIdpConfigLink=cn=corp,${base})(dirIdpSub=${sub}))`, attrs: ['1.1'] });
+      assert.deepEqual(linked.entries.map((e) => e.dn), [winner]);
+    }
+    assert.deepEqual(await verifyDirectory(b), []);
   });
 });
 

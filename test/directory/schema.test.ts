@@ -53,6 +53,42 @@ describe('schema definitions', () => {
     ];
     for (const [why, def] of broken) assert.throws(() => compileSchema(def), /^Error: schema: /, why);
   });
+
+  it('refuses uniqueness rules the write path could not enforce', () => {
+    const attrs: AttributeType[] = [
+      { name: 'badge', syntax: 'string', indexed: true },
+      { name: 'no', syntax: 'integer', singleValue: true, indexed: true },
+      { name: 'code', syntax: 'string', singleValue: true, indexed: true },
+      { name: 'note', syntax: 'string' },
+      { name: 'pin', syntax: 'secret' },
+    ];
+    const withRules = (unique: SchemaDefinition['unique']): SchemaDefinition => ({ ...withCore(attrs, [{ name: 'numbered', kind: 'auxiliary', must: [], may: ['no'] }]), unique });
+    const key = (a: string[], extra: object = {}) => ({ attrs: a, refusal: '{holder}', ...extra });
+    assert.doesNotThrow(() =>
+      compileSchema(
+        withRules([
+          { name: 'badge', keys: [key(['BADGE'], { refusal: 'badge {badge} is held by {holder}' })] },
+          { name: 'pair', keys: [key(['code', 'no']), key(['code', 'no'], { objectClass: 'numbered' })] },
+        ]),
+      ),
+    );
+    const broken: [string, SchemaDefinition][] = [
+      ['unknown attribute', withRules([{ name: 'r', keys: [key(['nope'])] }])],
+      ['not indexed', withRules([{ name: 'r', keys: [key(['note'])] }])],
+      ['secret', withRules([{ name: 'r', keys: [key(['pin'])] }])],
+      ['operational', withRules([{ name: 'r', keys: [key(['entryUUID'])] }])],
+      ['multi-valued in a compound key', withRules([{ name: 'r', keys: [key(['badge', 'no'])] }])],
+      ['an attribute twice in one key', withRules([{ name: 'r', keys: [key(['no', 'no'])] }])],
+      ['keys of different syntaxes', withRules([{ name: 'r', keys: [key(['no']), key(['code'])] }])],
+      ['keys of different lengths', withRules([{ name: 'r', keys: [key(['no']), key(['no', 'code'])] }])],
+      ['unknown object class', withRules([{ name: 'r', keys: [key(['no'], { objectClass: 'nope' })] }])],
+      ['refusal naming another attribute', withRules([{ name: 'r', keys: [key(['no'], { refusal: '{code} by {holder}' })] }])],
+      ['no keys', withRules([{ name: 'r', keys: [] }])],
+      ['no name', withRules([{ name: '', keys: [key(['no'])] }])],
+      ['a rule twice', withRules([{ name: 'r', keys: [key(['no'])] }, { name: 'r', keys: [key(['code'])] }])],
+    ];
+    for (const [why, def] of broken) assert.throws(() => compileSchema(def), /^Error: schema: (uniqueness|a uniqueness)/, why);
+  });
 });
 
 describe('syntaxes', () => {

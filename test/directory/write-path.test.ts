@@ -5,8 +5,10 @@
  * event loop (as a network backend would). Schema violations, operational
  * attributes, referential integrity on delete and rename, descendants that
  * move, sealed secrets (the storage never holds a plaintext), atomic
- * batches, `generation`, and, with concurrent callers, writes that queue and
- * readers that never see a write in progress.
+ * batches, `generation`, with concurrent callers, writes that queue and
+ * readers that never see a write in progress, and the uniqueness plugin
+ * (keys of one attribute, of several, shared by two attributes, limited to
+ * an object class) with what verifyDirectory reports.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,11 +19,12 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isWithin, normalizeDn } from '../../src/directory/dn.js';
 import { compileFilter, parseFilter } from '../../src/directory/filter.js';
+import { indexKeys } from '../../src/directory/plan.js';
 import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { DirectoryStorage, Maybe, OutgoingReference, Reference, Sealed, StorageTx } from '../../src/directory/storage.js';
-import { DirectoryError, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from '../../src/directory/types.js';
-import { openDirectory } from '../../src/directory/write-path.js';
+import { DirectoryError, UniquenessViolation, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from '../../src/directory/types.js';
+import { openDirectory, verifyDirectory } from '../../src/directory/write-path.js';
 
 const schemaDef: SchemaDefinition = mergeSchemas(coreSchema, {
   attributeTypes: [
@@ -30,11 +33,29 @@ const schemaDef: SchemaDefinition = mergeSchemas(coreSchema, {
     { name: 'manager', syntax: 'dn', singleValue: true, references: 'restrict', indexed: true },
     { name: 'member', syntax: 'dn', references: 'remove', indexed: true },
     { name: 'pin', syntax: 'secret', singleValue: true },
+    { name: 'badge', syntax: 'string', indexed: true },
+    { name: 'staffNo', syntax: 'integer', singleValue: true, indexed: true },
+    { name: 'teamNo', syntax: 'integer', singleValue: true, indexed: true },
+    { name: 'loginAt', syntax: 'dn', singleValue: true, indexed: true, references: 'restrict' },
+    { name: 'loginId', syntax: 'exact', singleValue: true, indexed: true },
   ],
   objectClasses: [
-    { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['age', 'manager', 'pin'] },
-    { name: 'group', kind: 'structural', sup: 'top', must: ['cn'], may: ['member'] },
+    { name: 'person', kind: 'structural', sup: 'top', must: ['cn', 'sn'], may: ['age', 'manager', 'pin', 'badge', 'staffNo', 'loginAt', 'loginId'] },
+    { name: 'group', kind: 'structural', sup: 'top', must: ['cn'], may: ['member', 'teamNo'] },
+    { name: 'numbered', kind: 'auxiliary', must: ['teamNo'], may: [] },
     { name: 'organizationalUnit', kind: 'structural', sup: 'top', must: ['ou'], may: [] },
+  ],
+  unique: [
+    { name: 'badge', keys: [{ attrs: ['badge'], refusal: 'badge "{badge}" is already held by {holder}' }] },
+    // one number space: a person's staffNo and a numbered group's teamNo
+    {
+      name: 'number',
+      keys: [
+        { attrs: ['staffNo'], refusal: 'staff number {staffNo} is already used by {holder}' },
+        { attrs: ['teamNo'], objectClass: 'numbered', refusal: 'team number {teamNo} is already used by {holder}' },
+      ],
+    },
+    { name: 'login', keys: [{ attrs: ['loginId', 'loginAt'], refusal: 'login "{loginId}" at "{loginAt}" is already linked to {holder}' }] },
   ],
 });
 
@@ -129,6 +150,7 @@ class MapStorage implements DirectoryStorage<Row> {
       },
       refsTo: (ndn) => this.answer(refsWhere((t) => t === ndn)),
       refsWithin: (ndn) => this.answer(refsWhere((t) => isWithin(t, ndn))),
+      holding: (attr, k) => this.answer([...work.values()].filter((r) => indexKeys(this.schema, r.attrs).some(([a, x]) => a === attr && x === k)).map((r) => r.id)),
     };
     const commit = (out: T): T => {
       this.rows = work;
@@ -404,5 +426,102 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
         await done();
       }
     });
+
+    it('refuses a key another entry holds, in the rule\'s words, naming the holder, and writes nothing', async () => {
+      const { dir, done } = await start();
+      /** the write fails as a UniquenessViolation of `rule` on `attr`, held by `holder`, in `words` */
+      const refused = async (write: Promise<unknown>, rule: string, attr: string, holder: string, words: string) => {
+        const e = await directoryFailure(write);
+        assert.ok(e instanceof UniquenessViolation, e.message);
+        assert.deepEqual([e.code, e.rule, e.attr, e.holder], ['constraintViolation', rule, attr, holder]);
+        assert.equal(e.describe('HOLDER'), words);
+        assert.equal(e.message, words.replace('HOLDER', `the entry "${holder}"`));
+        return e;
+      };
+      try {
+        const ann = `cn=Ann,${people}`;
+        const bob = `cn=Bob,${people}`;
+        await person(dir, 'Ann', { badge: ['A-1', 'A-2'], staffNo: ['7'] });
+        await person(dir, 'Bob', { badge: ['B-1'] });
+        const g0 = dir.generation;
+        const e = await refused(person(dir, 'Cy', { badge: ['C-1', 'a-2'] }), 'badge', 'badge', ann, 'badge "a-2" is already held by HOLDER');
+        assert.equal(e.dn, `cn=Cy,${people}`);
+        assert.equal(dir.generation, g0 + 1);
+        assert.equal(await dir.get(`cn=Cy,${people}`), null);
+        // keys compare as their syntax compares values: integers numerically
+        await refused(person(dir, 'Cy', { staffNo: ['007'] }), 'number', 'staffNo', ann, 'staff number 007 is already used by HOLDER');
+        await refused(dir.modify(bob, [{ op: 'add', attr: 'badge', values: [' A-1 '] }]), 'badge', 'badge', ann, 'badge " A-1 " is already held by HOLDER');
+        assert.deepEqual((await dir.get(bob))!.attrs.badge, ['B-1']);
+        // the keys an entry holds are its own to keep, through modifies and renames
+        await dir.modify(ann, [{ op: 'replace', attr: 'badge', values: ['a-1', 'A-2'] }, { op: 'replace', attr: 'age', values: ['40'] }]);
+        const ann2 = await dir.rename(ann, 'cn=Ann Two');
+        await dir.modify(ann2, [{ op: 'replace', attr: 'staffNo', values: ['7'] }]);
+        // one space for two attributes: a numbered group's teamNo against a person's staffNo, and back
+        await refused(dir.add(`cn=seven,${base}`, { objectClass: ['group', 'numbered'], teamNo: ['7'] }), 'number', 'teamNo', ann2, 'team number 7 is already used by HOLDER');
+        await dir.add(`cn=nine,${base}`, { objectClass: ['group', 'numbered'], teamNo: ['9'] });
+        await refused(dir.modify(bob, [{ op: 'add', attr: 'staffNo', values: ['9'] }]), 'number', 'staffNo', `cn=nine,${base}`, 'staff number 9 is already used by HOLDER');
+        // a group without the object class holds no key, until it takes the class
+        await dir.add(`cn=free,${base}`, { objectClass: ['group'], teamNo: ['7'] });
+        await refused(dir.modify(`cn=free,${base}`, [{ op: 'add', attr: 'objectClass', values: ['numbered'] }]), 'number', 'teamNo', ann2, 'team number 7 is already used by HOLDER');
+        // a key of two attributes: only both together; a DN shows as its first RDN's value, as the write gave it
+        const corp = `ou=corp,${base}`;
+        await dir.add(corp, { objectClass: ['organizationalUnit'] });
+        await dir.add(`ou=other,${base}`, { objectClass: ['organizationalUnit'] });
+        await dir.modify(bob, [{ op: 'add', attr: 'loginAt', values: [corp] }, { op: 'add', attr: 'loginId', values: ['bob'] }]);
+        await person(dir, 'Di', { loginAt: [`ou=other,${base}`], loginId: ['bob'] });
+        await person(dir, 'Ed', { loginAt: [corp], loginId: ['Bob'] });
+        await refused(person(dir, 'Fy', { loginAt: [corp.toUpperCase()], loginId: ['bob'] }), 'login', 'loginId', bob, 'login "bob" at "CORP" is already linked to HOLDER');
+        await refused(dir.modify(`cn=Ed,${people}`, [{ op: 'replace', attr: 'loginId', values: ['bob'] }]), 'login', 'loginId', bob, 'login "bob" at "corp" is already linked to HOLDER');
+        // inside a batch, an earlier operation's key is held: the whole batch rolls back
+        await refused(
+          dir.batch([
+            { kind: 'add', dn: `cn=Gil,${people}`, attrs: { objectClass: ['person'], sn: ['G'], badge: ['G-1'] } },
+            { kind: 'add', dn: `cn=Hal,${people}`, attrs: { objectClass: ['person'], sn: ['H'], badge: ['g-1'] } },
+          ]),
+          'badge',
+          'badge',
+          `cn=Gil,${people}`,
+          'badge "g-1" is already held by HOLDER',
+        );
+        assert.equal(await dir.get(`cn=Gil,${people}`), null);
+        // a key given up in a batch is free for the next operation of it; a deleted entry's keys are free
+        await dir.batch([
+          { kind: 'modify', dn: bob, mods: [{ op: 'delete', attr: 'badge' }] },
+          { kind: 'add', dn: `cn=Gil,${people}`, attrs: { objectClass: ['person'], sn: ['G'], badge: ['b-1'] } },
+        ]);
+        await dir.delete(`cn=nine,${base}`);
+        await dir.modify(bob, [{ op: 'add', attr: 'staffNo', values: ['9'] }]);
+        assert.deepEqual(await verifyDirectory(dir), []);
+      } finally {
+        await done();
+      }
+    });
   });
 }
+
+describe('verifyDirectory', () => {
+  it('reports keys held twice and references naming no entry in a store written before its rules, which still opens and writes', async () => {
+    const path = join(tmp, 'legacy');
+    const open = (schema: SchemaDefinition) => openSqliteDirectory({ path, baseDn: base, schema, masterKey: key, create: true });
+    // the same schema without its uniqueness rules, nor referential integrity
+    const loose = { ...schemaDef, unique: [], attributeTypes: schemaDef.attributeTypes.map((a) => ({ ...a, references: undefined })) };
+    let dir = await open(loose);
+    await dir.add(`cn=Ann,${base}`, { objectClass: ['person'], sn: ['A'], badge: ['x'], staffNo: ['5'], manager: [`cn=Nobody,${base}`] });
+    await dir.add(`cn=Bob,${base}`, { objectClass: ['person'], sn: ['B'], badge: ['X'] });
+    await dir.add(`cn=five,${base}`, { objectClass: ['group', 'numbered'], teamNo: ['5'] });
+    await dir.close();
+    dir = await open(schemaDef);
+    try {
+      assert.deepEqual((await verifyDirectory(dir)).sort(), [
+        `referential integrity: cn=Ann,${base}: manager names cn=nobody,${base}, which does not exist`,
+        `uniqueness: badge X: held by cn=Ann,${base} and by cn=Bob,${base}`,
+        `uniqueness: number 5: held by cn=Ann,${base} and by cn=five,${base}`,
+      ]);
+      // the entries that share a key may still be written, as long as the write gives them no new one
+      await dir.modify(`cn=Bob,${base}`, [{ op: 'replace', attr: 'sn', values: ['Bee'] }]);
+      assert.ok((await directoryFailure(dir.modify(`cn=Bob,${base}`, [{ op: 'add', attr: 'staffNo', values: ['5'] }]))) instanceof UniquenessViolation);
+    } finally {
+      await dir.close();
+    }
+  });
+});

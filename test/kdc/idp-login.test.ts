@@ -3,8 +3,12 @@
  * kinit with SSSD's idp plugin, armored with a host ticket, driven through a
  * pseudo-terminal; the user approves on the test IdP's own pages; the KDC
  * polls, verifies the ID token and issues a TGT that works for kvno and
- * `dirid ping`. Plus the refusals: another identity, another IdP reference,
- * issuer mismatch, users not linked.
+ * `dirid ping`. Plus the refusals: another identity (a failed
+ * pre-authentication whose e-text says so, not an unknown client), another
+ * IdP reference, issuer mismatch, users not linked; an IdP refusal of the
+ * device authorization asked for once although MIT sends the first request
+ * twice; a device code that expires while the KDC holds the answer, told
+ * expired at once rather than "pending".
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,12 +70,14 @@ describe('IdP login through the KDC (device flow)', () => {
     assert.equal(v.code, 0, v.stderr);
   });
 
-  it('refuses another identity at the IdP: "User not found", no TGT', async () => {
+  it('refuses another identity at the IdP as a failed pre-authentication, not as an unknown client; no TGT', async () => {
     const cc = `FILE:${join(realm.dataDir, 'wrong.cc')}`;
     const r = await kinitViaIdp({ idp, armor, env }, 'alice', 'mallory-sub', cc);
     assert.notEqual(r.code, 0);
-    assert.match(r.out, /Client 'alice@EXAMPLE\.TEST' not found in Kerberos database/);
-    assert.ok(realm.log.some((x) => /preauth="idp: User not found/.test(x)));
+    // alice is in the database: MIT's "Client 'alice@EXAMPLE.TEST' not found in Kerberos database" said otherwise
+    assert.doesNotMatch(r.out, /not found in Kerberos database/);
+    assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
+    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED preauth="idp: another account \(testidp identified \\"mallory-sub\\"\)"/.test(x)), realm.log.filter((x) => x.includes('alice@')).join('\n'));
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
   });
 
@@ -82,8 +88,8 @@ describe('IdP login through the KDC (device flow)', () => {
     const cc = `FILE:${join(realm.dataDir, 'dave.cc')}`;
     const r = await kinitViaIdp({ idp, armor, env }, 'dave', 'alice-sub', cc);
     assert.notEqual(r.code, 0);
-    assert.match(r.out, /Client 'dave@EXAMPLE\.TEST' not found in Kerberos database/);
-    const line = realm.log.slice(since).find((x) => /client=dave@EXAMPLE.TEST .*preauth="idp: User not found/.test(x));
+    assert.match(r.out, /Preauthentication failed/);
+    const line = realm.log.slice(since).find((x) => /client=dave@EXAMPLE.TEST .*preauth="idp: another account/.test(x));
     assert.match(line ?? realm.log.slice(since).join('\n'), /testidp identified \\"alice-sub\\"; linked as \\"Alice-Sub\\", which differs only in letter case: set --idp-user-id as the IdP writes it/);
     assert.equal((await runTool('klist', ['-c', cc], env)).code, 1, 'no TGT');
   });
@@ -172,11 +178,11 @@ describe('dirid kinit for linked users', () => {
     assert.match(r.stderr, /^dirid: ERROR: ivy@EXAMPLE\.TEST has no password to log in with here, only pre-authentication inside FAST armor .*dirid kinit -k \/etc\/krb5\.keytab ivy\) or a ticket cache \(-T ARMOR_CCACHE\)\n$/);
   });
 
-  it('with -T and another identity at the IdP: "User not found"', async () => {
+  it('with -T and another identity at the IdP: the KDC says that the IdP identified another account', async () => {
     const armor = await hostArmor(realm, env);
     const r = await diridKinit(['-T', armor, '-c', `FILE:${join(realm.dataDir, 'eve.cc')}`, 'dora'], 'eve-sub');
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'dirid: ERROR: User not found while getting initial credentials\n');
+    assert.equal(r.stderr, 'dirid: ERROR: the IdP (disco) identified another account than the one linked to dora@EXAMPLE.TEST: log in there with that account while getting initial credentials\n');
   });
 });
 
@@ -184,12 +190,15 @@ describe('IdP errors reach kinit and the server log', () => {
   let realm: TestRealm;
   let idp: TestIdp;
   let shortIdp: TestIdp;
+  /** codes that live 4 s, polled every second */
+  let tickIdp: TestIdp;
   let env: NodeJS.ProcessEnv;
   let admin: RpcSession;
   before(async () => {
     const ca = await createCa('IdP test CA');
     idp = await startTestIdp({ accounts: ['frank-sub'], ca });
     shortIdp = await startTestIdp({ accounts: ['frank-sub'], deviceCodeTtl: 3, ca });
+    tickIdp = await startTestIdp({ accounts: ['frank-sub'], deviceCodeTtl: 4, pollInterval: 1, ca });
     const caFile = join(process.env.TMPDIR ?? '/tmp', `idp-ca3-${process.pid}.pem`);
     writeFileSync(caFile, idp.caPem);
     realm = await startTestRealm({ idpCaFile: caFile });
@@ -202,6 +211,7 @@ describe('IdP errors reach kinit and the server log', () => {
     await realm?.stop();
     await idp?.stop();
     await shortIdp?.stop();
+    await tickIdp?.stop();
   });
 
   async function linkTo(name: string, extra: Record<string, string>, at: TestIdp = idp): Promise<void> {
@@ -253,5 +263,67 @@ describe('IdP errors reach kinit and the server log', () => {
     assert.equal(new Set(idpPrompts(r.out)).size, 1, `one code only, no restarted flow:\n${r.out}`);
     assert.equal((shortIdp.stats().requests[devAuth] ?? 0) - started, 1, 'one device authorization');
     assert.ok(realm.log.some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*device code expired/.test(l)), realm.log.filter((l) => l.includes('frank')).join('\n'));
+  });
+
+  /**
+   * MIT kinit pressing ENTER at every prompt, never approving: the prompts it
+   * showed, how long it ran, its output.
+   */
+  async function mitNeverApproving(cc: string): Promise<{ prompts: number; ms: number; out: string }> {
+    const armor = await hostArmor(realm, env);
+    let prompts = 0;
+    const t = performance.now();
+    const r = await pty(`kinit -T ${armor} -c FILE:${join(realm.dataDir, cc)} frank`, env, (out, write) => {
+      for (; prompts < (out.match(/press ENTER/g) ?? []).length; prompts++) write('\r');
+    });
+    assert.notEqual(r.code, 0, r.out);
+    assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
+    return { prompts, ms: performance.now() - t, out: r.out };
+  }
+
+  it('a device code that expires while the KDC holds the answer (the IdP saying "pending") is told expired then, not "pending": one prompt', async () => {
+    await linkTo('tick', {}, tickIdp);
+    const since = realm.log.length;
+    const r = await mitNeverApproving('f-tick.cc');
+    assert.equal(r.prompts, 1, `kinit asked for ENTER again for a code that no longer exists:\n${r.out}\n${realm.log.slice(since).join('\n')}`);
+    assert.ok(r.ms < 9000, `ended ${Math.round(r.ms)} ms after it started, the code living 4 s`);
+    assert.ok(realm.log.slice(since).some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*preauth="idp: device code expired \((while held: after [1-5] poll\(s\) held \d+ ms|the IdP answered expired_token)\)"/.test(l)), realm.log.slice(since).join('\n'));
+  });
+
+  it('a device code that expires while the IdP cannot be reached is told expired then, not "pending": one prompt', async () => {
+    await linkTo('tick-down', { token_uri: 'https://127.0.0.1:1/token' }, tickIdp);
+    const since = realm.log.length;
+    const r = await mitNeverApproving('f-tick-down.cc');
+    assert.equal(r.prompts, 1, `kinit asked for ENTER again for a code that no longer exists:\n${r.out}\n${realm.log.slice(since).join('\n')}`);
+    assert.ok(realm.log.slice(since).some((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED .*preauth="idp: device code expired \(while held/.test(l)), realm.log.slice(since).join('\n'));
+  });
+
+  it('a device code that expires before its first poll is due: the answer is held until the expiry, not the whole hold, and told expired', async () => {
+    // codes of 3 s polled every 5 s: no poll can be made before the code expires
+    await linkTo('short-hold', {}, shortIdp);
+    const tokens = shortIdp.stats().requests['/token'] ?? 0;
+    const r = await mitNeverApproving('f-short-hold.cc');
+    assert.equal(r.prompts, 1, r.out);
+    assert.ok(r.ms < 7000, `ended ${Math.round(r.ms)} ms after it started: held past the code's 3 s`);
+    assert.equal((shortIdp.stats().requests['/token'] ?? 0) - tokens, 0, 'a token request went for a code not due before it expired');
+  });
+
+  it('an IdP refusal of the device authorization is asked once although MIT kinit sends the first request again at once', async () => {
+    await linkTo('stale-mit', { secret: 'stale-secret-1111' });
+    const devAuth = new URL(idp.endpoints.devAuth).pathname;
+    for (const [why, answer] of [['a stale secret', undefined], ['an IdP answering HTTP 503', 503]] as const) {
+      if (answer) idp.rewriteDeviceAnswers(() => ({ status: answer, body: { message: 'down for maintenance' } }));
+      const before = idp.stats().requests[devAuth] ?? 0;
+      const since = realm.log.length;
+      const armor = await hostArmor(realm, env);
+      const r = await pty(`kinit -T ${armor} -c FILE:${join(realm.dataDir, 'f-stale.cc')} frank`, env, () => {});
+      idp.rewriteDeviceAnswers();
+      assert.notEqual(r.code, 0);
+      assert.match(r.out, /kinit: Preauthentication failed while getting initial credentials/);
+      assert.equal((idp.stats().requests[devAuth] ?? 0) - before, 1, `${why}: device authorization requests for one login`);
+      const lines = realm.log.slice(since).filter((l) => /client=frank@EXAMPLE.TEST .*outcome=KDC_ERR_PREAUTH_FAILED/.test(l));
+      assert.equal(lines.length, 2, `${why}: MIT sends the first request twice:\n${lines.join('\n')}`);
+      assert.match(lines[1]!, /answered again without asking the IdP: a repeat of the request refused \d+ ms ago/);
+    }
   });
 });

@@ -33,6 +33,7 @@ import type { KdcReq } from '../../src/kerberos/asn1/kdc-req.js';
 import { CookieJar } from '../../src/kdc/cookie-jar.js';
 import { KdcError } from '../../src/kdc/errors.js';
 import { idpStep } from '../../src/kdc/idp-preauth.js';
+import { IdpStarts } from '../../src/kdc/idp-starts.js';
 import type { ExchangeContext } from '../../src/kdc/exchange-context.js';
 import type { KdcPrincipal } from '../../src/kdc/principals.js';
 
@@ -107,7 +108,7 @@ describe('device-flow token polls through the KDC: their pace, and an IdP not re
 
   /** A KDC's view for idpStep: the directory, a cookie key, its IdP client, a hold of `holdMs`. */
   const kdc = (holdMs: number) => {
-    const ctx = { db: { dir }, caches: { idpWaits: { holdMs, limit: 1000, active: 0 } }, now: () => Date.now(), idp: new IdpClient(httpsFetch(idp.caPem)), cookies: new CookieJar(randomBytes(32)), note: {} };
+    const ctx = { db: { dir }, caches: { idpWaits: { holdMs, limit: 1000, active: 0 }, idpStarts: new IdpStarts() }, now: () => Date.now(), idp: new IdpClient(httpsFetch(idp.caPem)), cookies: new CookieJar(randomBytes(32)), note: {} };
     return ctx as unknown as ExchangeContext;
   };
   const user = (link: string): KdcPrincipal => ({ dn: `uid=pace,${base}`, name: 'pace', keys: [], account: {} as KdcPrincipal['account'], authTypes: ['idp'], idpLink: `cn=${link},cn=idps,${base}`, idpSub: 'pace-sub', isUser: true, kind: 'user' });

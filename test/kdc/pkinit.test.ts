@@ -2,7 +2,9 @@
  * Anonymous PKINIT (RFC 4556, RFC 8062; docs/kerberos.md): MIT `kinit -n`
  * with the realm's krb5.conf (pkinit_anchors = the realm CA) gets a TGT for
  * WELLKNOWN/ANONYMOUS@WELLKNOWN:ANONYMOUS; that TGT armors `kinit -T` for a
- * password user and for an IdP user's device-flow login; it gets no service
+ * password user, and by default (idp_anonymous_armor = deny) starts no IdP
+ * user's device-flow login (test/kdc/idp-start-limits.test.ts runs one where
+ * the realm allows it); it gets no service
  * ticket (kvno), and the API and LDAP never take the anonymous principal as
  * an account. A small client of our own checks the KDC's answer field by
  * field (signature, key derivations, PA-PKINIT-KX) and sends spoiled
@@ -19,7 +21,7 @@ import * as x509 from '@peculiar/x509';
 import { startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
-import { kinitViaIdp } from '../support/pty.js';
+import { pty } from '../support/pty.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { anonymousRequest, processAnonymousReply, type AnonymousRequestOptions } from '../support/pkinit-client.js';
 import { sendTcp } from '../../src/kerberos/transport.js';
@@ -54,6 +56,8 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'dora-sub' });
+    await admin.call('user_add', ['erin'], { first: 'Erin', last: 'E', password: 'Erin-pass-12' });
+    await admin.call('user_mod', ['erin'], { user_auth_type: ['idp', 'password'], idp: 'testidp', idp_user_id: 'erin-sub' });
     anon = `FILE:${join(realm.dataDir, 'anon.cc')}`;
   });
   after(async () => {
@@ -93,14 +97,23 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     assert.equal((await runTool('kvno', ['-c', cc, 'HTTP/localhost'], env)).code, 0);
   });
 
-  it('armors the device-flow login of an IdP user (SSSD idp plugin)', async () => {
-    const cc = `FILE:${join(realm.dataDir, 'dora.cc')}`;
-    const r = await kinitViaIdp({ idp, armor: anon, env }, 'dora', 'dora-sub', cc, true);
-    assert.equal(r.code, 0, r.out);
-    const l = await runTool('klist', ['-C', '-c', cc], env);
-    assert.match(l.stdout, /Default principal: dora@EXAMPLE\.TEST/);
-    assert.match(l.stdout, /pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 152/);
-    assert.ok(realm.log.some((x) => /client=dora@EXAMPLE.TEST .*outcome=ISSUE .*preauth="idp: testidp identified \\"dora-sub\\""/.test(x)));
+  it('starts no IdP login under anonymous armor by default (idp_anonymous_armor = deny): "KDC policy rejects request", the IdP not asked', async () => {
+    assert.match(readFileSync(join(realm.dataDir, 'realm', 'server.conf'), 'utf8'), /^idp_anonymous_armor = deny$/m);
+    const before = idp.stats().requests['/device/auth'] ?? 0;
+    const r = await pty(`kinit -T ${anon} -c FILE:${join(realm.dataDir, 'dora.cc')} dora`, env, () => {});
+    assert.notEqual(r.code, 0);
+    assert.doesNotMatch(r.out, /press ENTER/);
+    assert.match(r.out, /kinit: KDC policy rejects request while getting initial credentials/);
+    assert.equal((idp.stats().requests['/device/auth'] ?? 0) - before, 0, 'a device authorization was asked for');
+    assert.ok(realm.log.some((x) => /client=dora@EXAMPLE.TEST .*outcome=KDC_ERR_POLICY .*preauth="idp: not started: anonymous armor \(kinit -n\) may not start IdP logins in this realm/.test(x)), realm.log.join('\n'));
+  });
+
+  it('a linked user who also has a password is asked for it under anonymous armor, and logs in with it', async () => {
+    const cc = `FILE:${join(realm.dataDir, 'erin.cc')}`;
+    const r = await runTool('kinit', ['-T', anon, '-c', cc, 'erin'], env, 'Erin-pass-12\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout + r.stderr, /Authenticate/);
+    assert.match((await runTool('klist', ['-C', '-c', cc], env)).stdout, /pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 138/);
   });
 });
 

@@ -45,8 +45,8 @@ describe('the LDAP service with OpenLDAP clients', () => {
     ] as const) {
       await admin.call('user_add', [uid], { first, last, password: `${first}-pass-1` });
     }
-    await admin.call('group_add', ['staff'], { description: 'Staff' });
-    await admin.call('group_add_member', ['staff'], { users: ['alice', 'bob'] });
+    await admin.call('group_add', ['crew'], { description: 'Crew' });
+    await admin.call('group_add_member', ['crew'], { users: ['alice', 'bob'] });
     await admin.call('idp_add', ['corp'], { client_id: 'corp-client', secret: IDP_SECRET, auth_uri: 'https://idp.example/a', token_uri: 'https://idp.example/t' });
     await admin.call('idp_add', ['corpkey'], { client_id: 'corp-key', client_auth: 'private_key_jwt', auth_uri: 'https://idp.example/a', token_uri: 'https://idp.example/t' });
   });
@@ -120,9 +120,9 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.match(r.stdout, /^homeDirectory: \/home\/bob$/m);
     assert.match(r.stdout, /^loginShell: \/bin\/bash$/m);
     assert.match(r.stdout, /^gecos: Bob Builder$/m);
-    const g = await search([...asUser('alice', 'Alice-pass-1'), '-b', GROUPS, '(cn=staff)', 'member', 'gidNumber']);
+    const g = await search([...asUser('alice', 'Alice-pass-1'), '-b', GROUPS, '(cn=crew)', 'member', 'gidNumber']);
     assert.equal(g.code, 0, g.stderr);
-    assert.deepEqual(dns(g.stdout), [`cn=staff,${GROUPS}`]);
+    assert.deepEqual(dns(g.stdout), [`cn=crew,${GROUPS}`]);
     assert.match(g.stdout, /^gidNumber: \d+$/m);
     assert.match(g.stdout, new RegExp(`^member: ${dnOf('alice')}$`, 'm'));
     assert.match(g.stdout, new RegExp(`^member: ${dnOf('bob')}$`, 'm'));
@@ -339,7 +339,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.equal(tls.code, 0, tls.stderr);
     assert.equal(tls.stdout.trim(), `dn:${dnOf('alice')}`);
     assert.match(tls.stderr, /SASL SSF: 0/);
-    const tlsSearch = await search(['-Y', 'GSSAPI', '-ZZ', '-H', ldap, '-b', GROUPS, '(cn=staff)', 'member'], env);
+    const tlsSearch = await search(['-Y', 'GSSAPI', '-ZZ', '-H', ldap, '-b', GROUPS, '(cn=crew)', 'member'], env);
     assert.equal(tlsSearch.code, 0, tlsSearch.stderr);
     assert.match(tlsSearch.stdout, new RegExp(`^member: ${dnOf('alice')}$`, 'm'));
   });

@@ -3,7 +3,9 @@
  * (what init writes) is a tenth of the machine's memory within 64 MiB and
  * 1 GiB; a number is taken as it is; anything else is refused by name.
  * With it, the rest of server.conf's reading: unknown settings and a
- * device-flow hold past what MIT's clients wait are refused.
+ * device-flow hold past what MIT's clients wait are refused;
+ * idp_anonymous_armor is deny (what init writes, and what a realm without
+ * the setting gets) or allow.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,6 +42,23 @@ describe('store_cache_mb', () => {
       assert.throws(() => readServerConfig(paths), /idp_hold_seconds must be at most 15: MIT's Kerberos clients give up on a reply after about 17 s/);
       writeFileSync(paths.serverConf, conf.replace(/^idp_hold_seconds = .*$/m, 'idp_hold_seconds = 15'));
       assert.equal(readServerConfig(paths).idpHoldSeconds, 15);
+      // what anonymous armor may do for IdP logins: deny unless the realm says allow (docs/device-flow.md)
+      assert.match(conf, /^idp_anonymous_armor = deny$/m);
+      assert.equal(readServerConfig(paths).idpAnonymousArmor, 'deny');
+      writeFileSync(paths.serverConf, conf.replace(/^idp_anonymous_armor = .*\n/m, ''));
+      assert.equal(readServerConfig(paths).idpAnonymousArmor, 'deny', 'a realm made before the setting');
+      writeFileSync(paths.serverConf, conf.replace(/^idp_anonymous_armor = .*$/m, 'idp_anonymous_armor = allow'));
+      assert.equal(readServerConfig(paths).idpAnonymousArmor, 'allow');
+      writeFileSync(paths.serverConf, conf.replace(/^idp_anonymous_armor = .*$/m, 'idp_anonymous_armor = yes'));
+      assert.throws(() => readServerConfig(paths), /idp_anonymous_armor must be deny or allow/);
+      // the IdP logins pending at once per user, armor ticket and address
+      assert.match(conf, /^idp_pending_per_user = 3\nidp_pending_per_armor = 20\nidp_pending_per_address = 20$/m);
+      writeFileSync(paths.serverConf, conf);
+      assert.deepEqual(readServerConfig(paths).idpPending, { perUser: 3, perTicket: 20, perAddress: 20 });
+      writeFileSync(paths.serverConf, conf.replace(/^idp_pending_per_address = .*$/m, 'idp_pending_per_address = 200'));
+      assert.equal(readServerConfig(paths).idpPending.perAddress, 200);
+      writeFileSync(paths.serverConf, conf.replace(/^idp_pending_per_user = .*$/m, 'idp_pending_per_user = 0'));
+      assert.throws(() => readServerConfig(paths), /idp_pending_per_user must be at least 1/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

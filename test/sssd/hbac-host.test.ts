@@ -19,7 +19,7 @@ import { startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
-import { PAM_ID_TIMEOUT } from '../../src/server/sssd-conf.js';
+import { PAM_ID_TIMEOUT } from '../../src/host/sssd-conf.js';
 
 const HOSTS = ['web1.example.test', 'db1.example.test'] as const;
 
@@ -71,8 +71,8 @@ describe('host-based access on the hosts: SSSD allows the account phase as hbact
           sssdConf: ({ keytab: kt, caFile, ccDir }) =>
             readFileSync(join(data, 'sssd.conf'), 'utf8')
               .replaceAll('host/localhost@', `host/${fqdn}@`)
-              .replaceAll('/etc/krb5.keytab', kt)
-              .replaceAll('/etc/dirid/ca.crt', caFile)
+              .replaceAll(join(data, 'host.keytab'), kt)
+              .replaceAll(join(data, 'ca.crt'), caFile)
               .replace(/^(\[domain\/[^\]]+\])$/m, `$1\nkrb5_ccname_template = FILE:${ccDir}/krb5cc_%U\ncache_credentials = false\ndebug_level = 6`),
         }),
       );
@@ -87,7 +87,7 @@ describe('host-based access on the hosts: SSSD allows the account phase as hbact
 
   it('dirid-server writes the access order and the refresh that enforce the rules', () => {
     const conf = readFileSync(join(realm.dataDir, 'realm', 'sssd.conf'), 'utf8');
-    assert.match(conf, /^ldap_access_order = expire, host, authorized_service$/m);
+    assert.match(conf, /^ldap_access_order = filter, expire, host, authorized_service$/m);
     assert.match(conf, /^pam_initgroups_scheme = always$/m);
     assert.match(conf, new RegExp(`^pam_id_timeout = ${PAM_ID_TIMEOUT}$`, 'm'));
   });

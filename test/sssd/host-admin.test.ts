@@ -62,8 +62,8 @@ describe('a host administrator: password users through every PAM phase of pam_ss
       caFile: join(data, 'ca.crt'),
       sssdConf: ({ keytab, caFile, ccDir }) =>
         readFileSync(join(data, 'sssd.conf'), 'utf8')
-          .replaceAll('/etc/krb5.keytab', keytab)
-          .replaceAll('/etc/dirid/ca.crt', caFile)
+          .replaceAll(join(data, 'host.keytab'), keytab)
+          .replaceAll(join(data, 'ca.crt'), caFile)
           .replace(
             /^(\[domain\/[^\]]+\])$/m,
             // a short cache, so that changes in dirid are seen within the test (the account check is the written file's own)

@@ -26,7 +26,8 @@ export interface TestRealm {
 
 export const ADMIN_PASSWORD = 'Secret123-admin';
 
-export async function startTestRealm(opts: { realm?: string; domain?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds } = {}): Promise<TestRealm> {
+/** `serverConf`: settings added to the realm's server.conf before it starts (e.g. `idp_anonymous_armor`). */
+export async function startTestRealm(opts: { realm?: string; domain?: string; hostname?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds; serverConf?: Record<string, string> } = {}): Promise<TestRealm> {
   const dataDir = mkdtempSync(join(tmpdir(), 'dirid-test-'));
   const pwFile = join(dataDir, 'admin.pw');
   writeFileSync(pwFile, ADMIN_PASSWORD + '\n', { mode: 0o600 });
@@ -34,10 +35,17 @@ export async function startTestRealm(opts: { realm?: string; domain?: string; id
     dataDir: join(dataDir, 'realm'),
     realm: opts.realm ?? 'EXAMPLE.TEST',
     domain: opts.domain ?? 'example.test',
-    hostname: 'localhost',
+    // another name than localhost needs resolving to 127.0.0.1 where clients use it (the certificate also names localhost)
+    hostname: opts.hostname ?? 'localhost',
     adminPassword: ADMIN_PASSWORD,
     ...(opts.idStart !== undefined ? { idStart: opts.idStart } : {}),
   });
+  if (opts.serverConf) {
+    const conf = join(dataDir, 'realm', 'server.conf');
+    let text = readFileSync(conf, 'utf8');
+    for (const [k, v] of Object.entries(opts.serverConf)) text = new RegExp(`^${k} = .*$`, 'm').test(text) ? text.replace(new RegExp(`^${k} = .*$`, 'm'), `${k} = ${v}`) : `${text.trimEnd()}\n${k} = ${v}\n`;
+    writeFileSync(conf, text);
+  }
   const log: string[] = [];
   const server = await startServer({ dataDir: join(dataDir, 'realm'), listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: (l) => log.push(l), ...(opts.idpCaFile ? { idpCaFile: opts.idpCaFile } : {}), ...(opts.bounds ? { bounds: opts.bounds } : {}) });
   return {
