@@ -68,6 +68,18 @@
  *   sudo-smart  its smart refresh: the same host filter and the rules changed
  *           since a time (modifyTimestamp, as SSSD asks a server without a USN),
  *           here none
+ *   access  (only when named in --workloads) the look-up a host's SSSD makes for
+ *           userN before the account phase of a login (docs/hbac.md): its
+ *           getpwnam filter (&(uid=userN)(objectclass=posixAccount)(&(uidNumber=*)
+ *           (!(uidNumber=0)))) with the attributes SSSD's rfc2307bis map names,
+ *           host and authorizedService among them: one entry. dirid is asked
+ *           by a host bound as itself (SASL GSSAPI as host/localhost with the
+ *           realm's host.keytab, as SSSD binds; bench/support/sasl-gssapi-client.ts)
+ *           and computes both from --rules access rules over --hosts hosts
+ *           (bench/support/hbac-data.ts; the asking host in a host group);
+ *           slapd, which has no such rules, stores them on every user
+ *           (ldap-data.ts STORED_ACCESS) and is asked by user0. Not with
+ *           --dirid-url (the bench then has no host keytab for it).
  * The time dirid takes to build the view after a write (the first read after
  * any write pays it once) is printed with the load times.
  * Searches run --concurrency requests at a time over --connections TLS
@@ -86,7 +98,7 @@
  * figure that holds on a busy machine, where wall-clock throughput depends
  * on what the neighbours take (above 1.0: dirid needs less CPU per answer).
  *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--hosts N] [--rules N] [--seconds N] [--rounds N]
- *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search,sudo,sudo-smart] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
+ *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search,sudo,sudo-smart,access] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
  *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--slapd-substr-minlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT [--dirid-pid PID]] [--prepare-dirid DIR] [--keep]
  * --dirid-pid names the process of a --dirid-url service, for its CPU figures (it is then pinned like
  * the child: keep the service's other work away while measuring).
@@ -108,8 +120,9 @@ import { ResultCode } from '../src/ldap/codes.js';
 import { hashPassword, verifyPassword } from '../src/account/password-hash.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 import { LdapClient, type Outcome } from './support/ldap-client.js';
-import { BASE_DN, BENCH_PASSWORD, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from './support/ldap-data.js';
+import { BASE_DN, BENCH_PASSWORD, BENCH_REALM, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from './support/ldap-data.js';
 import { pagedResultsControl } from '../src/ldap/controls.js';
+import { gssapiBind } from './support/sasl-gssapi-client.js';
 import { generalizedTime } from '../src/directory/schema.js';
 import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from './support/slapd.js';
 import type { DiridJob, DiridReport } from './support/dirid-ldap-server.js';
@@ -140,6 +153,9 @@ const { values } = parseArgs({
   },
 });
 const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members), hosts: Number(values.hosts), rules: Number(values.rules) };
+/** the access workload's data: host-based access rules on dirid (--hosts hosts, --rules rules), stored access attributes on slapd */
+const ACCESS = values.workloads.split(',').includes('access');
+const HBAC = { hosts: SIZE.hosts, rules: SIZE.rules };
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const WARMUP = Number(values.warmup);
@@ -158,6 +174,14 @@ if (SIZE.users < 100) throw new Error('--users must be at least 100 (the substri
 
 const hasTaskset = spawnSync('taskset', ['-p', String(process.pid)]).status === 0;
 const pin = (pid: number, core: number) => hasTaskset && spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)]);
+
+/** The attributes SSSD 2.8's rfc2307bis user map names in a user look-up (ldap_opts.c), host and authorizedService among them. */
+const SSSD_USER_ATTRIBUTES = [
+  'objectClass', 'uid', 'userPassword', 'uidNumber', 'gidNumber', 'gecos', 'homeDirectory', 'loginShell', 'krbPrincipalName', 'cn',
+  'modifyTimestamp', 'shadowLastChange', 'shadowMin', 'shadowMax', 'shadowWarning', 'shadowInactive', 'shadowExpire', 'shadowFlag',
+  'krbLastPwdChange', 'krbPasswordExpiration', 'pwdAttribute', 'authorizedService', 'accountExpires', 'userAccountControl',
+  'nsAccountLock', 'host', 'rhost', 'loginDisabled', 'loginExpirationTime', 'loginAllowedTimeMap', 'sshPublicKey', 'userCertificate;binary', 'mail', 'memberOf',
+];
 
 // ---- clean-up, also on errors and Ctrl-C ------------------------------------------------
 const cleanups: Array<() => unknown> = [];
@@ -257,7 +281,7 @@ interface Target {
   /** dirid, slapd, or slapd-HASH when several slapd run */
   name: string;
   /** the kinds of workload run on it (a second slapd runs only bind+search) */
-  kinds: ReadonlySet<'search' | 'bind'>;
+  kinds: ReadonlySet<'search' | 'bind' | 'host'>;
   url: string;
   /** the server process, for CPU figures (none for a --dirid-url service) */
   pid: number | undefined;
@@ -265,6 +289,8 @@ interface Target {
   search: LdapClient[];
   /** connections of the bind+search workload, one chain each */
   binders: LdapClient[];
+  /** connections of the access workload: dirid's bound as host/localhost (SASL GSSAPI), slapd's as user0 */
+  hosts: LdapClient[];
 }
 
 let exitCode = 0;
@@ -282,7 +308,7 @@ try {
   let dirid: { holder: { child: ChildProcess }; report: Promise<DiridReport> } | undefined;
   let diridUrl = values['dirid-url'];
   if (ONLY !== 'slapd' && !diridUrl) {
-    dirid = loadAndServeDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}) }, join(tmp, 'server.log'));
+    dirid = loadAndServeDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}), ...(ACCESS ? { hbac: HBAC } : {}) }, join(tmp, 'server.log'));
     const holder = dirid.holder;
     cleanups.push(() => stopChild(holder.child));
   }
@@ -292,7 +318,7 @@ try {
     for (const hash of SLAPD_HASHES) {
       const opts: SlapdOptions = { dir: join(tmp, SLAPD_HASHES.length > 1 ? `slapd-${hash}` : 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: hash === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(SUBSTR_MINLEN === undefined ? {} : { substrMinLen: SUBSTR_MINLEN }), ...(hasTaskset ? { core: 0 } : {}) };
       const t0 = performance.now();
-      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash), rules)).then(() => (performance.now() - t0) / 1000);
+      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash), rules, ACCESS)).then(() => (performance.now() - t0) / 1000);
       // its failure is reported where it is awaited, after dirid's load
       load.catch(() => {});
       slapds.push({ hash, opts, load });
@@ -312,16 +338,17 @@ try {
       diridUrl = undefined;
     }
   }
-  const ALL = new Set(['search', 'bind'] as const);
+  const ALL = new Set(['search', 'bind', 'host'] as const);
   const diridPid = dirid?.holder.child.pid ?? (values['dirid-pid'] === undefined ? undefined : Number(values['dirid-pid']));
   if (values['dirid-pid'] !== undefined && !dirid) pin(diridPid!, 0);
-  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: diridPid, kinds: ALL, search: [], binders: [] });
+  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: diridPid, kinds: dirid ? ALL : new Set(['search', 'bind'] as const), search: [], binders: [], hosts: [] });
+  if (ACCESS && diridUrl && !dirid) notes.push('access: not run on dirid (--dirid-url: no host keytab)');
   for (const [i, x] of slapds.entries()) {
     const name = slapds.length > 1 ? `slapd-${x.hash}` : 'slapd';
     notes.push(`${name} loaded in ${(await x.load).toFixed(1)} s`);
     const s: Slapd = await startSlapd(x.opts);
     cleanups.push(() => s.stop());
-    targets.push({ name, url: `ldaps://127.0.0.1:${s.ldapsPort}`, pid: s.process.pid, kinds: i === 0 ? ALL : new Set(['bind'] as const), search: [], binders: [] });
+    targets.push({ name, url: `ldaps://127.0.0.1:${s.ldapsPort}`, pid: s.process.pid, kinds: i === 0 ? ALL : new Set(['bind'] as const), search: [], binders: [], hosts: [] });
   }
   if (targets.length === 0) throw new Error('nothing to measure');
   // pinned only now, so that slapadd and dirid's loader (children of this process) were not
@@ -334,7 +361,18 @@ try {
       t.search.push(c);
     }
     for (let i = 0; i < CONC; i++) t.binders.push(await LdapClient.connect(t.url));
-    cleanups.push(() => [...t.search, ...t.binders].forEach((c) => c.close()));
+    if (ACCESS && t.kinds.has('host')) {
+      // dirid's own realm: the KDC's port as its krb5.conf names it, the host's keys from host.keytab
+      const data = join(tmp, 'dirid');
+      const kdc = t.name === 'dirid' ? /^\s*kdc = [^:\s]+:(\d+)/m.exec(readFileSync(join(data, 'krb5.conf'), 'utf8')) : null;
+      for (let i = 0; i < CONNS; i++) {
+        const c = await LdapClient.connect(t.url);
+        if (kdc) await gssapiBind(c, { kdc: { host: '127.0.0.1', port: Number(kdc[1]) }, realm: BENCH_REALM, keytab: readFileSync(join(data, 'host.keytab')), principal: ['host', 'localhost'], service: ['ldap', 'localhost'] });
+        else await c.bindOrThrow(userDn(0), BENCH_PASSWORD);
+        t.hosts.push(c);
+      }
+    }
+    cleanups.push(() => [...t.search, ...t.binders, ...t.hosts].forEach((c) => c.close()));
     const s = t.search[0]!.socket;
     notes.push(`${t.name} ${t.url} ${s.getProtocol()} ${s.getCipher().name}`);
   }
@@ -343,8 +381,8 @@ try {
   type Finish = (error: string | null) => void;
   interface Workload {
     name: string;
-    /** bind: one chain per binder connection; search: CONC chains over the search connections */
-    kind: 'search' | 'bind';
+    /** bind: one chain per binder connection; search: CONC chains over the search connections; host: the same over the access connections */
+    kind: 'search' | 'bind' | 'host';
     step(c: LdapClient, finish: Finish): void;
   }
   const rnd = (n: number) => Math.floor(Math.random() * n);
@@ -428,6 +466,14 @@ try {
       },
     },
     {
+      name: 'access',
+      kind: 'host',
+      step(c, finish) {
+        const filter: Filter = { kind: 'and', items: [eq('uid', userName(rnd(SIZE.users))), eq('objectclass', 'posixAccount'), { kind: 'and', items: [{ kind: 'present', attr: 'uidNumber' }, { kind: 'not', item: eq('uidNumber', '0') }] }] };
+        c.search({ base: USERS_DN, filter, attributes: SSSD_USER_ATTRIBUTES }, (o) => finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')));
+      },
+    },
+    {
       name: 'bind+search',
       kind: 'bind',
       step(c, finish) {
@@ -481,7 +527,10 @@ try {
   async function drive(t: Target, w: Workload, seconds: number): Promise<Result> {
     const chains: LdapClient[] = [];
     if (w.kind === 'bind') chains.push(...t.binders);
-    else for (let i = 0; i < CONC; i++) chains.push(t.search[i % t.search.length]!);
+    else {
+      const pool = w.kind === 'host' ? t.hosts : t.search;
+      for (let i = 0; i < CONC; i++) chains.push(pool[i % pool.length]!);
+    }
     const lat: number[] = [];
     let errors = 0;
     let firstError: string | undefined;

@@ -3,7 +3,8 @@
  * that it can be pinned to a core of its own): creates a realm in the data
  * directory it is given (as test/support/realm.ts does), starts the server
  * on free loopback ports with the LDAP service asked for on ports 0, and
- * loads the bench's users and groups (bench/support/ldap-data.ts) through
+ * loads the bench's users and groups (bench/support/ldap-data.ts), and
+ * with `hbac` the host-based access rules (bench/support/hbac-data.ts), through
  * the directory's batch API, every user with the same stored scrypt hash
  * (hashing 100,000 passwords would take minutes), then the hosts, sudo
  * commands, command groups and sudo rules; it checks that the sudoRole
@@ -24,11 +25,12 @@ import { childServer } from './child-server.js';
 import { startServer, type RunningServer, type StartOptions } from '../../src/server/start.js';
 import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
 import { hashPassword } from '../../src/account/password-hash.js';
-import { BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridSudoBatches, diridUserBatches, memberships, sudoRoleAttrs, sudoRules, type DataSize } from './ldap-data.js';
+import { BASE_DN, BENCH_DOMAIN, BENCH_PASSWORD, BENCH_REALM, diridGroupBatches, diridSudoBatches, diridUserBatches, memberships, sudoRoleAttrs, sudoRules, type DataSize } from './ldap-data.js';
 import { buildRegistry } from '../../src/objects/index.js';
 import { sudoersView } from '../../src/objects/sudo-roles.js';
 import { viewSnapshot } from '../../src/framework/view.js';
 import type { Directory } from '../../src/directory/types.js';
+import { hbacBatches, type HbacSize } from './hbac-data.js';
 
 /**
  * Builds the sudoRole view (timed: the median of three builds, each after a
@@ -67,6 +69,8 @@ export interface DiridJob extends DataSize {
   serve: boolean;
   /** store_cache_mb for the realm's server.conf (default: the server's own) */
   cacheMb?: number;
+  /** host-based access data (hbac-data.ts), the server's own host (host/localhost, the bench's asking host) in a host group */
+  hbac?: HbacSize;
 }
 
 const report = (r: DiridReport) => new Promise<void>((resolve) => process.send!(r, () => resolve()));
@@ -95,6 +99,7 @@ try {
   for (const ops of diridUserBatches(job, hash)) await server.dir.batch(ops);
   for (const ops of diridGroupBatches(memberships(job))) await server.dir.batch(ops);
   for (const ops of diridSudoBatches(job, sudoRules(job))) await server.dir.batch(ops);
+  if (job.hbac) for (const ops of hbacBatches({ ...job, ...job.hbac }, [`fqdn=localhost,cn=computers,cn=accounts,${BASE_DN}`])) await server.dir.batch(ops);
   const loadSeconds = (performance.now() - t0) / 1000;
   const viewBuildMs = await checkSudoView(server.dir, job);
   if (!job.serve) {

@@ -20,11 +20,12 @@ import { simpleBind, type SearchRequest } from '../../src/ldap/protocol-requests
 import { RESPONSE_ID } from '../../src/ldap/protocol-responses.js';
 import type { Control } from '../../src/ldap/controls.js';
 
-/** How one request ended: the result code (-1: the connection failed first), entries received, the server's message. */
+/** How one request ended: the result code (-1: the connection failed first), entries received, the server's message (and a SASL bind's credentials). */
 export interface Outcome {
   resultCode: number;
   entries: number;
   diagnosticMessage: string;
+  serverSaslCreds?: Buffer;
 }
 
 export type Done = (o: Outcome) => void;
@@ -105,6 +106,11 @@ export class LdapClient {
     this.send(simpleBind(dn, password), done);
   }
 
+  /** One step of a SASL bind (bench/support/sasl-gssapi-client.ts drives GSSAPI's). */
+  saslBind(mechanism: string, credentials: Buffer): Promise<Outcome> {
+    return new Promise((resolve) => this.send({ op: 'bindRequest', version: 3, name: '', authentication: { method: 'sasl', mechanism, credentials } }, resolve));
+  }
+
   search(s: SearchSpec, done: Done): void {
     this.send(
       {
@@ -178,7 +184,8 @@ export class LdapClient {
         else if (tag !== REFERENCE) {
           const op = decodeResponse(pdu).protocolOp;
           this.pending.delete(id);
-          if ('resultCode' in op) p.done({ resultCode: op.resultCode, entries: p.entries, diagnosticMessage: op.diagnosticMessage });
+          if (op.op === 'bindResponse' && op.serverSaslCreds) p.done({ resultCode: op.resultCode, entries: p.entries, diagnosticMessage: op.diagnosticMessage, serverSaslCreds: op.serverSaslCreds });
+          else if ('resultCode' in op) p.done({ resultCode: op.resultCode, entries: p.entries, diagnosticMessage: op.diagnosticMessage });
           else p.done({ resultCode: -1, entries: p.entries, diagnosticMessage: `unexpected ${op.op}` });
         }
       }

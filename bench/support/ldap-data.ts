@@ -147,8 +147,15 @@ function ldifEntry(dn: string, attrs: Attributes): string {
   return s + '\n';
 }
 
-/** The whole tree as LDIF for slapadd, in chunks (parents first): users, groups and the sudoRole entries of `rules`. */
-export function* slapdLdif(size: DataSize, groups: readonly number[][], passwordHash: string, rules: readonly SudoRule[] = []): Generator<string> {
+/**
+ * What slapd stores for SSSD's access check (bench/ldap.ts `access`): a
+ * site without dirid's rules would keep `host` and `authorizedService` on
+ * each user, written by a script; these are such values.
+ */
+export const STORED_ACCESS = { objectClass: ['authorizedServiceObject', 'hostObject'], host: ['*'], authorizedService: ['sshd', 'su', 'systemd-user'] };
+
+/** The whole tree as LDIF for slapadd, in chunks (parents first): users (with STORED_ACCESS when `access`), groups and the sudoRole entries of `rules`. */
+export function* slapdLdif(size: DataSize, groups: readonly number[][], passwordHash: string, rules: readonly SudoRule[] = [], access = false): Generator<string> {
   const container = (cn: string) => ({ objectClass: ['top', 'organizationalRole'], cn: [cn] });
   yield ldifEntry(BASE_DN, { objectClass: ['top', 'dcObject', 'organization'], dc: ['bench'], o: ['bench'] }) +
     ldifEntry(ACCOUNTS_DN, container('accounts')) +
@@ -156,7 +163,8 @@ export function* slapdLdif(size: DataSize, groups: readonly number[][], password
     ldifEntry(GROUPS_DN, container('groups'));
   let chunk = '';
   for (let j = 0; j < size.users; j++) {
-    chunk += ldifEntry(userDn(j), { objectClass: [...objectClasses.slapd.user], ...userAttrs(j), userPassword: [passwordHash] });
+    const stored: Attributes = access ? { host: STORED_ACCESS.host, authorizedService: STORED_ACCESS.authorizedService } : {};
+    chunk += ldifEntry(userDn(j), { objectClass: [...objectClasses.slapd.user, ...(access ? STORED_ACCESS.objectClass : [])], ...userAttrs(j), ...stored, userPassword: [passwordHash] });
     if (chunk.length > 1 << 20) {
       yield chunk;
       chunk = '';

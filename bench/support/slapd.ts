@@ -1,7 +1,8 @@
 /**
  * A throwaway OpenLDAP slapd (Debian's slapd 2.5) as bench/ldap.ts's
  * reference server: its own slapd.conf in a temporary directory (never
- * /etc/ldap), the core, cosine, inetorgperson and nis schemas Debian ships,
+ * /etc/ldap), the core, cosine, inetorgperson and nis schemas Debian ships
+ * and ldapns.schema's authorizedService (written here),
  * one mdb database loaded offline with slapadd (the fast path), TLS with
  * the certificate it is given, and slapd in the foreground (-d) as the
  * current user on 127.0.0.1, plain LDAP and LDAPS on free ports. Access:
@@ -68,6 +69,23 @@ export function slapdHash(password: string, scheme: 'ssha' | 'argon2'): string {
   return r.stdout.trim();
 }
 
+/**
+ * The two attributes SSSD's LDAP access provider reads (ldap_access_order =
+ * host, authorized_service) and their auxiliary classes, from PADL's
+ * ldapns.schema, which Debian does not ship; cosine.schema has `host`.
+ */
+const LDAPNS_SCHEMA = `attributetype ( 1.3.6.1.4.1.5322.17.2.1 NAME 'authorizedService'
+  DESC 'IANA GSS-API authorized service name'
+  EQUALITY caseIgnoreMatch
+  SYNTAX 1.3.6.1.4.1.1466.115.121.1.15{256} )
+objectclass ( 1.3.6.1.4.1.5322.17.1.1 NAME 'authorizedServiceObject'
+  DESC 'Auxiliary object class for adding authorizedService attribute'
+  SUP top AUXILIARY MAY authorizedService )
+objectclass ( 1.3.6.1.4.1.5322.17.1.2 NAME 'hostObject'
+  DESC 'Auxiliary object class for adding host attribute'
+  SUP top AUXILIARY MAY host )
+`;
+
 /** sudo's LDAP schema (sudoers.ldap(5); sudo's doc/schema.OpenLDAP), the sudoRole entries' attributes and class. */
 export const SUDO_SCHEMA = [
   ...(
@@ -93,6 +111,7 @@ export function slapdConf(o: SlapdOptions): string {
   return [
     ...SCHEMAS.map((s) => `include /etc/ldap/schema/${s}.schema`),
     `include ${join(o.dir, 'sudo.schema')}`,
+    `include ${join(o.dir, 'ldapns.schema')}`,
     `modulepath ${MODULES}`,
     'moduleload back_mdb',
     ...(o.argon2 ? [`moduleload argon2 ${ARGON2_PARAMS}`] : []),
@@ -139,6 +158,7 @@ export async function loadSlapd(o: SlapdOptions, ldif: Iterable<string>): Promis
   mkdirSync(join(o.dir, 'db'), { recursive: true });
   writeFileSync(join(o.dir, 'slapd.conf'), slapdConf(o));
   writeFileSync(join(o.dir, 'sudo.schema'), SUDO_SCHEMA);
+  writeFileSync(join(o.dir, 'ldapns.schema'), LDAPNS_SCHEMA);
   writeFileSync(join(o.dir, 'server.crt'), o.certPem);
   writeFileSync(join(o.dir, 'server.key'), o.keyPem, { mode: 0o600 });
   const ldifPath = join(o.dir, 'data.ldif');

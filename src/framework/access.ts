@@ -30,7 +30,7 @@ import { publicError } from './errors.js';
 import type { ActsAs, CallContext, Command, CommandRegistry, ObjectDef, PendingEntry, Principal, RealmPlace } from './command.js';
 import { readablePlaces, realmOf } from './place.js';
 import { containers, idRangeDn } from '../directory/layout.js';
-import type { Entry } from '../directory/types.js';
+import type { Directory, Entry } from '../directory/types.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
 import { formatDn, isWithin, normalizeDn, parentDn, parseDn, sameDn } from '../directory/dn.js';
 
@@ -91,26 +91,39 @@ export function assertReadable(ctx: CallContext, dn: string): void {
   if (readability(ctx.principal, dn, readableLayout(ctx.registry, realmOf(ctx))) !== 'subtree') throw publicError('ACIError', { info: 'not allowed to read this part of the directory' });
 }
 
-/** Group DNs the principal (or the group at `dn`) belongs to, nested memberships included, lower-cased. */
-export async function groupsOf(ctx: CallContext, principal: Pick<Principal, 'dn'>): Promise<Set<string>> {
-  const key = `groups:${principal.dn}`;
-  const cached = ctx.cache.get(key) as Set<string> | undefined;
-  if (cached) return cached;
+/**
+ * The DNs of the groups the entry at `dn` is in, nested memberships
+ * included (16 levels at most; a loop ends where it started), as stored:
+ * the one reading of group membership that the write rule and host-based
+ * access (objects/hbac-eval.ts) share.
+ */
+export async function nestedGroupsOf(dir: Directory, dn: string): Promise<string[]> {
   const seen = new Set<string>();
-  let frontier = [principal.dn];
-  const base = containers(ctx.dir.baseDn).groups;
+  const out: string[] = [];
+  let frontier = [dn];
+  const base = containers(dir.baseDn).groups;
   for (let depth = 0; frontier.length > 0 && depth < 16; depth++) {
-    const filter = `(|${frontier.map((dn) => `(member=${filterEscape(dn)})`).join('')})`;
-    const res = await ctx.dir.search({ base, scope: 'one', filter, attrs: ['cn'] });
+    const filter = `(|${frontier.map((d) => `(member=${filterEscape(d)})`).join('')})`;
+    const res = await dir.search({ base, scope: 'one', filter, attrs: ['1.1'] });
     frontier = [];
     for (const e of res.entries) {
       const k = e.dn.toLowerCase();
       if (!seen.has(k)) {
         seen.add(k);
+        out.push(e.dn);
         frontier.push(e.dn);
       }
     }
   }
+  return out;
+}
+
+/** Group DNs the principal (or the group at `dn`) belongs to, nested memberships included, lower-cased. */
+export async function groupsOf(ctx: CallContext, principal: Pick<Principal, 'dn'>): Promise<Set<string>> {
+  const key = `groups:${principal.dn}`;
+  const cached = ctx.cache.get(key) as Set<string> | undefined;
+  if (cached) return cached;
+  const seen = new Set((await nestedGroupsOf(ctx.dir, principal.dn)).map((dn) => dn.toLowerCase()));
   ctx.cache.set(key, seen);
   return seen;
 }

@@ -155,9 +155,12 @@ export type Access =
 /**
  * How a client prints a result. `checks`: the result is a list of
  * CheckLine, printed one line each before the summary; the client exits
- * non-zero when any is FAIL.
+ * non-zero when any is FAIL. `verdict`: the value is a yes or a no
+ * (hbactest: whether access is granted) and the result lists of names
+ * (the rules that matched, those that did not), printed after the summary;
+ * the client exits 1 on a no, so a script can test it.
  */
-export type OutputKind = 'entry' | 'entries' | 'summary' | 'deleted' | 'custom' | 'checks';
+export type OutputKind = 'entry' | 'entries' | 'summary' | 'deleted' | 'custom' | 'checks' | 'verdict';
 
 export interface CommandResult {
   result: unknown;
@@ -371,6 +374,13 @@ export interface ObjectDef {
   readonly schema?: SchemaDefinition;
   /** the entries every realm has of it: init adds them, the upgrade at start adds those a realm lacks (server/upgrade.ts) */
   readonly defaults?: (at: RealmPlace) => DefaultEntry[];
+  /**
+   * The entries a realm starts with, which stay deleted once an
+   * administrator deletes them (the allow_all access rule): init adds them
+   * after the defaults, and a realm made before them gets them once, from
+   * the upgrade step that introduced them (server/upgrade.ts), never again.
+   */
+  readonly initial?: (at: RealmPlace) => DefaultEntry[];
   /** its commands beside the derived ones (group-add-member, user-unlock), given the object itself */
   readonly commands?: (self: ObjectDef) => readonly Command[];
   /** RDN attribute: `cn`, `uid` */

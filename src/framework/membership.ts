@@ -1,8 +1,8 @@
 /**
  * Membership commands (X-add-member, X-remove-member, role-add-privilege,
- * sudorule-add-user...): derived from a declaration of which kinds of
+ * sudorule-add-user, hbacrule-add-user...): derived from a declaration of which kinds of
  * members an object takes. Members are DNs in an attribute of the entry
- * (`member`, or the kind's own: a sudo rule's memberUser, memberHost...);
+ * (`member`, or the kind's own: a sudo or HBAC rule's memberUser, memberHost...);
  * `direction: 'reverse'` stores the object's DN in the target's `member`
  * instead (a privilege lists its roles). A kind whose object this registry
  * lacks finds no entry by that name. Each change is checked as a mod of
@@ -11,7 +11,7 @@
  * X-mod), and a directory failure of the write becomes its public error as
  * in crud.ts.
  */
-import { checkModification, commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOfDn, withArticle, writeEntries } from './crud.js';
+import { checkModification, commonOptions, containerOf, dnOf, getEntry, getEntryToWrite, outputEntry, pkeyOf, pkeyOfDn, withArticle, writeEntries } from './crud.js';
 import { assertMayLetActAs } from './access.js';
 import type { CallContext, Command, CommandResult, OptionDef } from './command.js';
 import type { ObjectDef } from './object.js';
@@ -38,6 +38,16 @@ export interface MemberKind {
   actedAs?: 'self' | 'members';
 }
 
+/** The names of a pair of membership commands, and what they check first. */
+export interface MemberCommandNames {
+  add: string;
+  remove?: string;
+  /** what they change, for help: `members`, `users and groups` */
+  what: string;
+  /** runs before a change, given the entry (an HBAC or sudo rule refuses users while its user category is all) */
+  check?: MemberPreCheck;
+}
+
 /** What a membership command may check before it changes anything (a category that excludes members). */
 export type MemberPreCheck = (ctx: CallContext, entry: Entry, opts: Record<string, unknown>, add: boolean) => void | Promise<void>;
 
@@ -47,10 +57,10 @@ function memberOptions(kinds: readonly MemberKind[]): Record<string, OptionDef> 
   return out;
 }
 
-async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKind[], pkey: string, opts: Record<string, unknown>, add: boolean, check?: MemberPreCheck): Promise<CommandResult> {
+async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKind[], names: MemberCommandNames, pkey: string, opts: Record<string, unknown>, add: boolean): Promise<CommandResult> {
   // the members of a group get what it grants: a delegate changes only a group that grants no more than they hold
   const entry = await getEntryToWrite(ctx, obj, pkey);
-  await check?.(ctx, entry, opts, add);
+  await names.check?.(ctx, entry, opts, add);
   const failed: Record<string, Record<string, Array<[string, string]>>> = {};
   let completed = 0;
   for (const k of kinds) {
@@ -58,8 +68,7 @@ async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKi
     const mine: Array<[string, string]> = [];
     (failed[attr.toLowerCase()] ??= {})[k.kind] = mine;
     const target = ctx.registry.objects.get(k.target);
-    const names = (opts[k.option] as string[] | undefined) ?? [];
-    for (const name of names) {
+    for (const name of (opts[k.option] as string[] | undefined) ?? []) {
       const targetEntry = target ? await ctx.dir.get(dnOf(target, ctx.dir.baseDn, name)) : null;
       if (!target || !targetEntry) {
         mine.push([name, 'no such entry']);
@@ -100,7 +109,7 @@ async function change(ctx: CallContext, obj: ObjectDef, kinds: readonly MemberKi
   };
 }
 
-export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], names: { add: string; remove?: string; what: string; check?: MemberPreCheck }): Command[] {
+export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], names: MemberCommandNames): Command[] {
   const pk = obj.params[obj.pkey]!;
   const build = (name: string, add: boolean): Command => ({
     name,
@@ -110,7 +119,7 @@ export function memberCommands(obj: ObjectDef, kinds: readonly MemberKind[], nam
     options: { ...memberOptions(kinds), all: commonOptions.all, raw: commonOptions.raw },
     access: { manage: obj.name },
     output: 'entry',
-    run: (ctx, args, opts) => change(ctx, obj, kinds, String(args[0]), opts, add, names.check),
+    run: (ctx, args, opts) => change(ctx, obj, kinds, names, pkeyOf(ctx, obj, args[0]), opts, add),
   });
   return [build(names.add, true), ...(names.remove ? [build(names.remove, false)] : [])];
 }

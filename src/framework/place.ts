@@ -1,8 +1,8 @@
 /**
  * An object owns its place (FreeIPA's container_dn and get_dn; kanidm's
  * schema per entry class): its declaration says where its entries live,
- * who may read them, the schema it adds and the entries every realm has of
- * it (command.ts ObjectDef). Everything that used to list objects by hand
+ * who may read them, the schema it adds, the entries every realm has of
+ * it and those a realm starts with (command.ts ObjectDef). Everything that used to list objects by hand
  * is derived here from the registered declarations: the containers of the
  * realm's tree (init writes them, the upgrade at start adds those a realm
  * lacks), the readable roots of the read rule (access.ts) and the objects'
@@ -66,6 +66,11 @@ export function declaredContainers(objects: Iterable<ObjectDef>): string[] {
 /** The entries every realm has of the objects (built-in privileges, policies), in declaration order. */
 export function declaredEntries(objects: Iterable<ObjectDef>, at: RealmPlace): DefaultEntry[] {
   return [...objects].flatMap((o) => o.defaults?.(at) ?? []);
+}
+
+/** The entries a realm starts with but keeps only while no one deletes them (ObjectDef.initial), in declaration order. */
+export function declaredInitialEntries(objects: Iterable<ObjectDef>, at: RealmPlace): DefaultEntry[] {
+  return [...objects].flatMap((o) => o.initial?.(at) ?? []);
 }
 
 /** The roots of what the objects let `audience` read: the places of those declared readable by it, and the roots of the views it may read. */

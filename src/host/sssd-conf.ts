@@ -6,7 +6,9 @@
  * logins through the KDC with FAST armor from the host keytab, password
  * changes through the password service, and the account check every login
  * runs (an SSH key and a GSSAPI login too) asked of the LDAP service each
- * time, so that a user disabled in dirid is refused at once. `dirid join`
+ * time, so that a user disabled in dirid is refused at once, and the
+ * host-based access rules, which the LDAP service gives the host as each
+ * user's `host` and `authorizedService` (docs/hbac.md). `dirid join`
  * writes it as /etc/sssd/sssd.conf; `dirid-server` writes the same text for
  * its own host name beside its krb5.conf, as an example.
  */
@@ -30,7 +32,10 @@ export interface SssdConfInput {
  * How long (seconds) a user's entry read for one login serves the next
  * logins of that user without asking the LDAP service again: SSSD's
  * pam_id_timeout, here written out. The account check (a disabled user) is
- * asked of the LDAP service at every login regardless (ldap_access_filter).
+ * asked of the LDAP service at every login regardless (ldap_access_filter);
+ * the access the rules give (host, authorizedService) comes with the entry,
+ * so this is the bound within which a rule change reaches a host's logins
+ * (docs/hbac.md).
  */
 export const PAM_ID_TIMEOUT = 5;
 
@@ -69,8 +74,9 @@ domains = ${o.domain}
 [nss]
 
 [pam]
-# every login reads the user's entry and groups again (SSSD's default,
-# no_session, skips that while the user has a process on the host)
+# every login reads the user's entry and groups again, its access (host,
+# authorizedService) included (SSSD's default, no_session, skips that while
+# the user has a process on the host)
 pam_initgroups_scheme = always
 pam_id_timeout = ${PAM_ID_TIMEOUT}
 
@@ -83,7 +89,7 @@ id_provider = ldap
 auth_provider = krb5
 access_provider = ldap
 sudo_provider = ldap
-ldap_access_order = filter, expire
+ldap_access_order = filter, expire, host, authorized_service
 ldap_access_filter = (!(nsAccountLock=TRUE))
 ldap_account_expire_policy = rhds
 ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, USUAL_PORTS.ldap)}`)}

@@ -20,11 +20,13 @@
  * sudoRole entries below ou=sudoers) are searched and read like the
  * directory, in memory; a search from above reaches them as one more
  * readable part.
+ * A host bound as itself that names `host` or `authorizedService` gets
+ * them computed on users from the access rules (host-access.ts).
  */
 import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
 import type { SearchRequest } from '../ldap/protocol-requests.js';
-import type { SearchResultEntry } from '../ldap/protocol-responses.js';
+import type { PartialAttribute, SearchResultEntry } from '../ldap/protocol-responses.js';
 import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
 import { formatFilter } from '../ldap/filter.js';
@@ -36,6 +38,7 @@ import { selectFromEntry, selectFromSynthetic, selection, type Selection } from 
 import { Abandoned, type LdapConnection, type Operation, type OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
+import { hostAccessAttributes } from './host-access.js';
 import { ROOT_DSE_OPERATIONAL, rootDseAttributes } from './root-dse.js';
 import { SUBSCHEMA_DN, SUBSCHEMA_OPERATIONAL, subschemaAttributes } from './subschema.js';
 
@@ -162,7 +165,7 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   const filter = withoutSecrets(ctx.dir.schema, req.filter);
   if (filterTextBound(filter) > MAX_FILTER_LENGTH && formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
   const sel = selection(ctx.dir.schema, req.attributes);
-  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0 };
+  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0, virtual: hostAccessAttributes(ctx, p, sel, req.typesOnly) };
 
   if (paged) return pagedSearch(req, out, { parts, filter, base, scope: effectiveScope, size: paged.size, cookie: paged.cookie });
 
@@ -193,6 +196,8 @@ interface Output {
   attrs: string[] | undefined;
   /** entries sent so far */
   sent: number;
+  /** the attributes computed for the principal (a host's host and authorizedService: host-access.ts), if any */
+  virtual: ((e: Entry) => Promise<PartialAttribute[]>) | null;
 }
 
 /**
@@ -210,7 +215,9 @@ export function directoryAttributes(sel: Selection): string[] | undefined {
 
 /** Sends one entry as the selection shapes it. */
 async function sendEntry(out: Output, e: Entry): Promise<void> {
-  const entry: SearchResultEntry = { op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(out.ctx.dir.schema, e.attrs, out.sel, out.typesOnly) };
+  const attributes = selectFromEntry(out.ctx.dir.schema, e.attrs, out.sel, out.typesOnly);
+  if (out.virtual) attributes.push(...(await out.virtual(e)));
+  const entry: SearchResultEntry = { op: 'searchResEntry', objectName: e.dn, attributes };
   await out.conn.send(out.op, entry);
   out.sent++;
 }

@@ -18,6 +18,8 @@ export const builtinPrivileges = [
   { name: 'User Administrators', description: 'Add, modify and delete users, and link them to external IdPs' },
   { name: 'Group Administrators', description: 'Add, modify and delete groups and their members' },
   { name: 'Sudo Administrator', description: 'Add, modify and delete sudo rules, sudo commands and sudo command groups' },
+  { name: 'Host Group Administrators', description: 'Add, modify and delete host groups and their members' },
+  { name: 'HBAC Administrator', description: 'Add, modify, enable, disable and delete host-based access rules, HBAC services and service groups' },
 ] as const;
 
 export const privilegeObject = defineObject({

@@ -93,14 +93,16 @@ const treeStep: InitStep = {
 
 /**
  * The entries every realm has of the registered objects (built-in
- * privileges; objects/index.ts realmTree), once the Kerberos realm they may
- * sit in exists, and the record of the directory's version (upgrade.ts): a
+ * privileges, HBAC services; objects/index.ts realmTree), once the Kerberos
+ * realm they may sit in exists, those a realm starts with (the allow_all
+ * access rule), and the record of the directory's version (upgrade.ts): a
  * new realm is at this code's version.
  */
 const defaultEntriesStep: InitStep = {
   name: 'default entries and the directory version',
   async run({ dir, config }) {
-    await dir.batch([...realmTree({ baseDn: dir.baseDn, realm: config.realm }).entries, versionRecordEntry(dir.baseDn)]);
+    const tree = realmTree({ baseDn: dir.baseDn, realm: config.realm });
+    await dir.batch([...tree.entries, ...tree.initial, versionRecordEntry(dir.baseDn)]);
   },
 };
 

@@ -17,7 +17,9 @@
  * do writes nothing and logs nothing. The tree is checked at every start,
  * so a newly registered object's container and entries reach realms made
  * before without a step of their own; a change that is not an addition
- * (moving or rewriting entries) is a step.
+ * (moving or rewriting entries) is a step, and so are the entries a realm
+ * starts with but keeps only while no one deletes them (ObjectDef.initial:
+ * the allow_all access rule), which the start must not add again.
  *
  * A directory recorded at a higher version than this code knows was
  * upgraded by a newer release, whose data this code may misread: the start
@@ -46,7 +48,7 @@ import { passwordServiceEntry } from './kerberos-init.js';
 import { SERVER_VERSION } from './version.js';
 
 /** The directory version this code writes and reads: the last step's. */
-export const DIRECTORY_VERSION = 2;
+export const DIRECTORY_VERSION = 3;
 
 /** One versioned change to a stored realm: what it brings the directory to, in words, and the change; it returns what it did, or null when there was nothing to do. */
 export interface UpgradeStep {
@@ -90,6 +92,16 @@ export const UPGRADE_STEPS: readonly UpgradeStep[] = [
       const r = randomRange();
       const added = await addMissing(dir, [rangeEntry(dir.baseDn, realm, r)]);
       return added.length > 0 ? `added ${dn}, IDs ${r.base} to ${r.base + r.size - 1}` : null;
+    },
+  },
+  {
+    version: 3,
+    name: 'the entries a realm starts with (the HBAC rules allow_all and allow_systemd-user), for realms made before them, once',
+    async run(dir, realm) {
+      // the default entries the initial ones name (the HBAC services) first, as init adds them
+      const tree = realmTree({ baseDn: dir.baseDn, realm });
+      const added = [...(await addMissing(dir, tree.entries)), ...(await addMissing(dir, tree.initial))];
+      return added.length > 0 ? `added ${added.join('; ')}` : null;
     },
   },
 ];

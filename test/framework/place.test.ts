@@ -26,6 +26,10 @@ describe('places derived from the registry', () => {
         `cn=roles,cn=accounts,${BASE}`,
         `cn=services,cn=accounts,${BASE}`,
         `cn=computers,cn=accounts,${BASE}`,
+        `cn=hostgroups,cn=accounts,${BASE}`,
+        `cn=hbacservices,cn=hbac,${BASE}`,
+        `cn=hbacservicegroups,cn=hbac,${BASE}`,
+        `cn=rules,cn=hbac,${BASE}`,
         `cn=idp,${BASE}`,
         `cn=privileges,cn=pbac,${BASE}`,
         // the sudo rules, commands and command groups, and the sudoRole entries hosts read (a view)
@@ -37,7 +41,7 @@ describe('places derived from the registry', () => {
     );
   });
 
-  it("the tree holds init's containers (cn=servers among them now), parents first, and the built-in privileges", () => {
+  it("the tree holds init's containers (cn=servers among them now), parents first, the built-in privileges, HBAC services and service groups, and the initial HBAC rules", () => {
     const tree = realmTree(at);
     const dns = tree.containers.map((op) => op.dn);
     assert.deepEqual(dns, [
@@ -47,6 +51,11 @@ describe('places derived from the registry', () => {
       `cn=roles,cn=accounts,${BASE}`,
       `cn=services,cn=accounts,${BASE}`,
       `cn=computers,cn=accounts,${BASE}`,
+      `cn=hostgroups,cn=accounts,${BASE}`,
+      `cn=hbac,${BASE}`,
+      `cn=hbacservices,cn=hbac,${BASE}`,
+      `cn=hbacservicegroups,cn=hbac,${BASE}`,
+      `cn=rules,cn=hbac,${BASE}`,
       `cn=idp,${BASE}`,
       `cn=pbac,${BASE}`,
       `cn=privileges,cn=pbac,${BASE}`,
@@ -59,9 +68,17 @@ describe('places derived from the registry', () => {
       `cn=ranges,cn=etc,${BASE}`,
       `cn=servers,cn=etc,${BASE}`,
     ]);
+    const entries = tree.entries.map((op) => op.dn);
+    // the services before the groups that name them
+    assert.equal(entries[0], `cn=sshd,cn=hbacservices,cn=hbac,${BASE}`);
+    assert.ok(entries.indexOf(`cn=Sudo,cn=hbacservicegroups,cn=hbac,${BASE}`) > entries.indexOf(`cn=sudo-i,cn=hbacservices,cn=hbac,${BASE}`));
     assert.deepEqual(
-      tree.entries.map((op) => op.dn),
-      ['IdP Administrators', 'User Administrators', 'Group Administrators', 'Sudo Administrator'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+      entries.filter((dn) => dn.endsWith(`cn=privileges,cn=pbac,${BASE}`)),
+      ['IdP Administrators', 'User Administrators', 'Group Administrators', 'Sudo Administrator', 'Host Group Administrators', 'HBAC Administrator'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+    );
+    assert.deepEqual(
+      tree.initial.map((op) => op.dn),
+      ['allow_all', 'allow_systemd-user'].map((r) => `cn=${r},cn=rules,cn=hbac,${BASE}`),
     );
   });
 

@@ -7,8 +7,10 @@
  * directory goes from version 0 to DIRECTORY_VERSION, logged; every entry,
  * password, key and sealed secret is as it was, MIT kinit takes alice's
  * password and the service's keytab, and the realm's tree holds what the
- * registry declares; a second start changes and logs nothing; a directory
- * recorded at a newer version is refused, naming both versions. In
+ * registry declares, the access rule allow_all among them (once: deleted,
+ * it stays deleted at the next start); a second start changes and logs
+ * nothing; a directory recorded at a newer version is refused, naming both
+ * versions. In
  * process: an object registered after the realm was made (declared here,
  * one registry line each, a one-of-a-kind policy among them) gets its
  * containers, schema and default entries from the upgrade, and its
@@ -130,6 +132,13 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     assert.match(out, new RegExp(`realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}\\n`));
     assert.match(out, /upgrade step 1 \(the password service's principal kadmin\/changepw, for realms made before it\): nothing to do/);
     assert.match(out, /upgrade step 2 \(the POSIX ID range, for realms made before it\): nothing to do/);
+    // the HBAC services, service groups and privileges the rules come after, then the rules
+    assert.match(
+      out,
+      new RegExp(
+        `upgrade step 3 \\(the entries a realm starts with \\(the HBAC rules allow_all and allow_systemd-user\\), for realms made before them, once\\): added cn=sshd,cn=hbacservices,cn=hbac,${BASE}; .*; cn=allow_all,cn=rules,cn=hbac,${BASE}; cn=allow_systemd-user,cn=rules,cn=hbac,${BASE}\\n`,
+      ),
+    );
     assert.match(out, new RegExp(`realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}\\n`));
 
     // the password and the keys, through MIT kinit against the upgraded realm's KDC
@@ -153,10 +162,11 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     assert.deepEqual(record?.attrs.dirVersion, [String(DIRECTORY_VERSION)]);
     assert.deepEqual(record?.attrs.dirRelease, [SERVER_VERSION]);
     const tree = realmTree({ baseDn: BASE, realm: REALM });
-    for (const op of [...tree.containers, ...tree.entries]) assert.ok(after1.has(op.dn.toLowerCase()), `${op.dn} is there`);
-    // objects registered since that release (the sudo rules' containers, the Sudo Administrator privilege) get theirs at start too
-    const declared = new Set([...tree.containers, ...tree.entries].map((op) => op.dn.toLowerCase()));
-    for (const dn of after1.keys()) if (!before0.has(dn)) assert.ok(dn === versionRecordDn(BASE) || declared.has(dn), `only the version record and the registry's containers and entries are new (${dn})`);
+    const added = new Set([...tree.containers, ...tree.entries, ...tree.initial].map((op) => op.dn.toLowerCase()));
+    for (const dn of added) assert.ok(after1.has(dn), `${dn} is there`);
+    // the realm grants what it granted: allow_all, enabled
+    assert.deepEqual(after1.get(`cn=allow_all,cn=rules,cn=hbac,${BASE}`)?.attrs.ipaEnabledFlag, ['TRUE']);
+    for (const dn of after1.keys()) if (!before0.has(dn)) assert.ok(dn === versionRecordDn(BASE) || added.has(dn), `only the version record and what the registry declares since (the HBAC and sudo objects among them) are new (${dn})`);
   });
 
   it('a second start runs no step and changes nothing', async () => {
@@ -169,6 +179,21 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     const after2 = await withStore(data, snapshot);
     for (const [dn, was] of before2) if (!rewrittenAtStart(dn)) assert.deepEqual(after2.get(dn), was, dn);
     assert.equal(after2.size, before2.size);
+  });
+
+  it('allow_all, once deleted, stays deleted at the next start, while a deleted built-in HBAC service comes back', async () => {
+    const allowAll = `cn=allow_all,cn=rules,cn=hbac,${BASE}`;
+    const gdm = `cn=gdm,cn=hbacservices,cn=hbac,${BASE}`;
+    await withStore(data, (dir) => dir.batch([{ kind: 'delete', dn: allowAll }, { kind: 'delete', dn: gdm }]));
+    server = await startServerProcess(data);
+    const out = server.out();
+    await stop(server);
+    server = undefined;
+    assert.ok(out.includes(`upgrade: added the entries ${gdm}\n`), out);
+    await withStore(data, async (dir) => {
+      assert.equal(await dir.get(allowAll), null, 'an administrator deleted it: it stays deleted');
+      assert.ok(await dir.get(gdm));
+    });
   });
 
   it('a directory recorded at a newer version is refused, naming both versions', async () => {
@@ -262,11 +287,9 @@ describe('an object registered after the realm was made', () => {
     const tree = realmTree({ baseDn: BASE, realm: REALM }, registered);
     const [containers, entries] = [await missing(tree.containers), await missing(tree.entries)];
     await upgradeDirectory(dir, { realm: REALM, log: (l) => log.push(l), registered });
-    // the fixture's release lacks these two objects, and whatever else the registry declares since (the sudo rules' containers)
-    assert.deepEqual(containers.slice(-2), [`cn=misc,${BASE}`, `cn=notes,cn=misc,${BASE}`]);
-    assert.deepEqual(entries.slice(-2), [`cn=welcome,cn=notes,cn=misc,${BASE}`, `cn=note policy,${realmContainerDn(BASE, REALM)}`]);
-    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the containers ${containers.join('; ')}`), log.join('\n'));
-    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the entries ${entries.join('; ')}`), log.join('\n'));
+    // (beside what this code's own objects added since the fixture's release)
+    assert.ok(log.some((l) => l.startsWith(`dirid-server: realm ${REALM}: upgrade: added the containers `) && l.endsWith(`; cn=misc,${BASE}; cn=notes,cn=misc,${BASE}`)), log.join('\n'));
+    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the entries cn=welcome,cn=notes,cn=misc,${BASE}; cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
 
     const registry = buildRegistry({}, registered);
     const ctx: CallContext = {
@@ -343,12 +366,13 @@ describe('the upgrade on PostgreSQL', () => {
       await server.stop();
     }
     const lines = upgradeLines(log);
-    assert.equal(lines.length, 5, lines.join('\n'));
+    assert.equal(lines.length, 6, lines.join('\n'));
     assert.equal(lines[0], `dirid-server: realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}`);
     assert.equal(lines[1], `dirid-server: realm ${REALM}: upgrade: added the containers cn=servers,cn=etc,${BASE}`);
     assert.equal(lines[2], `dirid-server: realm ${REALM}: upgrade step 1 (the password service's principal kadmin/changepw, for realms made before it): added kadmin/changepw@${REALM}`);
     assert.match(lines[3]!, new RegExp(`^dirid-server: realm ${REALM}: upgrade step 2 \\(the POSIX ID range, for realms made before it\\): added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+$`));
-    assert.equal(lines[4], `dirid-server: realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}`);
+    assert.match(lines[4]!, /^dirid-server: realm UPGRADE\.TEST: upgrade step 3 \(the entries a realm starts with .*\): nothing to do$/);
+    assert.equal(lines[5], `dirid-server: realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}`);
 
     const second: string[] = [];
     await (await start(second)).stop();

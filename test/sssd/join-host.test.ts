@@ -11,7 +11,10 @@
  * realm password user and a local one (keyboard-interactive), an IdP user
  * through the device flow (the URL and code shown, approved at the test
  * IdP), `login`, `su` and `sudo` at the console, GSSAPI with a ticket got outside, an SSH key
- * from the directory; a user
+ * from the directory; with allow_all disabled, the host-based access rules
+ * decide (docs/hbac.md): a rule for alice through sshd lets her in over
+ * ssh with GSSAPI and her key, not through su, and refuses dave's key and
+ * the IdP user after the device flow; a user
  * disabled in dirid while a process of theirs runs on the host is refused
  * at the next login on every path; `dirid leave` puts /etc back as it was.
  */
@@ -27,6 +30,7 @@ import { startTestIdp, idpReference, type TestIdp } from '../support/oidc-idp.js
 import { startSrvDns, type SrvDns, type SrvRecord } from '../support/srv-dns.js';
 import { freeTcpPort, startDebianHost, type DebianHost } from '../support/debian-host.js';
 import { pty, type PtyRun } from '../support/pty.js';
+import { PAM_ID_TIMEOUT } from '../../src/host/sssd-conf.js';
 
 const HOST = 'client.example.test';
 const SERVER = 'dirid.example.test';
@@ -264,6 +268,42 @@ describe('a Debian host joined with dirid join: logins over ssh and at the conso
   it('an SSH key from the directory logs in over ssh', async () => {
     const r = await ssh('alice', 'publickey', () => null, {}, ['-i', join(realm.dataDir, 'alice_key'), '-o', 'IdentitiesOnly=yes']);
     assert.match(r.out, /LOGGED-IN as alice/, r.out);
+  });
+
+  it('host-based access over ssh: with allow_all disabled, a rule for alice through sshd lets her in (GSSAPI, SSH key) but not through su; dave and the IdP user are refused', async () => {
+    const settle = () => new Promise((r) => setTimeout(r, (PAM_ID_TIMEOUT + 1) * 1000));
+    await admin.call('hbacrule_add', ['alice_ssh']);
+    await admin.call('hbacrule_add_user', ['alice_ssh'], { users: ['alice'] });
+    await admin.call('hbacrule_add_host', ['alice_ssh'], { hosts: [HOST] });
+    await admin.call('hbacrule_add_service', ['alice_ssh'], { hbacsvcs: ['sshd'] });
+    await admin.call('hbacrule_disable', ['allow_all']);
+    try {
+      // the bound (docs/hbac.md): SSSD reads a user again once pam_id_timeout has passed since its last read
+      await settle();
+      const cc = join(realm.dataDir, 'alice.cc');
+      const gssapi = await ssh('alice', 'gssapi-with-mic', () => null, { KRB5CCNAME: `FILE:${cc}` });
+      assert.match(gssapi.out, /LOGGED-IN as alice/, gssapi.out);
+      const key = await ssh('alice', 'publickey', () => null, {}, ['-i', join(realm.dataDir, 'alice_key'), '-o', 'IdentitiesOnly=yes']);
+      assert.match(key.out, /LOGGED-IN as alice/, key.out);
+      let sent = false;
+      const su = await host.pty('setpriv --reuid=65534 --regid=65534 --clear-groups su - alice -c "echo SU-AS \\$(id -un)"', (out, write) => {
+        if (!sent && /Password: ?$/.test(out)) {
+          sent = true;
+          write('Alice-pw-1234\r');
+        }
+      });
+      assert.ok(sent, su.out);
+      assert.doesNotMatch(su.out, /SU-AS/, su.out);
+      const dave = await ssh('dave', 'publickey', () => null, {}, ['-i', join(realm.dataDir, 'dave_key'), '-o', 'IdentitiesOnly=yes']);
+      assert.doesNotMatch(dave.out, /LOGGED-IN/, dave.out);
+      const frank = await ssh('frank', 'keyboard-interactive', async (out) => (await approve('frank-sub')(out)) ?? '\r');
+      assert.match(frank.out, /user_code=/, frank.out);
+      assert.doesNotMatch(frank.out, /LOGGED-IN/, frank.out);
+      assert.equal((await admin.call('hbactest', [], { user: 'frank', host: HOST, service: 'sshd' })).value, false);
+    } finally {
+      await admin.call('hbacrule_enable', ['allow_all']);
+      await settle();
+    }
   });
 
   it('a user disabled in dirid while a process of theirs runs on the host is refused at once: GSSAPI, SSH key, password; an IdP user too', async () => {

@@ -39,6 +39,10 @@ export interface SssdHostOptions {
   caFile?: string;
   /** for sudo: the distribution's /etc/pam.d (sudo's service and the common-* files pam-auth-update wrote) beside the test's service */
   sudo?: boolean;
+  /** the host's keytab (default the realm's host.keytab, host/localhost's) */
+  keytab?: string;
+  /** PAM services besides dirid-test, each with the same pam_sss stack (`sshd`, `su`: the names SSSD's access checks see) */
+  pamServices?: readonly string[];
 }
 
 export interface SssdHost {
@@ -82,7 +86,7 @@ export function sssdHost(o: SssdHostOptions): SssdHost {
   const kdc = /^\s*kdc = (\S+)/m.exec(krb5conf)?.[1];
   if (!kdc) throw new Error('the realm krb5.conf names no KDC');
   writeFileSync(join(dir, 'krb5.conf'), krb5conf);
-  copyFileSync(join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
+  copyFileSync(o.keytab ?? join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
   chmodSync(join(dir, 'host.keytab'), 0o600);
   if (o.caFile) copyFileSync(o.caFile, join(dir, 'ca.crt'));
   writeFileSync(join(dir, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nnetgroup: sss\nservices: files sss\nshadow: files\nhosts: files\nsudoers: files sss\n');
@@ -114,7 +118,9 @@ cache_credentials = false
   chmodSync(join(etcSssd, 'sssd.conf'), 0o600);
   if (o.sudo) for (const f of readdirSync('/etc/pam.d')) if (statSync(join('/etc/pam.d', f)).isFile()) copyFileSync(join('/etc/pam.d', f), join(pamd, f));
   // every phase through pam_sss, as pam-auth-update sets a host up (without the local pam_unix beside it)
-  writeFileSync(join(pamd, PAM_SERVICE), 'auth required pam_sss.so\naccount required pam_sss.so\npassword required pam_sss.so\nsession required pam_sss.so\n');
+  for (const service of [PAM_SERVICE, ...(o.pamServices ?? [])]) {
+    writeFileSync(join(pamd, service), 'auth required pam_sss.so\naccount required pam_sss.so\npassword required pam_sss.so\nsession required pam_sss.so\n');
+  }
   const script = join(dir, 'run.sh');
   const commands = join(dir, 'commands.sh');
   writeFileSync(
@@ -122,7 +128,7 @@ cache_credentials = false
     `#!/bin/sh
 # runs inside the private mount and UTS namespaces: the host is called localhost,
 # as the realm's ldap/ and host/ principals name it (libldap names a server it
-# reaches over loopback by the machine's own name otherwise)
+# reaches over loopback by the machine's own name otherwise); a host is who its keytab says
 set -e
 hostname localhost
 mount --bind ${etcSssd} /etc/sssd
