@@ -255,15 +255,18 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
       };
     } catch (e) {
       ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+      ctx.note.idp = { reference: referenceName(client.idpLink!), outcome: 'failed' };
       throw kdcErrorOf(e);
     }
     ctx.note.preauth = `idp: device authorization started (${cfg.name})`;
+    ctx.note.idp = { reference: cfg.name, outcome: 'started' };
     throw again(s, 'KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider');
   }
   if (now > state.expiresAt) {
     // PREAUTH_FAILED ends the login; PREAUTH_EXPIRED would make MIT clients start again with a new code by
     // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
     ctx.note.preauth = 'idp: device code expired';
+    ctx.note.idp = { reference: referenceName(state.link), outcome: 'expired' };
     throw new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
   }
   let cfg: IdpConfig;
@@ -274,14 +277,17 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
     if (r === NOT_DUE || r === HELD_NOT_DUE) {
       const why = r === NOT_DUE ? ' and no more answers may be held' : `, after the hold (held ${ctx.now() - now} ms)`;
       ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms${why}`;
+      ctx.note.idp = { reference: cfg.name, outcome: 'not_polled' };
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     if (r.status === 'unreachable') {
       ctx.note.preauth = `idp: ${r.message}; pending, polled again at the next interval (${s.polls} poll(s) held ${ctx.now() - now} ms)`;
+      ctx.note.idp = { reference: cfg.name, outcome: 'unreachable' };
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     if (r.status !== 'done') {
       ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'} after ${s.polls} poll(s) held ${ctx.now() - now} ms`;
+      ctx.note.idp = { reference: cfg.name, outcome: r.status === 'slow_down' ? 'slow_down' : 'pending' };
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     const as = await authorizationServer(cfg, ctx.idp);
@@ -291,18 +297,28 @@ export async function idpStep(ctx: ExchangeContext, req: KdcReq, client: KdcPrin
       const linked = client.idpSub;
       const hint = linked !== undefined && who.toLowerCase() === linked.toLowerCase() ? `; linked as ${JSON.stringify(linked.slice(0, 128))}, which differs only in letter case: set --idp-user-id as the IdP writes it` : '';
       ctx.note.preauth = `idp: User not found (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
+      ctx.note.idp = { reference: cfg.name, outcome: 'user_not_found' };
       // no user has this identity at this IdP reference: kinit says the client was not found
       throw new KdcError('KDC_ERR_C_PRINCIPAL_UNKNOWN', 'User not found');
     }
     ctx.note.preauth = `idp: ${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}`;
+    ctx.note.idp = { reference: cfg.name, outcome: 'authenticated' };
   } catch (e) {
     if (e instanceof KdcError) throw e;
     if (e instanceof OAuthError && (e.code === 'expired_token' || e.code === 'invalid_grant')) {
       // expired or unknown device code: keep reporting pending until our own expiry (docs/device-flow.md)
       ctx.note.preauth = `idp: ${e.code}, pending until the device code expires`;
+      ctx.note.idp = { reference: referenceName(state.link), outcome: 'pending' };
       throw again(s, 'KDC_ERR_MORE_PREAUTH_DATA_REQUIRED', 'authorization pending');
     }
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+    ctx.note.idp = { reference: referenceName(state.link), outcome: 'failed' };
     throw kdcErrorOf(e);
   }
+}
+
+/** The name of the IdP reference at `dn` (its RDN's value), for the metrics. */
+function referenceName(dn: string): string {
+  const m = /^[^=]+=((?:[^,\\]|\\.)*)/.exec(dn);
+  return m ? m[1]! : dn;
 }

@@ -56,6 +56,8 @@ export interface RpcServerOptions {
   /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
   bodyTimeoutMs?: number;
   log(line: string): void;
+  /** told of each command answered: its method, ok or the error's name, milliseconds (the server's metrics) */
+  observe?(command: string, outcome: string, ms: number): void;
   /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
   uiDir?: string;
 }
@@ -179,6 +181,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     const started = process.hrtime.bigint();
     let request: RpcRequest | undefined;
     let outcome = 'ok';
+    let errorName: string | undefined;
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
@@ -188,9 +191,11 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     } catch (err) {
       const answer = errorResponse(enc, err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
+      errorName = answer.name;
       responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    opts.observe?.(request?.method ?? '-', errorName ?? 'ok', ms);
     opts.log(
       `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome} duration_ms=${ms.toFixed(1)}`,
     );

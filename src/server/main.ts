@@ -1,6 +1,7 @@
 /**
- * `dirid-server`: init | replica-prepare | start. Argument parsing and exit
- * codes only; the work is in init.ts, replica.ts and start.ts.
+ * `dirid-server`: init | replica-prepare | start | backup | restore | check.
+ * Argument parsing, signals and exit codes only; the work is in init.ts,
+ * replica.ts, start.ts, backup.ts and restore.ts.
  */
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
@@ -9,6 +10,11 @@ import { prepareReplica } from './replica.js';
 import { startServer } from './start.js';
 import { watchStarters } from './starter-watch.js';
 import { parseArgsProblem } from '../cli/errors.js';
+import { backupRealm, readPassphraseFile } from './backup.js';
+import { restoreRealm } from './restore.js';
+import { checkSqliteStore } from '../directory/sqlite-backup.js';
+import { dataPaths, readServerConfig, shownDatabase } from './config.js';
+import { readMasterKey } from './store.js';
 
 const USAGE = `usage:
   dirid-server init --data-dir DIR --realm REALM --domain DOMAIN [--hostname H] --admin-password-file FILE
@@ -17,8 +23,17 @@ const USAGE = `usage:
   dirid-server replica-prepare --data-dir DIR --hostname H2 --out DIR2
   dirid-server start --data-dir DIR [--listen ADDR] [--https-port N] [--http-port N] [--kdc-port N] [--kpasswd-port N]
                      [--ldap-port N] [--ldaps-port N] [--idp-ca-file PEM]... [--exit-with-parent] [--exit-with-pid PID]
+  dirid-server backup --data-dir DIR --out FILE [--passphrase-file FILE] [--pg-dump]
+  dirid-server restore --in FILE --data-dir DIR [--passphrase-file FILE] [--force]
+  dirid-server check --data-dir DIR
   --idp-ca-file PEM  CA certificates (PEM) trusted for the IdPs' HTTPS endpoints besides the system's;
                      give it once per file, every file is trusted (replaces server.conf's idp_ca_file)
+  backup             one file (mode 0600) with the store, copied online while the server runs, and the
+                     realm's keys and settings; --passphrase-file encrypts it (age, scrypt); a realm on
+                     PostgreSQL: --pg-dump runs pg_dump into it
+  restore            a data directory from a backup; a directory holding a realm only with --force
+  check              the store's integrity, and that every sealed secret opens with master.key
+SIGHUP makes a running server read server.conf again (docs/operations.md)
 `;
 
 function port(v: string | undefined, name: string): number | undefined {
@@ -144,6 +159,9 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`dirid-server: process ${goneEarly} that started it is gone; not starting\n`);
       return 0;
     }
+    let reload: (() => void) | undefined;
+    // before the server is up a SIGHUP must not end it (its default)
+    process.on('SIGHUP', () => (reload ? reload() : process.stdout.write('dirid-server: SIGHUP while starting; ignored\n')));
     const server = await startServer({
       dataDir: values['data-dir'],
       listen: values.listen,
@@ -155,6 +173,7 @@ async function main(argv: string[]): Promise<number> {
       ldapsPort: port(values['ldaps-port'], 'ldaps-port'),
       ...(values['idp-ca-file'] ? { idpCaFile: values['idp-ca-file'] } : {}),
     });
+    reload = () => void server.reload();
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGTERM', stop);
@@ -166,6 +185,51 @@ async function main(argv: string[]): Promise<number> {
     });
     await server.stop();
     return 0;
+  }
+  if (cmd === 'backup') {
+    const parsed = options(rest, { options: { 'data-dir': { type: 'string' }, out: { type: 'string' }, 'passphrase-file': { type: 'string' }, 'pg-dump': { type: 'boolean' } } });
+    if (!parsed) return 0;
+    const values = parsed.values as { 'data-dir'?: string; out?: string; 'passphrase-file'?: string; 'pg-dump'?: boolean };
+    for (const k of ['data-dir', 'out'] as const) if (!values[k]) throw new UsageError(`--${k} is required`);
+    await backupRealm(
+      {
+        dataDir: values['data-dir']!,
+        out: values.out!,
+        ...(values['passphrase-file'] !== undefined ? { passphrase: readPassphraseFile(values['passphrase-file']) } : {}),
+        ...(values['pg-dump'] ? { pgDump: true } : {}),
+      },
+      (line) => process.stdout.write(line + '\n'),
+    );
+    return 0;
+  }
+  if (cmd === 'restore') {
+    const parsed = options(rest, { options: { in: { type: 'string' }, 'data-dir': { type: 'string' }, 'passphrase-file': { type: 'string' }, force: { type: 'boolean' } } });
+    if (!parsed) return 0;
+    const values = parsed.values as { in?: string; 'data-dir'?: string; 'passphrase-file'?: string; force?: boolean };
+    for (const k of ['in', 'data-dir'] as const) if (!values[k]) throw new UsageError(`--${k} is required`);
+    await restoreRealm(
+      {
+        in: values.in!,
+        dataDir: values['data-dir']!,
+        ...(values['passphrase-file'] !== undefined ? { passphrase: readPassphraseFile(values['passphrase-file']) } : {}),
+        ...(values.force ? { force: true } : {}),
+      },
+      (line) => process.stdout.write(line + '\n'),
+    );
+    return 0;
+  }
+  if (cmd === 'check') {
+    const parsed = options(rest, { options: { 'data-dir': { type: 'string' } } });
+    if (!parsed) return 0;
+    const dir = (parsed.values as { 'data-dir'?: string })['data-dir'];
+    if (!dir) throw new UsageError('--data-dir is required');
+    const paths = dataPaths(dir);
+    const config = readServerConfig(paths);
+    if (config.database) throw new InitError(`the store is in PostgreSQL (${shownDatabase(config.database)}): check it there (pg_amcheck); check reads a SQLite store`);
+    const r = checkSqliteStore(paths.store, readMasterKey(paths));
+    for (const p of r.problems) process.stdout.write(`dirid-server: ${p}\n`);
+    process.stdout.write(`dirid-server: ${paths.store}: ${r.entries} entries, ${r.secrets} sealed secrets; ${r.problems.length === 0 ? 'integrity check: ok' : `${r.problems.length} problem(s)`}\n`);
+    return r.problems.length === 0 ? 0 : 1;
   }
   throw new UsageError(cmd === undefined ? 'no command given' : `unknown command '${cmd}'`);
 }
