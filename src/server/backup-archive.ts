@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip, createGzip } from 'node:zlib';
 import { Decrypter, Encrypter } from 'age-encryption';
 
@@ -138,7 +138,7 @@ function padding(size: number): Buffer {
 
 /** The backup file's bytes: gzip(ustar), encrypted with age under `passphrase` when one is given. */
 export async function backupStream(manifest: Manifest, members: readonly MemberSource[], passphrase: string | undefined): Promise<Readable> {
-  const gz = Readable.from(ustar(manifest, members, Date.parse(manifest.created))).pipe(createGzip({ level: 6 }));
+  const gz = through(Readable.from(ustar(manifest, members, Date.parse(manifest.created))), createGzip({ level: 6 }));
   if (passphrase === undefined) return gz;
   const e = new Encrypter();
   e.setPassphrase(passphrase);
@@ -176,7 +176,13 @@ export async function openBackupStream(file: Readable, kind: 'encrypted' | 'plai
     }
     gz = Readable.fromWeb(plain as unknown as import('node:stream/web').ReadableStream<Uint8Array>);
   } else if (passphrase !== undefined) throw new BackupFormatError('the backup is not encrypted: leave out --passphrase-file');
-  return gz.pipe(createGunzip());
+  return through(gz, createGunzip());
+}
+
+/** `from` piped into `to`, whose reader sees an error of either (a damaged chunk, a file that changed) instead of a stream left hanging. */
+function through<T extends NodeJS.ReadWriteStream & Readable>(from: Readable, to: T): T {
+  pipeline(from, to, () => {});
+  return to;
 }
 
 /**

@@ -14,6 +14,7 @@ import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, 
 import { createHash } from 'node:crypto';
 import { hostname as machineName } from 'node:os';
 import { join, resolve, basename } from 'node:path';
+import type { Readable } from 'node:stream';
 import { checkSqliteStore } from '../directory/sqlite-backup.js';
 import { backupKind, BackupFormatError, FORMAT, FORMAT_VERSION, MANIFEST, openBackupStream, readUstar, type Manifest, type ManifestFile } from './backup-archive.js';
 import { backupFiles, BackupError, PG_DUMP_MEMBER, STORE_MEMBER } from './backup.js';
@@ -87,6 +88,16 @@ async function unpack(file: string, passphrase: string | undefined, staging: str
     closeSync(fd);
   }
   const stream = await openBackupStream(createReadStream(file), backupKind(head), passphrase);
+  try {
+    return await unpackStream(stream, staging);
+  } catch (e) {
+    if (e instanceof BackupFormatError || e instanceof BackupError) throw e;
+    // what the decryption (a chunk that does not authenticate) or gunzip (a changed or missing byte) found
+    throw new BackupFormatError(`the backup is damaged (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+async function unpackStream(stream: Readable, staging: string): Promise<Manifest> {
   let manifest: Manifest | undefined;
   let next = 0;
   await readUstar(stream, async (h, body) => {

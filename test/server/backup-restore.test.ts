@@ -7,7 +7,8 @@
  * time the backup runs. After the restore, with the first server stopped:
  * - every user whose add was acknowledged before the backup began is there;
  * - MIT kinit gets a TGT with a password, and with the keytab exported
- *   before the backup; kvno checks that keytab against a service ticket;
+ *   before the backup; kvno checks that keytab against a service ticket,
+ *   and gets one with a TGT the first server issued (the same ticket key);
  * - idp-check's device authorization passes, which sends the reference's
  *   client secret to the IdP: the sealed secret opened with the restored
  *   master key;
@@ -44,7 +45,7 @@ function server(args: string[]): Promise<{ code: number | null; stdout: string; 
 }
 
 async function stopProcess(p: ServerProcess | undefined): Promise<void> {
-  if (!p || p.child.exitCode !== null) return;
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
   const gone = new Promise((r) => p.child.once('exit', r));
   p.child.kill('SIGTERM');
   await gone;
@@ -94,6 +95,9 @@ describe('backup while the server serves, and restore into another data director
     await admin.call('user_mod', ['ida'], { user_auth_type: ['idp'], idp: 'corp', idp_user_id: 'ida-sub' });
     await admin.call('service_add', ['HTTP/web.example.test'], { force: true });
     writeFileSync(join(tmp, 'web.keytab'), (await admin.call('keytab_get', ['HTTP/web.example.test'])).result.keytab as Buffer, { mode: 0o600 });
+    // a TGT from the first server: the restored KDC has the same krbtgt key
+    const tgt = await runTool('kinit', ['-c', `FILE:${join(tmp, 'before.cc')}`, 'alice'], { KRB5_CONFIG: join(realmDir(), 'krb5.conf') }, 'Alice-pass-1\n');
+    assert.equal(tgt.code, 0, tgt.stderr);
 
     let writing = true;
     let n = 0;
@@ -165,6 +169,10 @@ describe('backup while the server serves, and restore into another data director
     const v = await runTool('kvno', ['-k', join(tmp, 'web.keytab'), 'HTTP/web.example.test'], env);
     assert.equal(v.code, 0, v.stderr);
     assert.match(v.stdout, /keytab entry valid/);
+
+    // the TGT the first server issued before the backup gets a service ticket from the restored KDC
+    const old = await runTool('kvno', ['-c', `FILE:${join(tmp, 'before.cc')}`, 'HTTP/web.example.test'], { KRB5_CONFIG: join(restoredDir(), 'krb5.conf') });
+    assert.equal(old.code, 0, old.stderr);
 
     const check = (await admin.call('idp_check', ['corp'])).result as Array<{ check: string; status: string; message: string }>;
     const device = check.find((l) => l.check === 'Device authorization')!;

@@ -89,7 +89,7 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
     assert.equal((await admin.login('admin', ADMIN_PASSWORD)).status, 200);
   });
   after(async () => {
-    if (server?.child.exitCode === null) {
+    if (server && server.child.exitCode === null && server.child.signalCode === null) {
       const gone = new Promise((r) => server.child.once('exit', r));
       server.child.kill('SIGTERM');
       await gone;
