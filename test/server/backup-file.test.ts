@@ -82,6 +82,11 @@ describe('the backup file', () => {
       const target = join(tmp, `${kind}-whole`);
       await restoreRealm({ in: file(), dataDir: target, ...(passphrase ? { passphrase } : {}) }, () => {});
       assert.ok(readFileSync(join(target, 'master.key')).equals(readFileSync(join(realm(), 'master.key'))));
+      // again over it: refused, then replaced with --force
+      writeFileSync(join(target, 'master.key'), Buffer.alloc(32, 1));
+      await assert.rejects(restoreRealm({ in: file(), dataDir: target, ...(passphrase ? { passphrase } : {}) }, () => {}), /holds a realm .* give --force/);
+      await restoreRealm({ in: file(), dataDir: target, force: true, ...(passphrase ? { passphrase } : {}) }, () => {});
+      assert.ok(readFileSync(join(target, 'master.key')).equals(readFileSync(join(realm(), 'master.key'))));
     });
   }
 

@@ -4,8 +4,9 @@
  * says how to dump it; with --pg-dump it holds pg_dump's dump, restore
  * leaves it in the new data directory and says how to load it, and a server
  * started on the database it was loaded into (pg_restore, as the message
- * says) serves the realm's entries and passwords. The database URL's
- * password never shows in what the commands print.
+ * says) serves the realm's entries and passwords, and its health check
+ * says 503 once the database is gone. The database URL's password never
+ * shows in what the commands print.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +22,7 @@ import { startServer } from '../../src/server/start.js';
 import { backends } from '../support/backends.js';
 import { createDatabase, startPostgres, stopPostgres, type PgCluster } from '../support/postgres.js';
 import { ADMIN_PASSWORD } from '../support/realm.js';
+import { runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const postgresql = backends.some((b) => b.name === 'postgresql');
@@ -91,6 +93,13 @@ describe('backup and restore of a realm on PostgreSQL', { skip: !postgresql && '
       const alice = new RpcSession(`https://localhost:${server.httpsPort}`, readFileSync(join(target, 'ca.crt'), 'utf8'));
       assert.equal((await alice.login('alice', 'Alice-pass-1')).status, 200);
       assert.deepEqual((await alice.call('user_show', ['alice'])).result.uid, ['alice']);
+      // the health check reaches the database: with PostgreSQL gone it says so, 503
+      // (curl asynchronously: the server runs in this process)
+      const health = async () => (await runTool('curl', ['-sS', '--max-time', '10', '-w', '\n%{http_code}', '--cacert', join(target, 'ca.crt'), `https://localhost:${server.httpsPort}/dirid/health`], {})).stdout;
+      assert.match(await health(), /"status":"ok".*"store":"ok".*\n200$/s);
+      stopPostgres();
+      const down = await health();
+      assert.match(down, /"status":"unavailable".*"store":"unreachable: .*\n503$/s, down);
     } finally {
       await server.stop();
     }
