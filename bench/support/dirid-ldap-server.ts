@@ -99,7 +99,8 @@ try {
   for (const ops of diridUserBatches(job, hash)) await server.dir.batch(ops);
   for (const ops of diridGroupBatches(memberships(job))) await server.dir.batch(ops);
   for (const ops of diridSudoBatches(job, sudoRules(job))) await server.dir.batch(ops);
-  if (job.hbac) for (const ops of hbacBatches({ ...job, ...job.hbac }, [`fqdn=localhost,cn=computers,cn=accounts,${BASE_DN}`])) await server.dir.batch(ops);
+  // the sudo rules' data above added the hosts (host0…): the access rules' data names the same ones
+  if (job.hbac) for (const ops of hbacBatches({ ...job, ...job.hbac }, [`fqdn=localhost,cn=computers,cn=accounts,${BASE_DN}`], job.hosts >= job.hbac.hosts)) await server.dir.batch(ops);
   const loadSeconds = (performance.now() - t0) / 1000;
   const viewBuildMs = await checkSudoView(server.dir, job);
   if (!job.serve) {

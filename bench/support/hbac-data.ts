@@ -26,13 +26,18 @@ const svcDn = (s: string) => `cn=${s},cn=hbacservices,cn=hbac,${BASE_DN}`;
 export const ruleDn = (r: string): string => `cn=${r},cn=rules,cn=hbac,${BASE_DN}`;
 const SERVICES = ['sshd', 'login', 'su', 'sudo'];
 
-/** The writes, in order, after the realm's tree: allow_all disabled, the hosts, the host groups (`inFirstGroup` joins hg0: a server's own host), the rules. */
-export function* hbacBatches(size: DataSize & HbacSize, inFirstGroup: readonly string[] = []): Generator<WriteOp[]> {
+/**
+ * The writes, in order, after the realm's tree: allow_all disabled, the
+ * hosts (unless `hostsExist`: the sudo rules' data added the same ones,
+ * ldap-data.ts), the host groups (`inFirstGroup` joins hg0: a server's own
+ * host), the rules.
+ */
+export function* hbacBatches(size: DataSize & HbacSize, inFirstGroup: readonly string[] = [], hostsExist = false): Generator<WriteOp[]> {
   const groups = Math.min(100, size.hosts);
   yield [{ kind: 'modify', dn: ruleDn('allow_all'), mods: [{ op: 'replace', attr: 'ipaEnabledFlag', values: ['FALSE'] }] }];
   const hosts: WriteOp[] = [];
-  for (let h = 0; h < size.hosts; h++) hosts.push({ kind: 'add', dn: hostDn(h), attrs: { objectClass: ['top', 'dirHost'], fqdn: [hostName(h)], cn: [hostName(h)] } });
-  yield hosts;
+  if (!hostsExist) for (let h = 0; h < size.hosts; h++) hosts.push({ kind: 'add', dn: hostDn(h), attrs: { objectClass: ['top', 'dirHost'], fqdn: [hostName(h)], cn: [hostName(h)] } });
+  if (hosts.length) yield hosts;
   const hg: WriteOp[] = [];
   for (let k = groups - 1; k >= 0; k--) {
     const member: string[] = k === 0 ? [...inFirstGroup] : [];

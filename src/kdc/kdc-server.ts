@@ -14,7 +14,7 @@ import { MsgType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
 import type { IdpClient } from '../oauth/client.js';
 import { asExchange } from './as-exchange.js';
-import type { ExchangeContext } from './exchange-context.js';
+import type { ExchangeContext, KdcNote } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { AnswerOnce } from './lookaside.js';
 import { loadOnceAes } from '../kerberos/crypto/index.js';
@@ -50,6 +50,8 @@ export interface KdcOptions {
   pkinit?: PkinitIdentity;
   /** the TCP bounds of this KDC's listener and its password service's (listener.ts defaults) */
   tcp?: Partial<TcpLimits>;
+  /** told of each request answered, with what its log line says (the server's metrics) */
+  observe?: (exchange: string, transport: Transport, outcome: string, ms: number, note: KdcNote) => void;
 }
 
 /** The time now as ISO 8601 for the log line, made again only when the millisecond changes (a busy KDC logs several requests in one). */
@@ -140,11 +142,17 @@ export class Kdc {
     }
     const ms = performance.now() - started;
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
+    this.o.observe?.(kind, transport, outcome, ms, note);
     this.o.log(
       `${isoNow()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
         `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''}${note.authind ? ` authind=${JSON.stringify(note.authind)}` : ''}${reason ? ` reason=${JSON.stringify(reason.slice(0, 200))}` : ''} duration_ms=${ms.toFixed(2)}`,
     );
     return reply;
+  }
+
+  /** How long a device-flow answer may now be held while the IdP says "pending" (server.conf idp_hold_seconds, read again at a reload). */
+  setIdpHold(ms: number): void {
+    this.caches.idpWaits.holdMs = ms;
   }
 
   /** Listens on UDP and TCP `port` (0: a free one) and returns the port. */

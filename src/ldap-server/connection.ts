@@ -60,6 +60,8 @@ export interface ConnectionHost {
   readonly secureContext: SecureContext;
   readonly decodeOptions: DecodeOptions;
   log(line: string): void;
+  /** told of each operation answered: its name, its result code's name (or abandoned), milliseconds (the server's metrics) */
+  observe?(operation: string, outcome: string, ms: number): void;
   /** runs one request (not unbind or abandon) and returns its final response */
   handle(conn: LdapConnection, op: Operation, m: LdapMessage<LdapRequest>): Promise<OpResult>;
   closed(conn: LdapConnection): void;
@@ -389,6 +391,7 @@ export class LdapConnection {
 
   /** Answers a request with a bare result of its response type. */
   private answer(op: Operation, resultCode: ResultCode, diagnosticMessage: string): void {
+    this.host.observe?.(op.name, resultCodeName(resultCode), 0);
     this.host.log(`${timestamp()} ldap conn=${this.id} op=${op.messageId} ${op.name} outcome=${resultCodeName(resultCode)}(${resultCode}) reason=${JSON.stringify(diagnosticMessage)}`);
     this.writeResult(op.messageId, op.name, resultCode, diagnosticMessage);
   }
@@ -413,26 +416,31 @@ export class LdapConnection {
   private async run(op: Operation, m: LdapMessage<LdapRequest>): Promise<void> {
     const started = performance.now();
     let outcome: string;
+    let counted: string;
     let note = '';
     try {
       const r = await this.host.handle(this, op, m);
       if (op.abandoned || this.closed) throw new Abandoned();
       note = r.note ? ` ${r.note}` : '';
       const code = 'resultCode' in r.response ? r.response.resultCode : ResultCode.success;
-      outcome = `${resultCodeName(code)}(${code})`;
+      counted = resultCodeName(code);
+      outcome = `${counted}(${code})`;
       const final: OutgoingMessage = { messageId: op.messageId, protocolOp: r.response, ...(r.controls ? { controls: r.controls } : {}) };
       if (r.after) await this.writeMessage(final, r.after);
       else void this.writeMessage(final);
     } catch (e) {
-      if (e instanceof Abandoned) outcome = 'abandoned';
+      if (e instanceof Abandoned) outcome = counted = 'abandoned';
       else {
         const r = toLdapResult(e, this.host.log);
-        outcome = `${resultCodeName(r.resultCode)}(${r.resultCode}) error=${r.name}`;
+        counted = resultCodeName(r.resultCode);
+        outcome = `${counted}(${r.resultCode}) error=${r.name}`;
         note = ` reason=${JSON.stringify(e instanceof Error ? e.message : String(e))}`;
         if (!op.abandoned && !this.closed) this.writeResult(op.messageId, op.name, r.resultCode, r.diagnosticMessage, r.matchedDN);
       }
     }
-    const ms = (performance.now() - started).toFixed(1);
+    const elapsed = performance.now() - started;
+    this.host.observe?.(op.name, counted, elapsed);
+    const ms = elapsed.toFixed(1);
     this.host.log(`${timestamp()} ldap conn=${this.id} op=${op.messageId} ${op.name} principal=${this.principal?.name ?? '-'} outcome=${outcome}${note} duration_ms=${ms}`);
   }
 

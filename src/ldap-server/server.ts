@@ -57,6 +57,8 @@ export interface LdapServiceOptions {
   /** whether a SASL GSSAPI ticket's server (name@REALM) is one of the LDAP service's own names (server/acceptor-names.ts) */
   acceptsTicketFor(server: string): Promise<boolean>;
   log(line: string): void;
+  /** told of each operation answered (the server's metrics) */
+  observe?(operation: string, outcome: string, ms: number): void;
 }
 
 export class LdapService implements ConnectionHost {
@@ -101,6 +103,10 @@ export class LdapService implements ConnectionHost {
 
   log(line: string): void {
     this.o.log(line);
+  }
+
+  observe(operation: string, outcome: string, ms: number): void {
+    this.o.observe?.(operation, outcome, ms);
   }
 
   handle(conn: LdapConnection, op: Operation, m: LdapMessage<LdapRequest>): Promise<OpResult> {

@@ -65,6 +65,8 @@ export interface RpcServerOptions {
   /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
   bodyTimeoutMs?: number;
   log(line: string): void;
+  /** told of each command answered: its method, ok or the error's name, milliseconds (the server's metrics) */
+  observe?(command: string, outcome: string, ms: number): void;
   /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
   uiDir?: string;
 }
@@ -196,6 +198,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     let request: RpcRequest | undefined;
     let outcome = 'ok';
     let reason = '';
+    let errorName: string | undefined;
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
@@ -208,9 +211,11 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       if (err instanceof AuthRefusal) reason = ` reason=${JSON.stringify(err.message)}`;
       const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
+      errorName = answer.name;
       responseBody = answer.body;
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    opts.observe?.(request?.method ?? '-', errorName ?? 'ok', ms);
     const now = new Date().toISOString();
     opts.log(`${now} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`);
     // a command that is a login of its own (host_enroll) is logged as the logins are, by what it logs in

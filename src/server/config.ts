@@ -12,6 +12,7 @@ import type { LdapLimits } from '../ldap-server/server.js';
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
+import { isIP } from 'node:net';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
 import { DEFAULT_START_LIMITS, type AnonymousArmorIdp } from '../kdc/idp-starts.js';
@@ -100,6 +101,26 @@ export interface ServerConfig {
   storeCacheMb?: number;
   /** a PostgreSQL connection URL: the store is there, shared by every server of the realm (docs/servers.md); else SQLite in the data directory */
   database?: string;
+  /** the networks /dirid/metrics answers (server.conf metrics_allow: addresses or CIDR blocks separated by commas; docs/operations.md) */
+  metricsAllow: string[];
+}
+
+/** Who may read /dirid/metrics when server.conf does not say: this machine only. */
+export const DEFAULT_METRICS_ALLOW: readonly string[] = ['127.0.0.1/32', '::1/128'];
+
+/** server.conf's metrics_allow, each item an address or address/prefix, checked. */
+export function metricsAllowOf(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [...DEFAULT_METRICS_ALLOW];
+  const items = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  for (const item of items) {
+    const [addr, prefix, extra] = item.split('/');
+    const family = isIP(addr ?? '');
+    const max = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max))) {
+      throw new ConfigError(`server.conf: metrics_allow: '${item.slice(0, 64)}' is not an address or a network (127.0.0.1/32, 10.0.0.0/8, ::1/128)`);
+    }
+  }
+  return items;
 }
 
 
@@ -188,7 +209,7 @@ const SERVER_SETTINGS = new Set([
   'ldap_max_message_size', 'ldap_max_connections', 'ldap_max_operations', 'ldap_idle_timeout', 'ldap_pdu_timeout', 'ldap_size_limit', 'ldap_time_limit',
   'api_max_connections', 'search_size_limit', 'search_time_limit',
   'idp_ca_file', 'idp_hold_seconds', 'idp_anonymous_armor', 'idp_pending_per_user', 'idp_pending_per_armor', 'idp_pending_per_address',
-  'store_cache_mb', 'database',
+  'store_cache_mb', 'database', 'metrics_allow',
 ]);
 /**
  * The longest hold of a device-flow answer (docs/device-flow.md): MIT's
@@ -242,6 +263,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     },
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: cacheMb(s.store_cache_mb) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
+    metricsAllow: metricsAllowOf(s.metrics_allow),
   };
 }
 
@@ -312,6 +334,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
   const idpCa = idpCaFileValue(c.idpCaFiles ?? []);
   if (idpCa) server.idp_ca_file = idpCa;
   if (c.database) server.database = c.database;
+  if (c.metricsAllow.join(',') !== DEFAULT_METRICS_ALLOW.join(',')) server.metrics_allow = c.metricsAllow.join(', ');
   writeFileAtomic(paths.serverConf, formatIni({ server }), 0o600);
 }
 

@@ -20,7 +20,7 @@ import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProble
 import { versionRecordEntry } from './upgrade.js';
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_START_LIMITS } from '../kdc/idp-starts.js';
-import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, DEFAULT_METRICS_ALLOW, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
 import { kerberosInitStep } from './kerberos-init.js';
 import { krb5ConfStep } from './krb5-conf.js';
@@ -165,6 +165,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     idpHoldSeconds: 10,
     idpAnonymousArmor: 'deny',
     idpPending: { perUser: DEFAULT_START_LIMITS.perUser, perTicket: DEFAULT_START_LIMITS.perTicket, perAddress: DEFAULT_START_LIMITS.perAddress },
+    metricsAllow: [...DEFAULT_METRICS_ALLOW],
     ...(o.database ? { database: o.database } : {}),
   };
   if (existsSync(paths.dir) && !statSync(paths.dir).isDirectory()) throw new InitError(`--data-dir ${o.dataDir} is not a directory`);
