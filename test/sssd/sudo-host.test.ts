@@ -71,7 +71,7 @@ describe('sudo on a host of the realm, with the rules from dirid through SSSD', 
 
   it('dirid-server wrote the sudo provider, its search base and refresh intervals into the sssd.conf for hosts', () => {
     const conf = readFileSync(join(realm.dataDir, 'realm', 'sssd.conf'), 'utf8');
-    assert.match(conf, /^services = nss, pam, sudo$/m);
+    assert.match(conf, /^services = nss, pam(, ssh)?, sudo$/m);
     assert.match(conf, /^sudo_provider = ldap$/m);
     assert.match(conf, /^ldap_sudo_search_base = ou=sudoers,dc=example,dc=test$/m);
     assert.match(conf, new RegExp(`^ldap_sudo_smart_refresh_interval = ${SUDO_SMART_REFRESH_SECONDS}$`, 'm'));
