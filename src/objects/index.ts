@@ -23,6 +23,7 @@ import { sharedSchema } from './ldap-schema.js';
 import { passwdCommand } from './passwd.js';
 import { pingCommand } from './ping.js';
 import { privilegeObject, roleObject } from './role.js';
+import { pwpolicyObject } from './pwpolicy.js';
 import { schemaCommand } from './schema.js';
 import { serviceObject } from './service.js';
 import { userObject } from './user.js';
@@ -39,6 +40,7 @@ export const REGISTERED: readonly Registered[] = [
   hostObject,
   idpObject,
   privilegeObject,
+  pwpolicyObject,
   keytabGetCommand,
   passwdCommand,
   pingCommand,

@@ -17,6 +17,7 @@ export const builtinPrivileges = [
   { name: 'IdP Administrators', description: 'Add, modify and delete external IdP references' },
   { name: 'User Administrators', description: 'Add, modify and delete users, and link them to external IdPs' },
   { name: 'Group Administrators', description: 'Add, modify and delete groups and their members' },
+  { name: 'Password Policy Administrators', description: 'Add, modify and delete password policies' },
 ] as const;
 
 export const privilegeObject = defineObject({

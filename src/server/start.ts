@@ -32,7 +32,7 @@ import { Accounts, type SessionBinding } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { BODY_TIMEOUT_MS, createRpcHandler } from '../rpc/server.js';
 import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
-import { kerberosPasswordChange } from '../objects/passwd.js';
+import { changeOwnPassword, kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { boundHttpsConnections } from './https-connections.js';
@@ -54,7 +54,6 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { checkIdp } from '../oauth/check.js';
 import { idpConfigOf } from '../oauth/types.js';
-import { realmContainerDn } from '../directory/layout.js';
 import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
 import { realmAcceptorNames } from './acceptor-names.js';
@@ -236,7 +235,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   // one IdP client (one TLS context, the configured IdP CAs, the discovery documents and keys it keeps) for this
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(idpCaPem));
-  const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
+  const accounts = new Accounts(dir);
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
   const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
   const registry = buildRegistry({
@@ -251,6 +250,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
+    changePassword: (change) => changeOwnPassword({ dir, accounts, registry, server }, change),
     negotiate: createNegotiator(accounts, (name) => acceptors.accepts('http', name)),
     bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),

@@ -28,11 +28,12 @@ describe('places derived from the registry', () => {
         `cn=computers,cn=accounts,${BASE}`,
         `cn=idp,${BASE}`,
         `cn=privileges,cn=pbac,${BASE}`,
+        `cn=pwpolicies,cn=accounts,${BASE}`,
       ].sort(),
     );
   });
 
-  it("the tree holds init's containers (cn=servers among them now), parents first, and the built-in privileges", () => {
+  it("the tree holds init's containers (cn=servers among them now), parents first, the built-in privileges and the global password policy", () => {
     const tree = realmTree(at);
     const dns = tree.containers.map((op) => op.dn);
     assert.deepEqual(dns, [
@@ -45,6 +46,7 @@ describe('places derived from the registry', () => {
       `cn=idp,${BASE}`,
       `cn=pbac,${BASE}`,
       `cn=privileges,cn=pbac,${BASE}`,
+      `cn=pwpolicies,cn=accounts,${BASE}`,
       `cn=kerberos,${BASE}`,
       `cn=etc,${BASE}`,
       `cn=ranges,cn=etc,${BASE}`,
@@ -52,7 +54,10 @@ describe('places derived from the registry', () => {
     ]);
     assert.deepEqual(
       tree.entries.map((op) => op.dn),
-      ['IdP Administrators', 'User Administrators', 'Group Administrators'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+      [
+        ...['IdP Administrators', 'User Administrators', 'Group Administrators', 'Password Policy Administrators'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+        `cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`,
+      ],
     );
   });
 

@@ -31,7 +31,6 @@ import { ErrorCode, PaType } from '../../src/kerberos/iana.js';
 import { tgsExchange } from '../../src/kerberos/client.js';
 import { kerberosLogin, AuthRefusal } from '../../src/objects/login.js';
 import { Accounts } from '../../src/account/state.js';
-import { realmContainerDn } from '../../src/directory/layout.js';
 import { startServer } from '../../src/server/start.js';
 
 const REALM = 'EXAMPLE.TEST';
@@ -208,7 +207,7 @@ describe('anonymous PKINIT, field by field', () => {
 
   it('the API and LDAP never take the anonymous principal for an account, even one of that name', async () => {
     await admin.call('service_add', ['WELLKNOWN/ANONYMOUS@EXAMPLE.TEST'], {}).catch(() => undefined);
-    const accounts = new Accounts(realm.server.dir, realmContainerDn(realm.server.dir.baseDn, REALM));
+    const accounts = new Accounts(realm.server.dir);
     for (const name of ['WELLKNOWN/ANONYMOUS@WELLKNOWN:ANONYMOUS', 'WELLKNOWN/ANONYMOUS@EXAMPLE.TEST']) {
       const r = await kerberosLogin(accounts, name);
       assert.ok(r instanceof AuthRefusal, name);
