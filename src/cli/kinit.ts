@@ -87,7 +87,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** MIT kinit's warning (lib/krb5/krb/gic_pwd.c warn_pw_expiry) when the password expires within a week; null otherwise. */
 export function passwordExpiryWarning(expires: Date | undefined, now = new Date()): string | null {
   if (!expires) return null;
-  const delta = Math.floor((expires.getTime() - now.getTime()) / 1000);
+  // whole seconds, as MIT counts them
+  const delta = Math.floor(expires.getTime() / 1000) - Math.floor(now.getTime() / 1000);
   if (delta > 7 * 86400) return null;
   const when = expires.toUTCString();
   if (delta < 3600) return `Warning: Your password will expire in less than one hour on ${when}`;
