@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { kinitViaIdp } from '../support/pty.js';
@@ -49,7 +49,7 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'default.cc')}` };
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-1' });
+    await addActiveUser(admin, 'carol', 'Carol-pass-1', { first: 'Carol', last: 'C' });
     await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'dora-sub' });
