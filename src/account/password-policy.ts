@@ -157,20 +157,25 @@ export class PasswordPolicies {
     const globalDn = normalizeDn(globalPwpolicyDn(this.dir.baseDn));
     const global = policyOf(GLOBAL_PWPOLICY, res.entries.find((e) => normalizeDn(e.dn) === globalDn)?.attrs);
     const groups: GroupPolicy[] = [];
+    const members = new Map<string, Promise<Entry | null>>();
     for (const e of res.entries) {
       if (normalizeDn(e.dn) === globalDn) continue;
       const name = e.attrs.cn?.[0];
       if (!name) continue;
       const group = `cn=${escapeRdnValue(name)},${c.groups}`;
       // a figure the group's policy lacks is the global policy's, as FreeIPA's CoS templates fall back
-      groups.push({ policy: policyOf(name, e.attrs, global), users: await this.usersOf(group) });
+      groups.push({ policy: policyOf(name, e.attrs, global), users: await this.usersOf(group, members) });
     }
     groups.sort((a, b) => (a.policy.priority ?? 0) - (b.policy.priority ?? 0));
     return { global, groups };
   }
 
-  /** The users of the group at `dn`, through nested groups (each group read once). */
-  private async usersOf(dn: string): Promise<Set<string>> {
+  /**
+   * The users of the group at `dn`, through nested groups: each group is
+   * read once per snapshot (`members` keeps what each read found), however
+   * many policies' groups hold it.
+   */
+  private async usersOf(dn: string, members: Map<string, Promise<Entry | null>>): Promise<Set<string>> {
     const groupsDn = normalizeDn(containers(this.dir.baseDn).groups);
     const users = new Set<string>();
     const seen = new Set<string>();
@@ -180,8 +185,9 @@ export class PasswordPolicies {
       const key = normalizeDn(g);
       if (seen.has(key)) continue;
       seen.add(key);
-      const e: Entry | null = await this.dir.get(g, ['member']);
-      for (const m of e?.attrs.member ?? []) {
+      let read = members.get(key);
+      if (!read) members.set(key, (read = this.dir.get(g, ['member'])));
+      for (const m of (await read)?.attrs.member ?? []) {
         if (normalizeDn(parentDn(m)) === groupsDn) queue.push(m);
         else users.add(normalizeDn(m));
       }
