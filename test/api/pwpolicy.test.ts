@@ -3,8 +3,8 @@
  * global policy every realm has (pwpolicy-show and pwpolicy-mod without a
  * group, FreeIPA's figures and units) and group policies by priority,
  * nested groups included; each rule refused on every way a password is set
- * through the API (user-add, user-mod, passwd, own and another's), with the
- * rule named; a password an administrator sets has expired at once (the API
+ * through the API (user-add, user-mod, passwd, own and another's) and LDAP
+ * Password Modify, with the rule named; a password an administrator sets has expired at once (the API
  * login and an LDAP simple bind say so, `ldapwhoami -e ppolicy` prints
  * "Password expired") and its user replaces it at the first login through
  * the API's password change, while init's admin password stays valid;
@@ -122,6 +122,20 @@ describe('password policies', () => {
     } finally {
       await admin.call('pwpolicy_mod', [], { minclasses: 0, history: 0, minlife: 0 });
     }
+  });
+
+  it('LDAP Password Modify (ldappasswd) is held to the same policy, the rule named', async () => {
+    await admin.call('group_add', ['ldapers'], {});
+    await admin.call('pwpolicy_add', ['ldapers'], { priority: 40, minclasses: 4 });
+    await addActiveUser(admin, 'lena', 'Lena-pass-1234');
+    await admin.call('group_add_member', ['ldapers'], { users: ['lena'] });
+    const passwd = (to: string) => ldap.run('ldappasswd', ['-x', '-ZZ', '-H', realm.ldapUrl, '-D', userDn('lena'), '-w', 'Lena-pass-1234', '-a', 'Lena-pass-1234', '-s', to]);
+    const r = await passwd('lenapass5678');
+    assert.notEqual(r.code, 0);
+    assert.match(r.stdout + r.stderr, /Constraint violation \(19\)[\s\S]*invalid 'password': must mix at least 4 character classes .*\(it has 2\)/);
+    const ok = await passwd('Lena-pass-5678');
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    await admin.call('pwpolicy_del', ['ldapers'], {});
   });
 
   it("a password an administrator sets has expired: the API login and an LDAP simple bind say so; the user chooses a new one at the first login; init's admin password stays valid", async () => {

@@ -6,7 +6,8 @@
  * a password breaks (length, classes, history, minimum lifetime); a password
  * the user set expires after --maxlife days and MIT kinit and `dirid kinit`
  * warn within a week; failed passwords lock the account at the KDC after
- * the user's policy's maximum, counted across the API login too.
+ * the user's policy's maximum, counted across the API login too; `dirid
+ * kinit` says when a password has expired.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -95,6 +96,12 @@ describe('password policies through MIT kinit and kpasswd', () => {
     // a password without expiry, or far from it: no warning
     await addActiveUser(admin, 'ned', 'Ned-pass-12345');
     assert.doesNotMatch((await kinit('ned', 'Ned-pass-12345\n')).stdout, /Warning/);
+    // one an administrator set has expired: dirid kinit says so, and where a new one is chosen
+    await admin.call('passwd', ['ned', 'Ned-reset-12345']);
+    const { conf, env: cliEnv } = cliClient(realm, { KRB5CCNAME: ccache('ned-dirid') });
+    const expired = await runTool(process.execPath, [DIRID, '-c', conf, 'kinit', 'ned'], cliEnv, 'Ned-reset-12345\n');
+    assert.equal(expired.code, 1);
+    assert.match(expired.stderr, /Password has expired \(choose a new one: kpasswd, or MIT kinit, asks for it\) while getting initial credentials/, expired.stderr);
   });
 
   it("failed passwords lock the account at the user's policy's maximum, counted by the KDC and the API alike", async () => {
