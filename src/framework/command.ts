@@ -405,6 +405,12 @@ export interface ObjectDef {
   readonly methods?: readonly CrudMethod[];
   /** the primary key never changes (X-mod has no --rename) */
   readonly noRename?: boolean;
+  /**
+   * The name X-show and X-mod act on when given none: an entry of the
+   * container every realm has (its `defaults`), as FreeIPA's pwpolicy-show
+   * without a group shows the global policy.
+   */
+  readonly defaultPkey?: string;
   /** extra options per method (hooks consume them) */
   readonly extraOptions?: Partial<Record<CrudMethod, Readonly<Record<string, OptionDef>>>>;
   readonly computed?: Readonly<Record<string, ComputedOutput>>;

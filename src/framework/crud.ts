@@ -76,6 +76,7 @@ export function pkeyOfDn(dn: string): string {
 /** The primary key of a call's argument, in canonical form (a one-of-a-kind object's: its entry's name, given no argument). */
 export function pkeyOf(ctx: CallContext, obj: ObjectDef, raw: unknown): string {
   if (obj.singleton) return pkeyOfDn(obj.singleton(realmOf(ctx)));
+  if (raw === undefined && obj.defaultPkey !== undefined) return obj.defaultPkey;
   const v = String(raw);
   return obj.normalizePkey ? obj.normalizePkey(v, ctx) : v;
 }
@@ -406,6 +407,12 @@ function pkeyArg(obj: ObjectDef, multivalue = false): ArgDef {
   return { ...p, name: obj.pkey, required: true, multivalue };
 }
 
+/** The name show and mod take: optional when the object has a default one (defaultPkey). */
+function pkeyArgOrDefault(obj: ObjectDef): ArgDef {
+  const arg = pkeyArg(obj);
+  return obj.defaultPkey === undefined ? arg : { ...arg, required: false, doc: `${arg.doc} (default: ${obj.defaultPkey})` };
+}
+
 function paramOptions(obj: ObjectDef, pick: (key: string, p: ParamDef) => boolean, patch: (p: ParamDef) => Partial<OptionDef> = () => ({})): Record<string, OptionDef> {
   const out: Record<string, OptionDef> = {};
   for (const [k, p] of Object.entries(obj.params)) {
@@ -594,7 +601,7 @@ function modCommand(obj: ObjectDef): Command {
     name: `${obj.name}_mod`,
     doc: obj.singleton ? `Modify the ${obj.labelSingular}.` : `Modify ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: obj.singleton ? [] : [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArgOrDefault(obj)],
     options,
     access: { manage: obj.name },
     output: 'entry',
@@ -678,7 +685,7 @@ function showCommand(obj: ObjectDef): Command {
     name: `${obj.name}_show`,
     doc: obj.singleton ? `Display the ${obj.labelSingular}.` : `Display information about ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: obj.singleton ? [] : [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArgOrDefault(obj)],
     options: { ...obj.extraOptions?.show, rights: commonOptions.rights, all: commonOptions.all, raw: commonOptions.raw },
     access: 'authenticated',
     output: 'entry',

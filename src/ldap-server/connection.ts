@@ -383,7 +383,7 @@ export class LdapConnection {
     if (this.ops.has(op.messageId)) return [ResultCode.protocolError, `message ${op.messageId} is already under way`];
     if (this.ops.size >= this.host.limits.maxOperations) return [ResultCode.busy, `more than ${this.host.limits.maxOperations} operations at once on one connection`];
     for (const c of op.controls) {
-      const known = c.type === ControlOid.pagedResults && req.op === 'searchRequest';
+      const known = (c.type === ControlOid.pagedResults && req.op === 'searchRequest') || (c.type === ControlOid.passwordPolicy && req.op === 'bindRequest');
       if (c.criticality && !known) return [ResultCode.unavailableCriticalExtension, `control ${c.type} is not supported here`];
     }
     return null;

@@ -5,7 +5,9 @@
  * `member` DNs, as RFC 2307bis has them. The `admins` group grants full
  * administrative rights (framework/access.ts), keeps its name and an enabled
  * member (objects/last-admin.ts). A group's name is no name hosts reserve
- * (posix.ts checkHostReservedName).
+ * (posix.ts checkHostReservedName). A group's password policy
+ * (objects/pwpolicy.ts) is deleted with the group, as FreeIPA's group-del
+ * does, and names it: a group with one keeps its name.
  */
 import { defineObject } from '../framework/object.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
@@ -14,6 +16,7 @@ import { addGroupPosix, allocateId, checkHostReservedName, checkIdChange, checkP
 import { hasObjectClass } from '../directory/entry.js';
 import { checkDelete, checkGroupWrite } from './last-admin.js';
 import { KNOWN_CONTAINERS } from '../directory/layout.js';
+import { groupPolicyDn } from './pwpolicy.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
@@ -68,6 +71,10 @@ export const groupObject = defineObject({
       if (typeof options.rename === 'string') {
         checkHostReservedName(options.rename, 'rename');
         await checkPrivateGroupName(ctx, options.rename, 'group');
+        const name = entry.attrs.cn?.[0] ?? '';
+        if (await ctx.dir.get(groupPolicyDn(ctx.dir.baseDn, name), ['1.1'])) {
+          throw publicError('ValidationError', { name: 'rename', error: `group "${name}" has a password policy, which is named after it: delete it (pwpolicy-del), rename the group, and add it again` });
+        }
       }
       const posix = hasObjectClass(entry.attrs.objectClass, 'posixGroup');
       const gidMod = mods.find((m) => m.attr === 'gidNumber');
@@ -86,6 +93,10 @@ export const groupObject = defineObject({
     },
     async preDel(ctx, entry) {
       await checkDelete(ctx, entry, entry.attrs.cn?.[0] ?? entry.dn);
+    },
+    async alsoDelete(ctx, entry) {
+      const policy = groupPolicyDn(ctx.dir.baseDn, entry.attrs.cn?.[0] ?? '');
+      return (await ctx.dir.get(policy, ['1.1'])) ? [policy] : [];
     },
     async postRead(ctx, entry, out) {
       Object.assign(out, membersByKind(ctx, entry.attrs.member ?? [], { member_user: 'user', member_group: 'group' }));

@@ -96,10 +96,11 @@ function countFailure(ctx: CallContext, dn: string, policy: LockoutPolicy, now: 
  * stored form; an AuthRefusal otherwise. One password hash whatever comes.
  */
 async function checkOneTimePassword(ctx: CallContext, fqdn: string, password: string): Promise<{ entry: Entry; stored: string }> {
-  const accounts = new Accounts(ctx.dir, realmContainerDn(ctx.dir.baseDn, ctx.server.realm));
+  const accounts = new Accounts(ctx.dir);
   const found = await ctx.dir.get(hostDn(ctx.dir.baseDn, fqdn));
   const entry = found && hasObjectClass(found.attrs.objectClass, 'dirHost') ? found : null;
-  const policy = await accounts.policy();
+  // the realm's lockout figures (its global password policy), counted on the host's own enrolment attempts
+  const policy = await accounts.passwordPolicy({ dn: entry?.dn ?? '', isUser: false });
   const now = Date.now();
   const host = entry ? verdict(accountOf(entry), policy, now) : null;
   const lock = entry ? verdict(enrolmentAccount(entry), policy, now) : null;

@@ -29,6 +29,7 @@ import { sharedSchema } from './ldap-schema.js';
 import { passwdCommand } from './passwd.js';
 import { pingCommand } from './ping.js';
 import { privilegeObject, roleObject } from './role.js';
+import { pwpolicyObject } from './pwpolicy.js';
 import { schemaCommand } from './schema.js';
 import { serviceObject } from './service.js';
 import { sudocmdgroupObject, sudocmdObject } from './sudocmd.js';
@@ -56,6 +57,7 @@ export const REGISTERED: readonly Registered[] = [
   sudocmdObject,
   sudocmdgroupObject,
   sudoruleObject,
+  pwpolicyObject,
   keytabGetCommand,
   passwdCommand,
   pingCommand,

@@ -2,7 +2,8 @@
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`,
- * `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
+ * `/dirid/session/change_password` (one's own password with the old one, the
+ * way out of an expired one), `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
  * joining the realm calls host_enroll (and nothing else) with its one-time password and no other
  * credentials; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
@@ -56,6 +57,8 @@ export interface RpcServerOptions {
   sessions: SessionCodec;
   /** checks a user name and password and whether the account may log in */
   passwordLogin(user: string, password: string): Promise<Principal | AuthRefusal>;
+  /** a user's own password changed with the old one, without a session (objects/passwd.ts changeOwnPassword) */
+  changePassword?(change: { user: string; oldPassword: string; newPassword: string }): Promise<{ outcome: 'changed' } | { outcome: 'rejected' | 'denied' | 'failed'; message: string }>;
   /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in) */
   negotiate?(token: string): Promise<NegotiateOutcome>;
   /** what a session beginning now is bound to: the account's entry and security stamp (account/state.ts) */
@@ -286,6 +289,26 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         }
         opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': await sessionCookie(outcome) });
+      },
+      '/dirid/session/change_password': async () => {
+        checkReferer(req);
+        const body = await readBody(req, bodyTimeout);
+        const form = new URLSearchParams(body.toString('utf8'));
+        const user = form.get('user') ?? '';
+        const oldPassword = form.get('old_password') ?? '';
+        const newPassword = form.get('new_password') ?? '';
+        const who = JSON.stringify(user.slice(0, 64));
+        const fits = user && oldPassword && newPassword && user.length <= 256 && oldPassword.length <= 1024 && newPassword.length <= 1024;
+        const done = !opts.changePassword
+          ? { outcome: 'failed' as const, message: 'password changes are not served here' }
+          : fits
+            ? await opts.changePassword({ user, oldPassword, newPassword })
+            : { outcome: 'denied' as const, message: 'user name, old or new password missing or too long' };
+        const result = done.outcome === 'changed' ? 'ok' : done.outcome === 'rejected' ? 'policy-error' : done.outcome === 'denied' ? 'invalid-password' : 'error';
+        opts.log(`${new Date().toISOString()} password change user=${who} outcome=${result}${done.outcome === 'changed' ? '' : ` reason=${JSON.stringify(done.message)}`}`);
+        const headers: Record<string, string> = { 'X-Dirid-Pwchange-Result': result };
+        if (done.outcome === 'rejected') headers['X-Dirid-Pwchange-Policy-Error'] = done.message.replace(/[^\x20-\x7e]/g, '?');
+        send(res, 200, 'text/plain; charset=utf-8', done.outcome === 'changed' ? 'Password change successful\n' : `Password change rejected: ${done.message}\n`, headers);
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);

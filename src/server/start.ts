@@ -37,7 +37,7 @@ import { Accounts, type SessionBinding } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { BODY_TIMEOUT_MS, createRpcHandler } from '../rpc/server.js';
 import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
-import { kerberosPasswordChange } from '../objects/passwd.js';
+import { changeOwnPassword, kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { boundHttpsConnections } from './https-connections.js';
@@ -59,7 +59,6 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { checkIdp } from '../oauth/check.js';
 import { idpConfigOf } from '../oauth/types.js';
-import { realmContainerDn } from '../directory/layout.js';
 import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
 import { realmAcceptorNames } from './acceptor-names.js';
@@ -256,7 +255,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
   const metrics = new ServerMetrics({ version: SERVER_VERSION, realm: config.realm, commands: (name) => registry?.has(name) ?? false, pendingDeviceCodes: () => idp.polls.live() });
   // every caller of the store (KDC, API, LDAP, this file) goes through the one timed handle
   const dir = timedDirectory(store, metrics);
-  const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
+  const accounts = new Accounts(dir);
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
   const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
   // the ports this server listens on, once it does
@@ -275,6 +274,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
+    changePassword: (change) => changeOwnPassword({ dir, accounts, registry, server }, change),
     negotiate: createNegotiator(accounts, (name) => acceptors.accepts('http', name)),
     bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),

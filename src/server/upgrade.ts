@@ -39,7 +39,8 @@
  * near its end (kdc-cert.ts), not here.
  */
 import { findPrincipal } from '../account/lookup.js';
-import { containers, idRangeDn } from '../directory/layout.js';
+import { containers, GLOBAL_PWPOLICY, globalPwpolicyDn, idRangeDn, realmContainerDn } from '../directory/layout.js';
+import { policyAttributes, policyOf } from '../account/password-policy.js';
 import { DirectoryError, type Directory, type WriteOp } from '../directory/types.js';
 import { changepwPrincipal } from '../kerberos/principal.js';
 import { realmTree, type Registered, REGISTERED } from '../objects/index.js';
@@ -48,7 +49,10 @@ import { passwordServiceEntry } from './kerberos-init.js';
 import { SERVER_VERSION } from './version.js';
 
 /** The directory version this code writes and reads: the last step's. */
-export const DIRECTORY_VERSION = 3;
+export const DIRECTORY_VERSION = 4;
+
+/** The lockout figures releases before password policies read from the realm container. */
+const REALM_LOCKOUT_ATTRIBUTES = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;
 
 /** One versioned change to a stored realm: what it brings the directory to, in words, and the change; it returns what it did, or null when there was nothing to do. */
 export interface UpgradeStep {
@@ -102,6 +106,30 @@ export const UPGRADE_STEPS: readonly UpgradeStep[] = [
       const tree = realmTree({ baseDn: dir.baseDn, realm });
       const added = [...(await addMissing(dir, tree.entries)), ...(await addMissing(dir, tree.initial))];
       return added.length > 0 ? `added ${added.join('; ')}` : null;
+    },
+  },
+  {
+    version: 4,
+    name: "the global password policy, with the lockout figures the realm container held",
+    async run(dir, realm) {
+      const realmDn = realmContainerDn(dir.baseDn, realm);
+      const held = (await dir.get(realmDn, REALM_LOCKOUT_ATTRIBUTES))?.attrs ?? {};
+      const moved = REALM_LOCKOUT_ATTRIBUTES.filter((a) => held[a]?.length);
+      const did: string[] = [];
+      const policyDn = globalPwpolicyDn(dir.baseDn);
+      const policy = await dir.get(policyDn);
+      const figures = policyAttributes(policyOf(GLOBAL_PWPOLICY, { ...policy?.attrs, ...held }));
+      if (!policy) {
+        const added = await addMissing(dir, [{ kind: 'add', dn: policyDn, attrs: { objectClass: ['top', 'krbPwdPolicy'], cn: [GLOBAL_PWPOLICY], ...figures } }]);
+        if (added.length > 0) did.push(`added ${policyDn}`);
+      } else if (moved.length > 0) {
+        await dir.modify(policyDn, moved.map((a) => ({ op: 'replace' as const, attr: a, values: figures[a]! })));
+      }
+      if (moved.length > 0) {
+        await dir.modify(realmDn, moved.map((a) => ({ op: 'delete' as const, attr: a })));
+        did.push(`moved ${moved.map((a) => `${a} ${held[a]![0]}`).join(', ')} from ${realmDn} to it`);
+      }
+      return did.length > 0 ? did.join('; ') : null;
     },
   },
 ];

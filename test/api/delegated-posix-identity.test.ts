@@ -14,7 +14,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
 
@@ -38,8 +38,8 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
 
   before(async () => {
     ({ realm, admin } = await startAdminRealm({ idStart: BASE }));
-    await admin.call('user_add', ['uadm'], { first: 'U', last: 'A', password: 'Uadm-pass-123' });
-    await admin.call('user_add', ['gadm'], { first: 'G', last: 'A', password: 'Gadm-pass-123' });
+    await addActiveUser(admin, 'uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
+    await addActiveUser(admin, 'gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
     await admin.call('user_add', ['other'], { first: 'O', last: 'O' });
     await admin.call('group_add', ['crew']);

@@ -10,7 +10,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const denied = (e: Error & { code?: number }) => e.code === 2100 || e.code === 3009;
@@ -23,8 +23,8 @@ describe('delegated privileges do not reach the administrators', () => {
 
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
-    await admin.call('user_add', ['uadm'], { first: 'U', last: 'A', password: 'Uadm-pass-123' });
-    await admin.call('user_add', ['gadm'], { first: 'G', last: 'A', password: 'Gadm-pass-123' });
+    await addActiveUser(admin, 'uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
+    await addActiveUser(admin, 'gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });

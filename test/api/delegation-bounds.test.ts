@@ -12,7 +12,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const aci = (what: RegExp) => (e: Error & { code?: number }) => e.code === 2100 && what.test(e.message);
@@ -27,7 +27,7 @@ describe('delegation reaches no one who holds more', () => {
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
     for (const [login, password] of [['uadm', 'Uadm-pass-123'], ['gadm', 'Gadm-pass-123'], ['nested', 'Nested-pass-1'], ['idpadm', 'Idpadm-pass-1'], ['plain', 'Plain-pass-12']]) {
-      await admin.call('user_add', [login], { first: 'F', last: 'L', password });
+      await addActiveUser(admin, login, password, { first: 'F', last: 'L' });
     }
     // nested is an administrator through a group inside admins
     await admin.call('group_add', ['ops'], {});

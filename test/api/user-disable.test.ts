@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const refusedWith = (code: number, message: RegExp | string) => (e: Error & { code?: number }) =>
@@ -23,7 +23,7 @@ describe('user-disable and user-enable', () => {
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
     for (const [login, password] of [['carol', 'Carol-pass-123'], ['uadm', 'Uadm-pass-123'], ['idpadm', 'Idpadm-pass-1'], ['plain', 'Plain-pass-12']]) {
-      await admin.call('user_add', [login], { first: 'F', last: 'L', password });
+      await addActiveUser(admin, login, password, { first: 'F', last: 'L' });
     }
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'idp-role', 'IdP Administrators', { users: ['idpadm'] });

@@ -37,11 +37,12 @@ describe('places derived from the registry', () => {
         `cn=sudocmds,cn=sudo,${BASE}`,
         `cn=sudocmdgroups,cn=sudo,${BASE}`,
         `ou=sudoers,${BASE}`,
+        `cn=pwpolicies,cn=accounts,${BASE}`,
       ].sort(),
     );
   });
 
-  it("the tree holds init's containers (cn=servers among them now), parents first, the built-in privileges, HBAC services and service groups, and the initial HBAC rules", () => {
+  it("the tree holds init's containers (cn=servers among them now), parents first, the built-in privileges, HBAC services and service groups, the initial HBAC rules and the global password policy", () => {
     const tree = realmTree(at);
     const dns = tree.containers.map((op) => op.dn);
     assert.deepEqual(dns, [
@@ -63,6 +64,7 @@ describe('places derived from the registry', () => {
       `cn=sudocmds,cn=sudo,${BASE}`,
       `cn=sudocmdgroups,cn=sudo,${BASE}`,
       `cn=sudorules,cn=sudo,${BASE}`,
+      `cn=pwpolicies,cn=accounts,${BASE}`,
       `cn=kerberos,${BASE}`,
       `cn=etc,${BASE}`,
       `cn=ranges,cn=etc,${BASE}`,
@@ -74,8 +76,9 @@ describe('places derived from the registry', () => {
     assert.ok(entries.indexOf(`cn=Sudo,cn=hbacservicegroups,cn=hbac,${BASE}`) > entries.indexOf(`cn=sudo-i,cn=hbacservices,cn=hbac,${BASE}`));
     assert.deepEqual(
       entries.filter((dn) => dn.endsWith(`cn=privileges,cn=pbac,${BASE}`)),
-      ['IdP Administrators', 'User Administrators', 'Group Administrators', 'Sudo Administrator', 'Host Group Administrators', 'HBAC Administrator'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+      ['IdP Administrators', 'User Administrators', 'Group Administrators', 'Sudo Administrator', 'Host Group Administrators', 'HBAC Administrator', 'Password Policy Administrators'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
     );
+    assert.ok(entries.includes(`cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`));
     assert.deepEqual(
       tree.initial.map((op) => op.dn),
       ['allow_all', 'allow_systemd-user'].map((r) => `cn=${r},cn=rules,cn=hbac,${BASE}`),

@@ -43,7 +43,8 @@ describe('PostgreSQL failover under a running server', () => {
   const hosts = () => join(tmp, 'hosts');
   const tool = (cmd: string, args: string[], input?: string): Promise<ToolResult> =>
     runTool('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/hosts && exec "$@"', hosts(), cmd, ...args], { KRB5_CONFIG: join(data(), 'krb5.conf') }, input);
-  const kinit = (user: string, password: string) => tool('kinit', ['-c', `FILE:${join(tmp, `${user}.cc`)}`, user], `${password}\n`);
+  /** the first login of a user the API added: the KDC checks the password the administrator set (its keys are there), which has expired, and the user chooses another through the password service */
+  const kinit = (user: string, password: string) => tool('kinit', ['-c', `FILE:${join(tmp, `${user}.cc`)}`, user], `${password}\n${password}-mine\n${password}-mine\n`);
   /** adds a user with a password; true when the server acknowledged it */
   /** what the API answered to writes during the outage */
   const refusals = new Set<string>();

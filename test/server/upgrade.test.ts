@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Attributes, Directory } from '../../src/directory/types.js';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
-import { idRangeDn, realmContainerDn, realmPrincipalDn } from '../../src/directory/layout.js';
+import { globalPwpolicyDn, idRangeDn, realmContainerDn, realmPrincipalDn } from '../../src/directory/layout.js';
 import { tgsPrincipal } from '../../src/kerberos/principal.js';
 import { findPrincipal } from '../../src/account/lookup.js';
 import { dataPaths, readServerConfig } from '../../src/server/config.js';
@@ -96,6 +96,17 @@ function stop(p: ServerProcess): Promise<void> {
   });
 }
 
+/**
+ * An entry as stored after a start, less what a login there recorded (the
+ * last successful login, to the hour, and so the modification time), when
+ * the entry as it was had none: what the test's own kinit wrote.
+ */
+function withoutLoginRecord(now: Stored | undefined, was: Stored): Stored | undefined {
+  if (!now || now.attrs.krbLastSuccessfulAuth === undefined || was.attrs.krbLastSuccessfulAuth !== undefined) return now;
+  const { krbLastSuccessfulAuth: _login, modifyTimestamp: _modified, ...attrs } = now.attrs;
+  return { ...now, attrs: { ...attrs, ...(was.attrs.modifyTimestamp ? { modifyTimestamp: was.attrs.modifyTimestamp } : {}) } };
+}
+
 /** The upgrade's log lines (the realm's name, UPGRADE.TEST, is not one). */
 const UPGRADE_LINE = /upgrading the directory|upgrade step|upgrade: added|directory upgraded/;
 
@@ -154,7 +165,7 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     const after1 = await withStore(data, snapshot);
     for (const [dn, was] of before0) {
       if (rewrittenAtStart(dn)) continue;
-      assert.deepEqual(after1.get(dn), was, `${dn} is as the previous release left it`);
+      assert.deepEqual(withoutLoginRecord(after1.get(dn), was), was, `${dn} is as the previous release left it`);
     }
     assert.deepEqual(after1.get(`cn=testidp,cn=idp,${BASE}`)?.secrets.dirIdpClientSecret, ['Upgrade-idp-secret-1'], 'the IdP client secret still opens with the master key');
     // what this code needs: the version record, and every container and entry the registry declares
@@ -167,6 +178,8 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     // the realm grants what it granted: allow_all, enabled
     assert.deepEqual(after1.get(`cn=allow_all,cn=rules,cn=hbac,${BASE}`)?.attrs.ipaEnabledFlag, ['TRUE']);
     for (const dn of after1.keys()) if (!before0.has(dn)) assert.ok(dn === versionRecordDn(BASE) || added.has(dn), `only the version record and what the registry declares since (the HBAC and sudo objects among them) are new (${dn})`);
+    // step 4: the global password policy, with the lockout figures of releases before policies
+    assert.match(out, new RegExp(`upgrade step 4 \\(the global password policy, with the lockout figures the realm container held\\): added cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`));
   });
 
   it('a second start runs no step and changes nothing', async () => {
@@ -287,9 +300,10 @@ describe('an object registered after the realm was made', () => {
     const tree = realmTree({ baseDn: BASE, realm: REALM }, registered);
     const [containers, entries] = [await missing(tree.containers), await missing(tree.entries)];
     await upgradeDirectory(dir, { realm: REALM, log: (l) => log.push(l), registered });
-    // (beside what this code's own objects added since the fixture's release)
-    assert.ok(log.some((l) => l.startsWith(`dirid-server: realm ${REALM}: upgrade: added the containers `) && l.endsWith(`; cn=misc,${BASE}; cn=notes,cn=misc,${BASE}`)), log.join('\n'));
-    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the entries cn=welcome,cn=notes,cn=misc,${BASE}; cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
+    // (with what this release's own objects add to a realm the previous release made)
+    const line = (start: string) => log.find((l) => l.startsWith(`dirid-server: realm ${REALM}: upgrade: added the ${start} `)) ?? '';
+    assert.ok(line('containers').endsWith(`; cn=misc,${BASE}; cn=notes,cn=misc,${BASE}`), log.join('\n'));
+    assert.ok(line('entries').endsWith(`; cn=welcome,cn=notes,cn=misc,${BASE}; cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
 
     const registry = buildRegistry({}, registered);
     const ctx: CallContext = {
@@ -351,6 +365,9 @@ describe('the upgrade on PostgreSQL', () => {
         { kind: 'delete', dn: changepw.dn },
         { kind: 'delete', dn: idRangeDn(BASE, REALM) },
         { kind: 'delete', dn: versionRecordDn(BASE) },
+        // releases before password policies: no global policy, lockout figures (set by hand) on the realm container
+        { kind: 'delete', dn: globalPwpolicyDn(BASE) },
+        { kind: 'modify', dn: realmContainerDn(BASE, REALM), mods: [{ op: 'replace', attr: 'krbPwdMaxFailure', values: ['3'] }, { op: 'replace', attr: 'krbPwdLockoutDuration', values: ['0'] }] },
       ]);
     });
 
@@ -362,6 +379,10 @@ describe('the upgrade on PostgreSQL', () => {
     try {
       assert.ok(await findPrincipal(server.dir, `kadmin/changepw@${REALM}`));
       assert.ok(await server.dir.get(idRangeDn(BASE, REALM)));
+      const policy = await server.dir.get(globalPwpolicyDn(BASE));
+      assert.deepEqual([policy?.attrs.krbPwdMaxFailure, policy?.attrs.krbPwdFailureCountInterval, policy?.attrs.krbPwdLockoutDuration, policy?.attrs.krbPwdMinLength], [['3'], ['60'], ['0'], ['8']]);
+      const realmEntry = await server.dir.get(realmContainerDn(BASE, REALM));
+      assert.equal(realmEntry?.attrs.krbPwdMaxFailure, undefined, 'moved, not copied');
     } finally {
       await server.stop();
     }
@@ -372,6 +393,10 @@ describe('the upgrade on PostgreSQL', () => {
     assert.equal(lines[2], `dirid-server: realm ${REALM}: upgrade step 1 (the password service's principal kadmin/changepw, for realms made before it): added kadmin/changepw@${REALM}`);
     assert.match(lines[3]!, new RegExp(`^dirid-server: realm ${REALM}: upgrade step 2 \\(the POSIX ID range, for realms made before it\\): added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+$`));
     assert.match(lines[4]!, /^dirid-server: realm UPGRADE\.TEST: upgrade step 3 \(the entries a realm starts with .*\): nothing to do$/);
+    assert.equal(
+      lines[5],
+      `dirid-server: realm ${REALM}: upgrade step 4 (the global password policy, with the lockout figures the realm container held): added ${globalPwpolicyDn(BASE)}; moved krbPwdMaxFailure 3, krbPwdLockoutDuration 0 from ${realmContainerDn(BASE, REALM)} to it`,
+    );
     assert.equal(lines[5], `dirid-server: realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}`);
 
     const second: string[] = [];

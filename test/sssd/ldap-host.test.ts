@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 
@@ -32,7 +32,7 @@ describe('a host of the realm: SSSD with the LDAP id provider and the krb5 auth 
     let admin;
     ({ realm, admin } = await startAdminRealm({ idpCaFile: idpCa, idStart: BASE }));
     await admin.call('idp_add', ['hostidp'], idpReference(idp));
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pw-1234' });
+    await addActiveUser(admin, 'alice', 'Alice-pw-1234', { first: 'Alice', last: 'Liddell' });
     await admin.call('user_add', ['frank'], { first: 'Frank', last: 'Idp', user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: 'frank-sub' });
     await admin.call('group_add', ['developers']);
     await admin.call('group_add_member', ['developers'], { users: ['alice', 'frank'] });

@@ -4,12 +4,14 @@
  * tests can check what it writes. Tests talk to it over HTTPS, Kerberos and
  * LDAP.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initRealm } from '../../src/server/init.js';
 import { startServer, type ListenerBounds, type RunningServer } from '../../src/server/start.js';
-import { RpcSession } from './rpc-client.js';
+import { httpsPost, RpcSession, type HttpReply } from './rpc-client.js';
+import type { WireValue } from '../../src/rpc/codec/types.js';
 
 export interface TestRealm {
   dataDir: string;
@@ -90,6 +92,35 @@ export async function userSession(realm: TestRealm, login: string, password: str
   const r = await session.login(login, password);
   if (r.status !== 200) throw new Error(`${login}'s login failed: HTTP ${r.status}`);
   return session;
+}
+
+/**
+ * A user's own password changed with the old one, without a session, as a
+ * user whose password has expired does it over the API
+ * (`/dirid/session/change_password`, FreeIPA's `/ipa/session/change_password`).
+ */
+export function changeOwnPassword(api: { base: string; ca: string }, user: string, oldPassword: string, newPassword: string): Promise<HttpReply> {
+  return httpsPost(`${api.base}/dirid/session/change_password`, api.ca, new URLSearchParams({ user, old_password: oldPassword, new_password: newPassword }).toString(), {
+    'Content-Type': 'application/x-www-form-urlencoded',
+    Referer: `${api.base}/dirid/`,
+  });
+}
+
+/**
+ * A user as an administrator makes one and its user takes it over, as
+ * FreeIPA's test tasks create an active user: `admin` adds it with a
+ * temporary password of its own choosing, which has expired at once (an
+ * administrator's password always does), and the user, at the first
+ * login, replaces it with `password` through the API's password change.
+ * The user then logs in with `password` everywhere (MIT kinit, the API, LDAP)
+ * until its policy's maximum lifetime. Returns user-add's result.
+ */
+export async function addActiveUser(admin: RpcSession, login: string, password: string, options: Record<string, WireValue> = {}): Promise<any> {
+  const temporary = `Temporary-${randomBytes(6).toString('hex')}`;
+  const added = await admin.call('user_add', [login], { first: login, last: 'User', ...options, password: temporary });
+  const changed = await changeOwnPassword(admin, login, temporary, password);
+  if (changed.headers['x-dirid-pwchange-result'] !== 'ok') throw new Error(`${login} could not choose a password at the first login: ${changed.body}`);
+  return added;
 }
 
 /**
