@@ -6,10 +6,10 @@
  * temporary SQLite store with the realm's schema and tree. The HTTPS
  * round trip around it is the API's, not the rule's, and is left out.
  *
- * Data: the users and groups of bench/ldap.ts (bench/support/ldap-data.ts:
+ * Data: the users and groups of bench/ldap.ts (test/support/ldap-data.ts:
  * userN, groupG of --members users each, one user in one group or so), and
  * the hosts, 100 nested host groups and --rules rules of
- * bench/support/hbac-data.ts (allow_all disabled, so that every rule is
+ * test/support/hbac-data.ts (allow_all disabled, so that every rule is
  * tested and few grant).
  *
  * Measured, each over --samples calls with a random user, host and service:
@@ -36,8 +36,8 @@ import type { CallContext } from '../src/framework/command.js';
 import { buildRegistry, realmSchema, realmTree } from '../src/objects/index.js';
 import { grantedServices } from '../src/objects/hbac-eval.js';
 import { prng } from '../test/support/prng.js';
-import { BASE_DN, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, userDn, userName } from './support/ldap-data.js';
-import { hbacBatches, hostDn, hostName, ruleDn } from './support/hbac-data.js';
+import { BASE_DN, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, userDn, userName } from '../test/support/ldap-data.js';
+import { hbacBatches, hostDn, hostName, ruleDn } from '../test/support/hbac-data.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,9 +1,9 @@
 /**
  * LDAP benchmark: dirid's LDAP service and OpenLDAP slapd (Debian's slapd
  * 2.5, mdb backend) side by side in one run, on the same data and under the
- * same load generator (bench/support/ldap-client.ts, on src/ldap).
+ * same load generator (test/support/ldap-load-client.ts, on src/ldap).
  *
- * Data (bench/support/ldap-data.ts): N users uid=userN (inetOrgPerson and
+ * Data (test/support/ldap-data.ts): N users uid=userN (inetOrgPerson and
  * posixAccount values: cn, sn, givenName, uidNumber, gidNumber,
  * homeDirectory, loginShell, gecos) and G groups of M members each, drawn
  * from a fixed seed, under the DNs dirid uses on both servers. Every user
@@ -21,7 +21,7 @@
  * nis.schema's posixGroup is structural without `member`, so slapd's groups
  * are posixGroup plus the built-in extensibleObject, which admits the
  * standard `member` attribute: both answer the same filter.
- * slapd (bench/support/slapd.ts): loaded with slapadd -q, equality indexes
+ * slapd (test/support/slapd.ts): loaded with slapadd -q, equality indexes
  * on objectClass, uid, cn, sn, givenName, member, uidNumber and gidNumber,
  * substring indexes on uid and cn (dirid indexes the same attributes; it
  * answers a substring's initial piece by a range scan of its equality
@@ -35,7 +35,7 @@
  * every operation (-d stats) to a file, as dirid logs one line per
  * operation (--slapd-log 0: no log).
  * dirid: a realm made and loaded through the directory batch API in a child
- * process (bench/support/dirid-ldap-server.ts), then served on free ports by
+ * process (test/support/dirid-ldap-server.ts), then served on free ports by
  * the built server (`bin/dirid-server.js start`, as installed: `npm run
  * build` first), not by the TypeScript source through tsx; or, with --dirid-url, a service already running on that data (made with
  * --prepare-dirid DIR and the same sizes, then `dirid-server start
@@ -74,9 +74,9 @@
  *           (!(uidNumber=0)))) with the attributes SSSD's rfc2307bis map names,
  *           host and authorizedService among them: one entry. dirid is asked
  *           by a host bound as itself (SASL GSSAPI as host/localhost with the
- *           realm's host.keytab, as SSSD binds; bench/support/sasl-gssapi-client.ts)
+ *           realm's host.keytab, as SSSD binds; test/support/sasl-gssapi-client.ts)
  *           and computes both from --rules access rules over --hosts hosts
- *           (bench/support/hbac-data.ts; the asking host in a host group);
+ *           (test/support/hbac-data.ts; the asking host in a host group);
  *           slapd, which has no such rules, stores them on every user
  *           (ldap-data.ts STORED_ACCESS) and is asked by user0. Not with
  *           --dirid-url (the bench then has no host keytab for it).
@@ -119,13 +119,13 @@ import type { Filter } from '../src/directory/filter.js';
 import { ResultCode } from '../src/ldap/codes.js';
 import { hashPassword, verifyPassword } from '../src/account/password-hash.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
-import { LdapClient, type Outcome } from './support/ldap-client.js';
-import { BASE_DN, BENCH_PASSWORD, BENCH_REALM, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from './support/ldap-data.js';
+import { LdapClient, type Outcome } from '../test/support/ldap-load-client.js';
+import { BASE_DN, BENCH_PASSWORD, BENCH_REALM, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
 import { pagedResultsControl } from '../src/ldap/controls.js';
-import { gssapiBind } from './support/sasl-gssapi-client.js';
+import { gssapiBind } from '../test/support/sasl-gssapi-client.js';
 import { generalizedTime } from '../src/directory/schema.js';
-import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from './support/slapd.js';
-import type { DiridJob, DiridReport } from './support/dirid-ldap-server.js';
+import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from '../test/support/slapd.js';
+import type { DiridJob, DiridReport } from '../test/support/dirid-ldap-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -207,7 +207,7 @@ cleanups.push(() => (values.keep ? console.log(`kept ${tmp} (slapd: stats.log; d
 
 /** dirid's loader and server in a child process; resolves with its first report. */
 function forkDirid(job: DiridJob, logPath: string): { child: ChildProcess; report: Promise<DiridReport> } {
-  const child = fork(new URL('./support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { execArgv: [...process.execArgv, ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
+  const child = fork(new URL('../test/support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { execArgv: [...process.execArgv, ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
   const report = new Promise<DiridReport>((resolve) => {
     child.once('message', (m) => resolve(m as DiridReport));
     child.once('exit', (code) => resolve({ type: 'error', message: `exited with code ${code} before reporting` }));

@@ -155,7 +155,8 @@ function toWire(v: unknown): WireValue {
   return out;
 }
 
-function resultToWire(r: CommandResult): WireValue {
+/** A command's result as the API sends it (test/support/in-process.ts gives it to tests that call in process). */
+export function resultToWire(r: CommandResult): WireValue {
   return toWire({
     result: r.result,
     value: r.value ?? null,

@@ -9,63 +9,15 @@
  * data-lock.ts's.
  */
 import type { LdapLimits } from '../ldap-server/server.js';
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { isIP } from 'node:net';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
 import { DEFAULT_START_LIMITS, type AnonymousArmorIdp } from '../kdc/idp-starts.js';
+import { writeFileAtomic, type DataPaths } from './data-paths.js';
 
-export interface DataPaths {
-  dir: string;
-  serverConf: string;
-  masterKey: string;
-  store: string;
-  caCert: string;
-  caKey: string;
-  serverCert: string;
-  serverKey: string;
-  /** the KDC's PKINIT certificate and key (server/kdc-cert.ts) */
-  kdcCert: string;
-  kdcKey: string;
-  defaultConf: string;
-  krb5Conf: string;
-  hostKeytab: string;
-  /** an sssd.conf for hosts of the realm (server/sssd-conf.ts) */
-  sssdConf: string;
-  /** DNS SRV records of the realm's servers, for the administrator to publish (server/servers.ts) */
-  dnsZone: string;
-  /** where the quickstart keeps the admin password; while it is there, start serves loopback only (start.ts) */
-  adminPassword: string;
-}
-
-/**
- * The files of a data directory, as absolute paths: client files written
- * from them (default.conf's ca_file, krb5.conf's pkinit_anchors) are read
- * from elsewhere, so a relative `--data-dir` must not leak into them.
- */
-export function dataPaths(given: string): DataPaths {
-  const dir = resolve(given);
-  return {
-    dir,
-    serverConf: join(dir, 'server.conf'),
-    masterKey: join(dir, 'master.key'),
-    store: join(dir, 'dirid.db'),
-    caCert: join(dir, 'ca.crt'),
-    caKey: join(dir, 'ca.key'),
-    serverCert: join(dir, 'server.crt'),
-    serverKey: join(dir, 'server.key'),
-    kdcCert: join(dir, 'kdc.crt'),
-    kdcKey: join(dir, 'kdc.key'),
-    defaultConf: join(dir, 'default.conf'),
-    krb5Conf: join(dir, 'krb5.conf'),
-    hostKeytab: join(dir, 'host.keytab'),
-    sssdConf: join(dir, 'sssd.conf'),
-    dnsZone: join(dir, 'dns-srv.zone'),
-    adminPassword: join(dir, 'admin.password'),
-  };
-}
+export { dataPaths, writeFileAtomic, type DataPaths } from './data-paths.js';
 
 export interface ServerConfig {
   realm: string;
@@ -358,11 +310,4 @@ export function writeDefaultConf(paths: DataPaths, c: ServerConfig, httpsPort: n
       },
     }),
   );
-}
-
-export function writeFileAtomic(path: string, data: string | Buffer, mode = 0o644): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
 }

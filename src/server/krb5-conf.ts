@@ -7,7 +7,8 @@
  * the one a joined host gets (host/krb5-conf.ts).
  */
 import { existsSync } from 'node:fs';
-import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
+import { writeFileAtomic, type DataPaths } from './data-paths.js';
 import { krb5ConfText } from '../host/krb5-conf.js';
 import { SSSD_IDP_PLUGIN } from '../host/realm-facts.js';
 import type { InitStep } from './init-step.js';

@@ -11,7 +11,8 @@
  * joined with `dirid join` gets the same text with its own name and files
  * (host/sssd-conf.ts).
  */
-import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
+import { writeFileAtomic, type DataPaths } from './data-paths.js';
 import { sssdConfText } from '../host/sssd-conf.js';
 import type { InitStep } from './init-step.js';
 

@@ -1,8 +1,9 @@
 /**
  * Test realms: `dirid-server init` into a temporary directory and a server
- * started in-process on ephemeral loopback ports, with its log captured so
- * tests can check what it writes. Tests talk to it over HTTPS, Kerberos and
- * LDAP.
+ * started in the test's process on ephemeral loopback ports, with its log
+ * captured so tests can check what it writes. Tests talk to it over HTTPS,
+ * Kerberos and LDAP (the system tier); a test of a rule that needs no
+ * transport calls commands without a server (in-process.ts, the fast tier).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,9 @@ import { initRealm } from '../../src/server/init.js';
 import { startServer, type ListenerBounds, type RunningServer } from '../../src/server/start.js';
 import { httpsPost, RpcSession, type HttpReply } from './rpc-client.js';
 import type { WireValue } from '../../src/rpc/codec/types.js';
+import { ADMIN_PASSWORD } from './caller.js';
+
+export { ADMIN_PASSWORD, grantRole } from './caller.js';
 
 export interface TestRealm {
   dataDir: string;
@@ -25,8 +29,6 @@ export interface TestRealm {
   adminPassword: string;
   stop(): Promise<void>;
 }
-
-export const ADMIN_PASSWORD = 'Secret123-admin';
 
 /** `serverConf`: settings added to the realm's server.conf before it starts (e.g. `idp_anonymous_armor`). */
 export async function startTestRealm(opts: { realm?: string; domain?: string; hostname?: string; idpCaFile?: string; idStart?: number; bounds?: ListenerBounds; serverConf?: Record<string, string> } = {}): Promise<TestRealm> {
@@ -73,17 +75,6 @@ export async function startAdminRealm(opts: Parameters<typeof startTestRealm>[0]
   const login = await admin.login('admin', realm.adminPassword);
   if (login.status !== 200) throw new Error(`admin login failed: HTTP ${login.status}`);
   return { realm, admin };
-}
-
-/**
- * A role `role` (made here) granting `privilege`, given to `members`
- * (`users` or `groups`, added already): a delegation as an administrator
- * makes one.
- */
-export async function grantRole(admin: RpcSession, role: string, privilege: string, members: { users?: string[]; groups?: string[] }): Promise<void> {
-  await admin.call('role_add', [role], {});
-  await admin.call('role_add_privilege', [role], { privileges: [privilege] });
-  await admin.call('role_add_member', [role], members);
 }
 
 /** An API session of the user `login`, logged in with `password`; throws when the login is refused. */

@@ -8,27 +8,28 @@
  * (rules, services, service groups) and of "Host Group Administrators"
  * (host groups), within the delegation bounds of docs/access.md; anyone
  * authenticated may read them and ask hbactest.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 type Coded = Error & { code?: number };
 const code = (n: number, what?: RegExp) => (e: Coded) => e.code === n && (!what || what.test(e.message));
 
 describe('host-based access control through the API', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
-    for (const u of ['alice', 'bob', 'hbacadm', 'hgadm', 'plain', 'gadm']) await admin.call('user_add', [u], { first: u, last: 'L', password: `${u}-Pass-1234` });
+    ({ realm, admin } = await openAdminRealm());
+    for (const u of ['alice', 'bob', 'hbacadm', 'hgadm', 'plain', 'gadm']) await realm.addActiveUser(u, `${u}-Pass-1234`, { first: u, last: 'L' });
     for (const h of ['web1.example.test', 'web2.example.test', 'db1.example.test']) await admin.call('host_add', [h]);
     await admin.call('group_add', ['devs']);
     await admin.call('group_add_member', ['devs'], { users: ['alice'] });
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('a new realm has the usual PAM services, the service groups Sudo and ftp, and allow_all and allow_systemd-user enabled', async () => {
     const services = (await admin.call('hbacsvc_find', [])).result.map((s: { cn: string[] }) => s.cn[0]);
@@ -150,9 +151,9 @@ describe('host-based access control through the API', () => {
   it('who may manage them: HBAC Administrator rules and services, Host Group Administrators host groups, anyone reads and tests', async () => {
     await grantRole(admin, 'access-desk', 'HBAC Administrator', { users: ['hbacadm'] });
     await grantRole(admin, 'hostgroup-desk', 'Host Group Administrators', { users: ['hgadm'] });
-    const hbacadm = await userSession(realm, 'hbacadm', 'hbacadm-Pass-1234');
-    const hgadm = await userSession(realm, 'hgadm', 'hgadm-Pass-1234');
-    const plain = await userSession(realm, 'plain', 'plain-Pass-1234');
+    const hbacadm = await realm.login('hbacadm', 'hbacadm-Pass-1234');
+    const hgadm = await realm.login('hgadm', 'hgadm-Pass-1234');
+    const plain = await realm.login('plain', 'plain-Pass-1234');
     await hbacadm.call('hbacrule_add', ['delegated'], { usercat: 'all' });
     await hbacadm.call('hbacrule_add_host', ['delegated'], { hostgroups: ['webservers'] });
     await hbacadm.call('hbacrule_add_service', ['delegated'], { hbacsvcs: ['login'] });
@@ -182,7 +183,7 @@ describe('host-based access control through the API', () => {
     await admin.call('group_add', ['access-team']);
     await grantRole(admin, 'access-team-role', 'HBAC Administrator', { groups: ['access-team'] });
     await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    const gadm = await userSession(realm, 'gadm', 'gadm-Pass-1234');
+    const gadm = await realm.login('gadm', 'gadm-Pass-1234');
     await assert.rejects(gadm.call('group_add_member', ['access-team'], { users: ['gadm'] }), code(2100, /holds a privilege you do not hold \("hbac administrator"\)/));
   });
 

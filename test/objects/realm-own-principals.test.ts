@@ -6,17 +6,17 @@
  * dirid server runs on (HTTP/<server> for the API's Negotiate, ldap/<server>
  * for LDAP SASL GSSAPI), as FreeIPA refuses to delete a principal "required
  * by the IPA master".
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 describe("the realm's own principals", () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  before(async () => ({ realm, admin } = await startAdminRealm()));
-  after(async () => realm.stop());
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  before(async () => ({ realm, admin } = await openAdminRealm()));
+  after(async () => realm.close());
 
   for (const principal of ['krbtgt/EXAMPLE.TEST@EXAMPLE.TEST', 'kadmin/changepw@EXAMPLE.TEST']) {
     it(`keytab_get ${principal} is refused, with or without --retrieve`, async () => {

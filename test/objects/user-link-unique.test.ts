@@ -4,16 +4,16 @@
  * holds, naming that user, with DuplicateEntry; the user holding it may set
  * it again, and the same IdP user id at another reference is another
  * identity.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 describe('an IdP identity links one user', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
   const link = (idp: string, sub: string) => ({ user_auth_type: ['idp'], idp, idp_user_id: sub });
   const linkOf = async (login: string) => {
     const r = (await admin.call('user_show', [login])).result;
@@ -21,14 +21,14 @@ describe('an IdP identity links one user', () => {
   };
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm({}));
+    ({ realm, admin } = await openAdminRealm({}));
     for (const name of ['corp', 'partner']) {
       await admin.call('idp_add', [name], { provider: 'keycloak', organization: 'main', base_url: `${name}.example.test`, client_id: 'c', secret: 's3cret' });
     }
     for (const [login, first] of [['carol', 'Carol'], ['gus', 'Gus']] as const) await admin.call('user_add', [login], { first, last: 'Smith' });
     await admin.call('user_mod', ['carol'], link('corp', 'carol.smith'));
   });
-  after(async () => realm?.stop());
+  after(async () => realm?.close());
 
   it('user-mod refuses a link another user holds, naming that user, and changes nothing', async () => {
     const e = await rpcError(admin.call('user_mod', ['gus'], link('corp', 'carol.smith')));

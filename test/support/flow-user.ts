@@ -13,7 +13,7 @@ import { asReqBody, asWithKeys, type Credentials } from '../../src/kerberos/clie
 import { armoredAsReq, processArmored } from '../../src/kerberos/fast-client.js';
 import { PaType } from '../../src/kerberos/iana.js';
 import { readKeytab } from '../../src/kerberos/keytab.js';
-import type { RpcSession } from '../../test/support/rpc-client.js';
+import type { RpcSession } from './rpc-client.js';
 
 /** What the reference needs of the IdP (the stand-in's and the test IdP's shape). */
 export interface FlowIdp {

@@ -16,7 +16,7 @@ import { NameType } from '../../src/kerberos/iana.js';
 import { readKeytab } from '../../src/kerberos/keytab.js';
 import { sendTcp, type KdcAddress } from '../../src/kerberos/transport.js';
 import { ResultCode } from '../../src/ldap/codes.js';
-import type { LdapClient } from './ldap-client.js';
+import type { LdapClient } from './ldap-load-client.js';
 
 export interface GssapiIdentity {
   kdc: KdcAddress;

@@ -6,22 +6,22 @@
  * label, a label starting with a hyphen, a trailing dot) are refused with a
  * message that says what a host name is. The principals a dirid server runs
  * on change only their description.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 type RpcFailure = Error & { code: number; message: string };
 
 describe('service and host names', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
+    ({ realm, admin } = await openAdminRealm());
     await admin.call('host_add', ['web.example.test']);
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('service_add keeps the host part in lower case; show, keytab_get and del find it by any case', async () => {
     const added = await admin.call('service_add', ['cifs/WEB.Example.Test']);

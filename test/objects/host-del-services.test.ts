@@ -5,17 +5,17 @@
  * FreeIPA, a service is added for a host the directory knows, unless
  * --force says the host is elsewhere; the server's own host entry is not
  * deleted.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 describe('host_del and the host\'s services', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  before(async () => ({ realm, admin } = await startAdminRealm()));
-  after(async () => realm.stop());
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  before(async () => ({ realm, admin } = await openAdminRealm()));
+  after(async () => realm.close());
 
   it('removes HTTP/ and nfs/ of the host, and leaves other hosts\' services', async () => {
     await admin.call('host_add', ['web.example.test']);

@@ -5,34 +5,36 @@
  * words; and they follow the delegation rule as user-mod does (a User
  * Administrator reaches only users who hold no more than they do; anyone
  * else may not run them).
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 const refusedWith = (code: number, message: RegExp | string) => (e: Error & { code?: number }) =>
   e.code === code && (typeof message === 'string' ? e.message === message : message.test(e.message));
 
 describe('user-disable and user-enable', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let helpdesk: RpcSession;
-  let plain: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let helpdesk: InProcessCaller;
+  let plain: InProcessCaller;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
+    ({ realm, admin } = await openAdminRealm());
     for (const [login, password] of [['carol', 'Carol-pass-123'], ['uadm', 'Uadm-pass-123'], ['idpadm', 'Idpadm-pass-1'], ['plain', 'Plain-pass-12']]) {
-      await addActiveUser(admin, login, password, { first: 'F', last: 'L' });
+      await realm.addActiveUser(login, password, { first: 'F', last: 'L' });
     }
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'idp-role', 'IdP Administrators', { users: ['idpadm'] });
-    helpdesk = await userSession(realm, 'uadm', 'Uadm-pass-123');
-    plain = await userSession(realm, 'plain', 'Plain-pass-12');
+    helpdesk = await realm.login('uadm', 'Uadm-pass-123');
+    plain = await realm.login('plain', 'Plain-pass-12');
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
-  const logsIn = async (login: string, password: string) => (await new RpcSession(realm.url, realm.ca).login(login, password)).status === 200;
+  /** whether the password login every transport runs (objects/login.ts) lets `login` in */
+  const logsIn = (login: string, password: string) => realm.logsIn(login, password);
 
   it('an administrator disables a user, who may then not log in, and enables them again', async () => {
     assert.equal(await logsIn('carol', 'Carol-pass-123'), true);

@@ -5,11 +5,12 @@
  * when the group that had it is deleted or renumbered, or when an
  * administrator gave the user a number no group had; for every caller, and
  * the range's allocation passes it by.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 const BASE = 700_000;
@@ -22,22 +23,22 @@ async function taken(p: Promise<unknown>, what: RegExp): Promise<void> {
 }
 
 describe("a user's primary group number is not given again", () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let users: RpcSession;
-  let groups: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let users: InProcessCaller;
+  let groups: InProcessCaller;
   const gidOf = async (cmd: string, name: string): Promise<number> => ((await admin.call(cmd, [name])).result.gidnumber as number[])[0]!;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm({ idStart: BASE }));
-    await admin.call('user_add', ['uadm'], { first: 'U', last: 'A', password: 'Uadm-pass-123' });
-    await admin.call('user_add', ['gadm'], { first: 'G', last: 'A', password: 'Gadm-pass-123' });
+    ({ realm, admin } = await openAdminRealm({ idStart: BASE }));
+    await realm.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
+    await realm.addActiveUser('gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    users = await userSession(realm, 'uadm', 'Uadm-pass-123');
-    groups = await userSession(realm, 'gadm', 'Gadm-pass-123');
+    users = await realm.login('uadm', 'Uadm-pass-123');
+    groups = await realm.login('gadm', 'Gadm-pass-123');
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it("a Group Administrator who deleted a group may not make a new one with its GID while it is a user's primary group; nor may an administrator", async () => {
     await groups.call('group_add', ['finance']);

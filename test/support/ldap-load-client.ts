@@ -106,7 +106,7 @@ export class LdapClient {
     this.send(simpleBind(dn, password), done);
   }
 
-  /** One step of a SASL bind (bench/support/sasl-gssapi-client.ts drives GSSAPI's). */
+  /** One step of a SASL bind (test/support/sasl-gssapi-client.ts drives GSSAPI's). */
   saslBind(mechanism: string, credentials: Buffer): Promise<Outcome> {
     return new Promise((resolve) => this.send({ op: 'bindRequest', version: 3, name: '', authentication: { method: 'sasl', mechanism, credentials } }, resolve));
   }

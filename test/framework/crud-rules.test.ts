@@ -3,23 +3,23 @@
  * several names is all or nothing unless --continue (specification §4.2),
  * and X-find returns entries ordered by their primary key, so --sizelimit N
  * gives the first N names and repeated calls agree (§4.3, §8).
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 const SECRET = 'crud-rules-secret-5Kp';
 
 describe('derived commands: deleting several names, find order and limits', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
+    ({ realm, admin } = await openAdminRealm());
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   const addIdp = (name: string) => admin.call('idp_add', [name], { client_id: 'c', secret: SECRET, auth_uri: 'https://idp.example.test/auth', token_uri: 'https://idp.example.test/token' });
   const idpNames = async () => ((await admin.call('idp_find', [], { pkey_only: true })).result as Array<{ cn: string[] }>).map((e) => e.cn[0]);

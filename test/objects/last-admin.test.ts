@@ -5,11 +5,11 @@
  * (LastMemberError, 4308); the admins group is neither deleted nor renamed
  * (ProtectedEntryError, 4309). With another enabled administrator, each of
  * these works.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 const USERS = 'cn=users,cn=accounts,dc=example,dc=test';
@@ -23,18 +23,18 @@ async function last(p: Promise<unknown>, key: string): Promise<void> {
 }
 
 describe('the last administrator', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let carol: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let carol: InProcessCaller;
   const enabled = async (login: string): Promise<boolean> => (await carol.call('user_show', [login])).result.nsaccountlock?.[0] !== true;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
-    await admin.call('user_add', ['carol'], { first: 'C', last: 'C', password: 'Carol-pass-123' });
+    ({ realm, admin } = await openAdminRealm());
+    await realm.addActiveUser('carol', 'Carol-pass-123', { first: 'C', last: 'C' });
     await admin.call('user_add', ['dan'], { first: 'D', last: 'D' });
     await admin.call('group_add', ['ops']);
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('the only enabled member of admins is not disabled, deleted or removed from it, by any command', async () => {
     await last(admin.call('user_disable', ['admin']), 'admin');
@@ -55,7 +55,7 @@ describe('the last administrator', () => {
   it('through a nested group: its last enabled member is kept too, and a delete of several names counts them all', async () => {
     await admin.call('group_add_member', ['ops'], { users: ['carol'] });
     await admin.call('group_add_member', ['admins'], { groups: ['ops'] });
-    carol = await userSession(realm, 'carol', 'Carol-pass-123');
+    carol = await realm.login('carol', 'Carol-pass-123');
     await last(admin.call('user_del', ['admin', 'carol']), 'carol');
     assert.equal((await carol.call('user_find', [], { pkey_only: true })).count, 3, 'nothing was deleted');
     // with carol enabled, admin may be disabled
@@ -82,7 +82,7 @@ describe('the last administrator', () => {
 
   it('with another enabled administrator, each works', async () => {
     await carol.call('user_enable', ['admin']);
-    admin = await userSession(realm, 'admin', realm.adminPassword);
+    admin = await realm.login('admin', realm.adminPassword);
     await carol.call('user_disable', ['carol']);
     await admin.call('user_enable', ['carol']);
     await admin.call('group_remove_member', ['ops'], { users: ['carol'] });

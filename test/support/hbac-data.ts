@@ -10,7 +10,7 @@
  * service), one in ten disabled. The realm's allow_all is disabled, so that
  * every rule is tested and few grant.
  */
-import { prng } from '../../test/support/prng.js';
+import { prng } from './prng.js';
 import type { WriteOp } from '../../src/directory/types.js';
 import { BASE_DN, groupDn, userDn, type DataSize } from './ldap-data.js';
 

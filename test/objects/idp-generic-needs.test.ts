@@ -4,24 +4,24 @@
  * what a login needs, --issuer-url (endpoints by discovery) or the
  * endpoints, and nothing is stored. One endpoint given still names the
  * other one missing (RequirementError).
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 const NEEDS = 'an IdP reference without a provider template needs either --issuer-url (its endpoints then come from OIDC discovery) or its endpoints: --auth-uri (or --dev-auth-uri) and --token-uri';
 
 describe('a generic IdP reference without endpoints or issuer', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
   const base = { client_id: 'c', secret: 's3cret-value' };
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm({}));
+    ({ realm, admin } = await openAdminRealm({}));
   });
-  after(async () => realm?.stop());
+  after(async () => realm?.close());
 
   for (const [what, extra] of [
     ['no provider', {}],

@@ -8,26 +8,26 @@
  * --addattr member=, rename or delete it, nor change a group that grants a
  * privilege the holder lacks. --rights says so. Administrators keep every
  * power, and the password of a user changed by someone else needs no
- * current password.
+ * current password. In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 const aci = (what: RegExp) => (e: Error & { code?: number }) => e.code === 2100 && what.test(e.message);
 
 describe('delegation reaches no one who holds more', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let users: RpcSession;
-  let groups: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let users: InProcessCaller;
+  let groups: InProcessCaller;
   const groupDn = (name: string) => `cn=${name},cn=groups,cn=accounts,dc=example,dc=test`;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
+    ({ realm, admin } = await openAdminRealm());
     for (const [login, password] of [['uadm', 'Uadm-pass-123'], ['gadm', 'Gadm-pass-123'], ['nested', 'Nested-pass-1'], ['idpadm', 'Idpadm-pass-1'], ['plain', 'Plain-pass-12']]) {
-      await addActiveUser(admin, login, password, { first: 'F', last: 'L' });
+      await realm.addActiveUser(login, password, { first: 'F', last: 'L' });
     }
     // nested is an administrator through a group inside admins
     await admin.call('group_add', ['ops'], {});
@@ -40,10 +40,10 @@ describe('delegation reaches no one who holds more', () => {
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
     await admin.call('group_add', ['plainers'], {});
-    users = await userSession(realm, 'uadm', 'Uadm-pass-123');
-    groups = await userSession(realm, 'gadm', 'Gadm-pass-123');
+    users = await realm.login('uadm', 'Uadm-pass-123');
+    groups = await realm.login('gadm', 'Gadm-pass-123');
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('a User Administrator may not rename, delete or unlock a member of admins, nor set its password', async () => {
     const admins = /user "admin" holds administrator rights \(the admins group\): only administrators may change it/;

@@ -6,23 +6,23 @@
  * reference keeps the endpoints its template builds from its
  * --organization and --base-url. `--provider oidc` is the same as no
  * --provider.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 const SECRET = 'integrity-secret-7Hx';
 
 describe('IdP references stay usable', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
+    ({ realm, admin } = await openAdminRealm());
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   const show = async (name: string) => (await admin.call('idp_show', [name], { all: true, raw: true })).result as Record<string, string[] | undefined>;
   const refused = async (p: Promise<unknown>, code: number, message: string | RegExp) => {

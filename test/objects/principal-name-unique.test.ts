@@ -7,23 +7,23 @@
  * krbPrincipalName) that another user, a service or the realm's krbtgt holds,
  * are each a DuplicateEntry naming the holder, even for an administrator;
  * the holder keeps its name.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 const duplicate = (holder: RegExp) => (e: Error & { code?: number }) => e.code === 4002 && holder.test(e.message);
 
 describe('a principal name belongs to one entry', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
+    ({ realm, admin } = await openAdminRealm());
     await admin.call('user_add', ['alice'], { first: 'A', last: 'A' });
     await admin.call('user_add', ['bob'], { first: 'B', last: 'B' });
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it("service_add host/localhost, the name of the server's host entry, is a duplicate", async () => {
     await assert.rejects(admin.call('service_add', ['host/localhost@EXAMPLE.TEST']), duplicate(/held by host "localhost"/));

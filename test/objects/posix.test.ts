@@ -3,29 +3,25 @@
  * realm's ID range chosen at init, with the defaults hosts need; numbers
  * given by hand are checked against every user and group; concurrent adds
  * never share a number; non-POSIX groups have none until `--posix`; IdP
- * users have a POSIX identity too; init refuses an unusable range.
+ * users have a POSIX identity too. In process (test/support/in-process.ts);
+ * that init refuses an unusable range is test/server/init-failures.test.ts's.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
-import { initRealm } from '../../src/server/init.js';
 
 const BASE = 500_000;
 
 describe('POSIX identities', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
   const show = async (cmd: string, name: string): Promise<Record<string, unknown>> => (await admin.call(cmd, [name], { all: true })).result;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm({ idStart: BASE }));
+    ({ realm, admin } = await openAdminRealm({ idStart: BASE }));
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('init gives the admins group the first ID of the range and admin the second', async () => {
     assert.deepEqual((await show('group_show', 'admins')).gidnumber, [BASE]);
@@ -125,16 +121,5 @@ describe('POSIX identities', () => {
     await Promise.all(names.map((n) => admin.call('user_add', [n], { first: 'P', last: n })));
     const uids = await Promise.all(names.map(async (n) => (await show('user_show', n)).uidnumber as number[]));
     assert.equal(new Set(uids.map((u) => u[0])).size, 20);
-  });
-
-  it('init refuses a range below 1000 or past the 32-bit limit', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dirid-range-'));
-    try {
-      const o = { dataDir: join(dir, 'r'), realm: 'R.TEST', domain: 'r.test', hostname: 'localhost', adminPassword: 'Secret123-admin' };
-      await assert.rejects(initRealm({ ...o, idStart: 10 }), /invalid ID range: the first ID must be at least 1000/);
-      await assert.rejects(initRealm({ ...o, idStart: 2_147_400_000 }), /invalid ID range: the range must end at 2147483646 or below/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

@@ -11,11 +11,12 @@
  * numbers give it more (a number outside the range, a primary group that
  * holds more) is beyond the delegate altogether. Administrators keep every
  * power.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
 const BASE = 600_000;
@@ -30,16 +31,16 @@ async function refused(p: Promise<unknown>, what: RegExp): Promise<void> {
 }
 
 describe('a delegate cannot hand out privileged groups through POSIX ids', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let users: RpcSession;
-  let groups: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let users: InProcessCaller;
+  let groups: InProcessCaller;
   const show = async (cmd: string, name: string): Promise<Record<string, unknown>> => (await admin.call(cmd, [name], { all: true })).result;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm({ idStart: BASE }));
-    await addActiveUser(admin, 'uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
-    await addActiveUser(admin, 'gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
+    ({ realm, admin } = await openAdminRealm({ idStart: BASE }));
+    await realm.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
+    await realm.addActiveUser('gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
     await admin.call('user_add', ['other'], { first: 'O', last: 'O' });
     await admin.call('group_add', ['crew']);
@@ -50,10 +51,10 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
     await admin.call('user_add', ['svc'], { first: 'S', last: 'S', gidnumber: ADMINS_GID });
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    users = await userSession(realm, 'uadm', 'Uadm-pass-123');
-    groups = await userSession(realm, 'gadm', 'Gadm-pass-123');
+    users = await realm.login('uadm', 'Uadm-pass-123');
+    groups = await realm.login('gadm', 'Gadm-pass-123');
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it("a User Administrator may not name uidNumber, gidNumber or objectClass in --setattr/--addattr/--delattr, on anyone, themselves included", async () => {
     for (const target of ['uadm', 'victim']) {

@@ -7,31 +7,32 @@
  * the membership of admins. Each of these would make the delegate an
  * administrator or take the realm's KDC down. FreeIPA's matching permissions
  * exclude the admins group for the same reason.
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addActiveUser, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 const denied = (e: Error & { code?: number }) => e.code === 2100 || e.code === 3009;
 
 describe('delegated privileges do not reach the administrators', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let users: RpcSession;
-  let groups: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let users: InProcessCaller;
+  let groups: InProcessCaller;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
-    await addActiveUser(admin, 'uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
-    await addActiveUser(admin, 'gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
+    ({ realm, admin } = await openAdminRealm());
+    await realm.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
+    await realm.addActiveUser('gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    users = await userSession(realm, 'uadm', 'Uadm-pass-123');
-    groups = await userSession(realm, 'gadm', 'Gadm-pass-123');
+    users = await realm.login('uadm', 'Uadm-pass-123');
+    groups = await realm.login('gadm', 'Gadm-pass-123');
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('a User Administrator still manages ordinary users', async () => {
     await users.call('user_mod', ['victim'], { first: 'Victor' });

@@ -7,32 +7,33 @@
  * one leaves), and who may write them: administrators and holders of the
  * Sudo Administrator privilege, a holder only for rules that let no one
  * act as a user or group holding more than the holder (framework/access.ts).
+ * In process (test/support/in-process.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
-import type { RpcSession } from '../support/rpc-client.js';
+import { grantRole } from '../support/caller.js';
+import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 
 const coded = (code: number, what?: RegExp) => (e: Error & { code?: number }) => e.code === code && (!what || what.test(e.message));
 
 describe('sudo rules, commands and command groups', () => {
-  let realm: TestRealm;
-  let admin: RpcSession;
-  let sudoAdmin: RpcSession;
-  let plain: RpcSession;
+  let realm: InProcessRealm;
+  let admin: InProcessCaller;
+  let sudoAdmin: InProcessCaller;
+  let plain: InProcessCaller;
 
   before(async () => {
-    ({ realm, admin } = await startAdminRealm());
-    for (const [u, pw] of [['alice', 'Alice-pass-1'], ['bob', 'Bob-pass-123'], ['sudoer', 'Sudoer-pass-1'], ['plain', 'Plain-pass-12']]) await admin.call('user_add', [u], { first: u, last: 'L', password: pw });
+    ({ realm, admin } = await openAdminRealm());
+    for (const [u, pw] of [['alice', 'Alice-pass-1'], ['bob', 'Bob-pass-123'], ['sudoer', 'Sudoer-pass-1'], ['plain', 'Plain-pass-12']]) await realm.addActiveUser(u, pw, { first: u, last: 'L' });
     await admin.call('group_add', ['ops']);
     await admin.call('group_add_member', ['ops'], { users: ['bob'] });
     await admin.call('host_add', ['web1.example.test']);
     await admin.call('host_add', ['web2.example.test']);
     await grantRole(admin, 'sudo-desk', 'Sudo Administrator', { users: ['sudoer'] });
-    sudoAdmin = await userSession(realm, 'sudoer', 'Sudoer-pass-1');
-    plain = await userSession(realm, 'plain', 'Plain-pass-12');
+    sudoAdmin = await realm.login('sudoer', 'Sudoer-pass-1');
+    plain = await realm.login('plain', 'Plain-pass-12');
   });
-  after(async () => realm.stop());
+  after(async () => realm.close());
 
   it('sudocmd-add, -show, -find, -mod and -del; a command is a full path and its arguments', async () => {
     const add = await admin.call('sudocmd_add', ['/usr/bin/systemctl restart nginx'], { description: 'restart the web server' });
@@ -156,7 +157,7 @@ describe('sudo rules, commands and command groups', () => {
     assert.deepEqual([r.memberuser_group, r.ipasudorunas_group, r.ipasudorunasgroup_group], [['operators'], ['operators'], ['operators']]);
     await admin.call('user_del', ['alicia']);
     assert.equal((await admin.call('sudorule_show', ['web'])).result.memberuser_user, undefined);
-    await admin.call('user_add', ['alice'], { first: 'alice', last: 'L', password: 'Alice-pass-1' });
+    await realm.addActiveUser('alice', 'Alice-pass-1', { first: 'alice', last: 'L' });
   });
 
   it('anyone authenticated reads rules; only administrators and Sudo Administrators write them', async () => {
@@ -210,9 +211,9 @@ describe('sudo rules, commands and command groups', () => {
   });
 
   it('a User Administrator or Group Administrator does not write sudo rules', async () => {
-    await admin.call('user_add', ['helpdesk'], { first: 'h', last: 'd', password: 'Helpdesk-pass-1' });
+    await realm.addActiveUser('helpdesk', 'Helpdesk-pass-1', { first: 'h', last: 'd' });
     await grantRole(admin, 'help', 'User Administrators', { users: ['helpdesk'] });
-    const helpdesk = await userSession(realm, 'helpdesk', 'Helpdesk-pass-1');
+    const helpdesk = await realm.login('helpdesk', 'Helpdesk-pass-1');
     await assert.rejects(helpdesk.call('sudorule_add', ['x']), coded(2100));
     await assert.rejects(helpdesk.call('sudocmd_add', ['/usr/bin/x']), coded(2100));
   });

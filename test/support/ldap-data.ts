@@ -14,7 +14,7 @@
  * what dirid itself writes for a user (objects/user.ts, objects/posix.ts);
  * only the object classes differ where the schemas do (see objectClasses).
  */
-import { prng } from '../../test/support/prng.js';
+import { prng } from './prng.js';
 import type { Attributes, WriteOp } from '../../src/directory/types.js';
 
 export const BENCH_REALM = 'BENCH.TEST';
@@ -25,7 +25,7 @@ export const USERS_DN = `cn=users,${ACCOUNTS_DN}`;
 export const GROUPS_DN = `cn=groups,${ACCOUNTS_DN}`;
 /** Every user's password (the bind+search workload binds with it). */
 export const BENCH_PASSWORD = 'Bench-password-1';
-/** Ids above the range dirid's loader gives its realm (bench/support/dirid-ldap-server.ts), so none is taken twice. */
+/** Ids above the range dirid's loader gives its realm (test/support/dirid-ldap-server.ts), so none is taken twice. */
 const FIRST_UID = 1_000_000_001;
 const FIRST_GID = 1_100_000_001;
 const SEED = 0x1da9;

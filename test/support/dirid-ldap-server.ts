@@ -3,8 +3,8 @@
  * that it can be pinned to a core of its own): creates a realm in the data
  * directory it is given (as test/support/realm.ts does), starts the server
  * on free loopback ports with the LDAP service asked for on ports 0, and
- * loads the bench's users and groups (bench/support/ldap-data.ts), and
- * with `hbac` the host-based access rules (bench/support/hbac-data.ts), through
+ * loads the bench's users and groups (test/support/ldap-data.ts), and
+ * with `hbac` the host-based access rules (test/support/hbac-data.ts), through
  * the directory's batch API, every user with the same stored scrypt hash
  * (hashing 100,000 passwords would take minutes), then the hosts, sudo
  * commands, command groups and sudo rules; it checks that the sudoRole
