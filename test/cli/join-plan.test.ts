@@ -73,7 +73,7 @@ describe('dirid join: the files of a joined host', () => {
     assert.match(sssd.after, /^krb5_server = ipa1\.example\.test, ipa2\.example\.test:8088$/m);
     assert.match(sssd.after, /^services = nss, pam, ssh, sudo$/m);
     assert.match(sssd.after, /^pam_initgroups_scheme = always$/m);
-    assert.match(sssd.after, /^ldap_access_order = filter, expire$/m);
+    assert.match(sssd.after, /^ldap_access_order = filter, expire, host, authorized_service$/m);
     assert.match(sssd.after, /^ldap_access_filter = \(!\(nsAccountLock=TRUE\)\)$/m);
   });
 
