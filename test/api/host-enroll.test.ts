@@ -19,7 +19,7 @@ import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliClient, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { cliClient, startAdminRealm, userSession, type TestRealm, addActiveUser } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { runTool } from '../support/mit-tools.js';
 import { rpcError } from '../support/expect.js';
@@ -50,7 +50,7 @@ describe('host enrolment with a one-time password', () => {
     conf = loadClientConfig(client.conf);
     env = client.env;
     nobody = new RpcSession(realm.url, realm.ca);
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L', password: 'Alice-pass-1' });
+    await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'L' });
   });
   after(async () => realm.stop());
 

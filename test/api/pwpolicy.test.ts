@@ -78,25 +78,25 @@ describe('password policies', () => {
   });
 
   it('the lowest priority number among the groups of a user wins, nested groups included; user-status and user-show --all say which', async () => {
-    await admin.call('group_add', ['staff'], {});
+    await admin.call('group_add', ['crew'], {});
     await admin.call('group_add', ['devs'], {});
-    await admin.call('group_add_member', ['staff'], { groups: ['devs'] });
-    await admin.call('pwpolicy_add', ['staff'], { priority: 20, minlength: 10 });
+    await admin.call('group_add_member', ['crew'], { groups: ['devs'] });
+    await admin.call('pwpolicy_add', ['crew'], { priority: 20, minlength: 10 });
     await admin.call('pwpolicy_add', ['devs'], { priority: 5, minlength: 14 });
     await addActiveUser(admin, 'pia', 'Pia-password-1234');
     await addActiveUser(admin, 'sam', 'Sam-password-1234');
     await admin.call('group_add_member', ['devs'], { users: ['pia'] });
-    await admin.call('group_add_member', ['staff'], { users: ['sam'] });
+    await admin.call('group_add_member', ['crew'], { users: ['sam'] });
     assert.deepEqual((await admin.call('user_status', ['pia'], {})).result.pwpolicy, ['devs']);
-    assert.deepEqual((await admin.call('user_status', ['sam'], {})).result.pwpolicy, ['staff']);
+    assert.deepEqual((await admin.call('user_status', ['sam'], {})).result.pwpolicy, ['crew']);
     assert.deepEqual((await admin.call('user_show', ['admin'], { all: true })).result.pwpolicy, ['global_policy']);
     // each is held to its own policy's length
     await assert.rejects(admin.call('user_mod', ['pia'], { password: 'Pia-pass-123' }), refused(/^invalid 'password': must be at least 14 characters$/));
     await admin.call('user_mod', ['sam'], { password: 'Sam-pass-1234' });
     await assert.rejects(admin.call('user_mod', ['sam'], { password: 'Sam-pass1' }), refused(/at least 10 characters/));
     await admin.call('pwpolicy_mod', ['devs'], { priority: 30 });
-    assert.deepEqual((await admin.call('user_status', ['pia'], {})).result.pwpolicy, ['staff'], 'staff (20) now wins over devs (30) for a member of both');
-    await admin.call('pwpolicy_del', ['devs', 'staff'], {});
+    assert.deepEqual((await admin.call('user_status', ['pia'], {})).result.pwpolicy, ['crew'], 'staff (20) now wins over devs (30) for a member of both');
+    await admin.call('pwpolicy_del', ['devs', 'crew'], {});
   });
 
   it('character classes, history and the minimum lifetime, on passwd and user-mod, own and by an administrator', async () => {

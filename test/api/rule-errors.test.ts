@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { grantRole } from '../support/caller.js';
 import { InProcessRealm, type InProcessCaller } from '../support/in-process.js';
-import { startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, userSession, type TestRealm, addActiveUser } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import type { WireValue } from '../../src/rpc/codec/types.js';
 
@@ -53,8 +53,9 @@ describe("the rules' refusals on the wire", () => {
     const made = await startAdminRealm({ idStart: BASE });
     realm = made.realm;
     local = await InProcessRealm.open({ idStart: BASE });
+    await addActiveUser(made.admin, 'uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
+    await local.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
     for (const admin of [made.admin, local.admin]) {
-      await admin.call('user_add', ['uadm'], { first: 'U', last: 'A', password: 'Uadm-pass-123' });
       await admin.call('user_add', ['alice'], { first: 'A', last: 'L' });
       await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
     }

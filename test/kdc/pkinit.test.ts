@@ -55,7 +55,7 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'dora-sub' });
-    await admin.call('user_add', ['erin'], { first: 'Erin', last: 'E', password: 'Erin-pass-12' });
+    await addActiveUser(admin, 'erin', 'Erin-pass-12', { first: 'Erin', last: 'E' });
     await admin.call('user_mod', ['erin'], { user_auth_type: ['idp', 'password'], idp: 'testidp', idp_user_id: 'erin-sub' });
     anon = `FILE:${join(realm.dataDir, 'anon.cc')}`;
   });

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm, addActiveUser } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { runTool } from '../support/mit-tools.js';
 import { ldapTools, type LdapTools } from '../support/ldap-tools.js';
@@ -49,7 +49,7 @@ describe('the LDAP service tells a host which services each user may log in thro
     ({ realm, admin } = await startAdminRealm());
     tools = ldapTools(realm);
     ldap = realm.ldapUrl;
-    for (const u of ['alice', 'bob']) await admin.call('user_add', [u], { first: u, last: 'L', password: `${u}-Pass-1234` });
+    for (const u of ['alice', 'bob']) await addActiveUser(admin, u, `${u}-Pass-1234`, { first: u, last: 'L' });
     await admin.call('group_add', ['devs']);
     await admin.call('group_add_member', ['devs'], { users: ['alice'] });
     for (const h of ['web1.example.test', 'db1.example.test']) {

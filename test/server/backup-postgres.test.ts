@@ -21,7 +21,7 @@ import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server
 import { startServer } from '../../src/server/start.js';
 import { backends } from '../support/backends.js';
 import { createDatabase, startPostgres, stopPostgres, type PgCluster } from '../support/postgres.js';
-import { ADMIN_PASSWORD } from '../support/realm.js';
+import { ADMIN_PASSWORD, addActiveUser } from '../support/realm.js';
 import { runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 
@@ -51,7 +51,7 @@ describe('backup and restore of a realm on PostgreSQL', { skip: !postgresql && '
     try {
       const admin = new RpcSession(`https://localhost:${server.httpsPort}`, readFileSync(join(realm(), 'ca.crt'), 'utf8'));
       await admin.login('admin', ADMIN_PASSWORD);
-      await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L', password: 'Alice-pass-1' });
+      await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'L' });
     } finally {
       await server.stop();
     }

@@ -29,7 +29,7 @@ import { initRealm } from '../../src/server/init.js';
 import { createCa } from '../../src/server/pki.js';
 import { runTool } from '../support/mit-tools.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
-import { ADMIN_PASSWORD } from '../support/realm.js';
+import { ADMIN_PASSWORD, addActiveUser } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { SERVER_BIN, startServerProcess, type ServerProcess } from '../support/server-process.js';
 
@@ -90,7 +90,7 @@ describe('backup while the server serves, and restore into another data director
   it('backs up while writes go on: mode 0600, says it holds the keys, encrypted', async () => {
     const admin = await session(first!, realmDir());
     await admin.call('idp_add', ['corp'], { issuer_url: idp.issuer, client_id: idp.clientId, secret: idp.clientSecret, scope: 'openid' });
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pass-1' });
+    await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'Liddell' });
     await admin.call('user_add', ['ida'], { first: 'Ida', last: 'Linked' });
     await admin.call('user_mod', ['ida'], { user_auth_type: ['idp'], idp: 'corp', idp_user_id: 'ida-sub' });
     await admin.call('service_add', ['HTTP/web.example.test'], { force: true });

@@ -28,7 +28,7 @@ import { stdoutLog } from '../../src/server/start.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { kinitViaIdp } from '../support/pty.js';
-import { ADMIN_PASSWORD } from '../support/realm.js';
+import { ADMIN_PASSWORD, addActiveUser } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
@@ -128,7 +128,7 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
   });
 
   it('GET /dirid/metrics counts KDC exchanges, API commands, LDAP operations, IdP steps per reference and store calls', async () => {
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L', password: 'Alice-pass-1' });
+    await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'L' });
     await admin.call('user_add', ['ida'], { first: 'Ida', last: 'L' });
     await admin.call('user_mod', ['ida'], { user_auth_type: ['idp'], idp: 'corp', idp_user_id: 'ida-sub' });
     await admin.raw('no_such_command', []);
