@@ -102,9 +102,12 @@ export const UPGRADE_STEPS: readonly UpgradeStep[] = [
     version: 3,
     name: 'the entries a realm starts with (the HBAC rules allow_all and allow_systemd-user), for realms made before them, once',
     async run(dir, realm) {
-      // the default entries the initial ones name (the HBAC services) first, as init adds them
+      // the default entries the initial ones name (the HBAC services and service groups) first, as init adds them;
+      // other objects' default entries are theirs to add (a step of their own, or the start's pass over the defaults)
       const tree = realmTree({ baseDn: dir.baseDn, realm });
-      const added = [...(await addMissing(dir, tree.entries)), ...(await addMissing(dir, tree.initial))];
+      const hbac = `cn=hbac,${dir.baseDn}`.toLowerCase();
+      const named = tree.entries.filter((op) => op.dn.toLowerCase().endsWith(`,${hbac}`));
+      const added = [...(await addMissing(dir, named)), ...(await addMissing(dir, tree.initial))];
       return added.length > 0 ? `added ${added.join('; ')}` : null;
     },
   },

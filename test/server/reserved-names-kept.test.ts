@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm } from '../support/realm.js';
+import { startAdminRealm, changeOwnPassword } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { reservedName as reserved } from '../support/expect.js';
 import { startServer, type RunningServer } from '../../src/server/start.js';
@@ -46,7 +46,9 @@ describe('a realm made before the rule keeps the names it holds', () => {
     assert.equal((await session.login('admin', realm.adminPassword)).status, 200);
     assert.deepEqual((await session.call('group_show', ['wheel'])).result.member_user, ['sudo']);
     await session.call('user_mod', ['sudo'], { first: 'Still' });
-    await session.call('passwd', ['sudo', 'Sudo-pass-1234']);
+    // an administrator's password has expired at once: the user chooses its own at the first login
+    await session.call('passwd', ['sudo', 'Sudo-temp-1234']);
+    assert.equal((await changeOwnPassword(session, 'sudo', 'Sudo-temp-1234', 'Sudo-pass-1234')).headers['x-dirid-pwchange-result'], 'ok');
     await session.call('group_mod', ['wheel'], { description: 'kept' });
     const own = new RpcSession(`https://localhost:${server.httpsPort}`, realm.ca);
     assert.equal((await own.login('sudo', 'Sudo-pass-1234')).status, 200, 'the user logs in as before');
