@@ -12,7 +12,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm, addActiveUser } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { ldapTools, type LdapTools } from '../support/ldap-tools.js';
 import { runTool } from '../support/mit-tools.js';
@@ -36,7 +36,7 @@ describe("sudoRole entries read by a host's key, with SSSD's filters", () => {
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
     tools = ldapTools(realm);
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L', password: 'Alice-pass-1' });
+    await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'L' });
     await admin.call('group_add', ['ops']);
     await admin.call('host_add', ['web1.example.test']);
     for (const c of ['/usr/bin/id', '/usr/bin/less', '/bin/su']) await admin.call('sudocmd_add', [c]);

@@ -24,7 +24,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm, addActiveUser } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { startTestIdp, idpReference, type TestIdp } from '../support/oidc-idp.js';
 import { startSrvDns, type SrvDns, type SrvRecord } from '../support/srv-dns.js';
@@ -83,9 +83,9 @@ describe('a Debian host joined with dirid join: logins over ssh and at the conso
       assert.equal(k.status, 0, k.stderr?.toString());
     }
     const pub = (u: string) => readFileSync(join(realm.dataDir, `${u}_key.pub`), 'utf8').trim();
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pw-1234', sshpubkey: [pub('alice')] });
+    await addActiveUser(admin, 'alice', 'Alice-pw-1234', { first: 'Alice', last: 'Liddell', sshpubkey: [pub('alice')] });
     await admin.call('user_add', ['frank'], { first: 'Frank', last: 'Idp', user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: 'frank-sub' });
-    await admin.call('user_add', ['dave'], { first: 'Dave', last: 'Gone', password: 'Dave-pw-1234', sshpubkey: [pub('dave')] });
+    await addActiveUser(admin, 'dave', 'Dave-pw-1234', { first: 'Dave', last: 'Gone', sshpubkey: [pub('dave')] });
     // the host an administrator added with a one-time password, which it joins with
     const added = (await admin.call('host_add', [HOST], { random: true })) as { result: { randompassword?: string } };
     otp = added.result.randompassword!;

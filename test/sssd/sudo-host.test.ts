@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { startAdminRealm, type TestRealm, addActiveUser } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import type { WireValue } from '../../src/rpc/codec/types.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
