@@ -44,7 +44,9 @@ function watch(page: Page): { problems: string[]; bodies: Promise<string>[] } {
     if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
   });
   page.on('pageerror', (e) => problems.push(String(e)));
-  page.on('response', (r) => bodies.push(r.text().catch(() => '')));
+  // a body is read once its request has finished: a response's text() asked at once may wait for a body
+  // Chromium never keeps (an answer it does not store), which left the test waiting
+  page.on('requestfinished', (req) => bodies.push(req.response().then((r) => (r ? r.text() : ''), () => '').catch(() => '')));
   return { problems, bodies };
 }
 
