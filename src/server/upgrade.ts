@@ -129,8 +129,13 @@ export const UPGRADE_STEPS: readonly UpgradeStep[] = [
         await dir.modify(policyDn, moved.map((a) => ({ op: 'replace' as const, attr: a, values: figures[a]! })));
       }
       if (moved.length > 0) {
-        await dir.modify(realmDn, moved.map((a) => ({ op: 'delete' as const, attr: a })));
-        did.push(`moved ${moved.map((a) => `${a} ${held[a]![0]}`).join(', ')} from ${realmDn} to it`);
+        try {
+          // each value as read: a server upgrading beside this one that moved them first makes this a no-op
+          await dir.modify(realmDn, moved.map((a) => ({ op: 'delete' as const, attr: a, values: held[a]! })));
+          did.push(`moved ${moved.map((a) => `${a} ${held[a]![0]}`).join(', ')} from ${realmDn} to it`);
+        } catch (e) {
+          if (!(e instanceof DirectoryError && e.code === 'noSuchAttribute')) throw e;
+        }
       }
       return did.length > 0 ? did.join('; ') : null;
     },
