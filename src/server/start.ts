@@ -58,6 +58,8 @@ import { realmContainerDn } from '../directory/layout.js';
 import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
 import { realmAcceptorNames } from './acceptor-names.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { lineSink } from '../log/sink.js';
 
 /** How long the HTTPS API lets a client take, in milliseconds. */
 export interface HttpsTimeouts {
@@ -100,6 +102,7 @@ export interface StartOptions {
   ldapPort?: number;
   ldapsPort?: number;
   bounds?: ListenerBounds;
+  /** where the log's lines go, one at a time without their newline (default: standard output, a turn's lines written at once); their format is server.conf's log_format (docs/logging.md) */
   log?: (line: string) => void;
 }
 
@@ -141,32 +144,20 @@ export function sessionCheckFor(accounts: Accounts): (p: Principal, binding: Ses
   };
 }
 
-/**
- * Log lines to standard output, written together once per turn of the event
- * loop: one write per request cost a system call each, about as much as a
- * KDC request's own work. Written out at once on exit.
- */
+/** Log lines to standard output, a turn's lines written at once (log/sink.ts); written out at once on exit. */
 function stdoutLog(): (line: string) => void {
-  let pending: string[] = [];
-  const flush = () => {
-    if (pending.length === 0) return;
-    const text = pending.join('\n') + '\n';
-    pending = [];
-    process.stdout.write(text);
-  };
-  process.once('exit', flush);
-  return (line) => {
-    if (pending.push(line) === 1) setImmediate(flush);
-  };
+  const sink = lineSink((text) => process.stdout.write(text));
+  process.once('exit', sink.flush);
+  return sink.write;
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   // small Buffers (DER, ciphertexts) come from a shared pool; Node's 8 KiB
   // pool was refilled every other KDC request
   Buffer.poolSize = Math.max(Buffer.poolSize, 256 * 1024);
-  const log = o.log ?? stdoutLog();
   const paths = dataPaths(o.dataDir);
   const config = readServerConfig(paths);
+  const log = createLogger({ write: o.log ?? stdoutLog(), format: config.logFormat ?? 'text', component: 'server' });
   if (o.listen !== undefined) config.listen = o.listen;
   if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
   if (o.httpPort !== undefined) config.httpPort = o.httpPort;
@@ -216,11 +207,13 @@ function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
 }
 
 /** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
-async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: (line: string) => void): Promise<RunningServer> {
+async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: Logger): Promise<RunningServer> {
+  // the lines of code that has no logger of its own yet
+  const line = (l: string) => log.info('line', { text: l });
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
-  const dir = await openRealmStore(paths, config, false, log);
+  const dir = await openRealmStore(paths, config, false, log.child({ component: 'store' }));
   try {
-    await upgradeDirectory(dir, { realm: config.realm, log });
+    await upgradeDirectory(dir, { realm: config.realm, log: log.child({ component: 'upgrade' }) });
   } catch (e) {
     await dir.close();
     throw e;
@@ -238,7 +231,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const idp = new IdpClient(httpsFetch(idpCaPem));
   const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
-  const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
+  const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log.child({ component: 'acceptors' }));
   // the ports this server listens on, once it does
   let listening: ServerPorts | undefined;
   const registry = buildRegistry({
@@ -259,7 +252,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
-    log,
+    log: line,
   });
   const https = createServer(
     {
@@ -273,7 +266,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     },
     handler,
   );
-  boundHttpsConnections(https, { handshakeMs: httpsTimeouts.handshakeMs, maxConnections: o.bounds?.httpsMaxConnections ?? config.apiMaxConnections }, log);
+  boundHttpsConnections(https, { handshakeMs: httpsTimeouts.handshakeMs, maxConnections: o.bounds?.httpsMaxConnections ?? config.apiMaxConnections }, log.child({ component: 'https' }));
   https.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
     // only a request the HTTP parser refused or that ran out of time gets an answer; a TLS failure (a handshake
     // that failed or timed out) has no channel to carry one, and ending such a socket would wait on it forever
@@ -290,12 +283,12 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const http = createHttpRedirect(httpsOrigin, o.bounds?.httpMs);
   const httpPort = await listenOn(http, config.httpPort, config.listen);
   const kdcCertProblem = await ensureKdcCertificate(paths, config.realm);
-  if (kdcCertProblem) log(`dirid-server: realm ${config.realm}: no KDC certificate (${kdcCertProblem}); anonymous PKINIT is unavailable`);
+  if (kdcCertProblem) log.warn('no_kdc_certificate', { realm: config.realm, reason: kdcCertProblem, effect: 'anonymous PKINIT is unavailable' });
   const pkinit = loadKdcIdentity(paths);
   const kdc = new Kdc({
     dir,
     realm: config.realm,
-    log,
+    log: line,
     idp,
     idpHoldMs: config.idpHoldSeconds * 1000,
     idpAnonymousArmor: config.idpAnonymousArmor,
@@ -307,15 +300,19 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
-  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log });
+  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log: line });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   listening = { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort };
   await writeClientFiles(dir, paths, config, listening, log);
-  log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
-  log(`dirid-server: realm ${config.realm}: password service (kpasswd) listening on ${config.listen}:${kpasswdPort} (UDP and TCP)`);
-  log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
-  log(`dirid-server: realm ${config.realm}: HTTP listening on http://${config.listen}:${httpPort}/ (redirects to ${httpsOrigin}/)`);
-  log(`dirid-server: realm ${config.realm}: LDAP listening on ldap://${config.listen}:${ldapPort}/ (StartTLS) and ldaps://${config.listen}:${ldapsPort}/ (${config.hostname})`);
+  const at = isIP(config.listen) === 6 ? `[${config.listen}]` : config.listen;
+  const realm = config.realm;
+  log.info('listening', { realm, service: 'kdc', address: config.listen, port: kdcPort, transports: ['udp', 'tcp'] });
+  log.info('listening', { realm, service: 'kpasswd', address: config.listen, port: kpasswdPort, transports: ['udp', 'tcp'] });
+  log.info('listening', { realm, service: 'https', url: `https://${at}:${httpsPort}/dirid/`, hostname: config.hostname });
+  log.info('listening', { realm, service: 'http', url: `http://${at}:${httpPort}/`, redirects_to: `${httpsOrigin}/` });
+  log.info('listening', { realm, service: 'ldap', url: `ldap://${at}:${ldapPort}/`, starttls: true, hostname: config.hostname });
+  log.info('listening', { realm, service: 'ldaps', url: `ldaps://${at}:${ldapsPort}/`, hostname: config.hostname });
+  log.info('started', { realm, version: SERVER_VERSION, hostname: config.hostname });
   let stopped = false;
   return {
     paths,
@@ -349,7 +346,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
       });
       await dir.close();
       lock.release();
-      log('dirid-server: stopped');
+      log.info('stopped', { realm });
     },
   };
 }
@@ -378,14 +375,14 @@ function listenOn(server: NetServer, port: number, host: string): Promise<number
  * SRV records. When the directory cannot take the record, the files name
  * this server alone.
  */
-async function writeClientFiles(dir: Directory, paths: DataPaths, config: ServerConfig, ports: ServerPorts, log: (line: string) => void): Promise<void> {
+async function writeClientFiles(dir: Directory, paths: DataPaths, config: ServerConfig, ports: ServerPorts, log: Logger): Promise<void> {
   const self = { hostname: config.hostname, ports };
   let servers: RealmServer[] = [self];
   try {
     await registerServer(dir, self);
     servers = await realmServers(dir, self);
   } catch (e) {
-    log(`dirid-server: realm ${config.realm}: could not record this server among the realm's servers (${e instanceof Error ? e.message : String(e)}); client files name it alone`);
+    log.warn('server_unrecorded', { realm: config.realm, error: e instanceof Error ? e.message : String(e), effect: 'client files name this server alone' });
   }
   writeServerFiles(paths, config, servers);
 }

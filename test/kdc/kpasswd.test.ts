@@ -104,7 +104,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
     const conf = readFileSync(join(realm.dataDir, 'realm', 'krb5.conf'), 'utf8');
     assert.match(conf, new RegExp(`^  kdc = localhost:${kdcPort}\\n  kpasswd_server = localhost:${port}$`, 'm'));
     assert.match(readFileSync(join(realm.dataDir, 'realm', 'sssd.conf'), 'utf8'), new RegExp(`^krb5_kpasswd = localhost:${port}$`, 'm'));
-    assert.ok(lines(new RegExp(`password service \\(kpasswd\\) listening on 127\\.0\\.0\\.1:${port} \\(UDP and TCP\\)`)).length === 1);
+    assert.ok(lines(new RegExp(` server listening realm=EXAMPLE\\.TEST service=kpasswd address=127\\.0\\.0\\.1 port=${port} transports=udp,tcp$`)).length === 1);
   });
 
   it('kpasswd changes a password: the new one logs in, the old one no longer does, the key version goes up', async () => {

@@ -43,6 +43,7 @@ import type { CallContext } from '../../src/framework/command.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { runTool } from '../support/mit-tools.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
+import { capturedLog, untimed } from '../support/log-lines.js';
 
 const FIXTURE = new URL('../data/upgrade/release-2026-11-stop25.tar', import.meta.url).pathname;
 const REALM = 'UPGRADE.TEST';
@@ -95,7 +96,7 @@ function stop(p: ServerProcess): Promise<void> {
 }
 
 /** The upgrade's log lines (the realm's name, UPGRADE.TEST, is not one). */
-const UPGRADE_LINE = /upgrading the directory|upgrade step|upgrade: added|directory upgraded/;
+const UPGRADE_LINE = / upgrade (?:start|added|step|done) realm=/;
 
 /** Entries the server rewrites at every start (its own record among the realm's servers, with the ports it got) are left out of comparisons. */
 const rewrittenAtStart = (dn: string) => dn.endsWith(`,cn=servers,cn=etc,${BASE}`);
@@ -255,10 +256,11 @@ describe('an object registered after the realm was made', () => {
   });
 
   it('gets its containers and default entries from the upgrade, and its commands and the read rule work', async () => {
-    const log: string[] = [];
-    await upgradeDirectory(dir, { realm: REALM, log: (l) => log.push(l), registered });
-    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the containers cn=misc,${BASE}; cn=notes,cn=misc,${BASE}`), log.join('\n'));
-    assert.ok(log.includes(`dirid-server: realm ${REALM}: upgrade: added the entries cn=welcome,cn=notes,cn=misc,${BASE}; cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
+    const { lines: log, log: logger } = capturedLog();
+    await upgradeDirectory(dir, { realm: REALM, log: logger.child({ component: 'upgrade' }), registered });
+    const said = log.map(untimed);
+    assert.ok(said.includes(`upgrade added realm=${REALM} containers=${JSON.stringify(`cn=misc,${BASE},cn=notes,cn=misc,${BASE}`)}`), log.join('\n'));
+    assert.ok(said.includes(`upgrade added realm=${REALM} entries=${JSON.stringify(`cn=welcome,cn=notes,cn=misc,${BASE},cn=note policy,${realmContainerDn(BASE, REALM)}`)}`), log.join('\n'));
 
     const registry = buildRegistry({}, registered);
     const ctx: CallContext = {
@@ -285,9 +287,9 @@ describe('an object registered after the realm was made', () => {
     assert.equal(readability(alice, realmContainerDn(BASE, REALM), layout), 'path');
     assert.equal(readability(alice, `uid=alice,cn=users,cn=accounts,${BASE}`, readableLayout(buildRegistry(), { baseDn: BASE, realm: REALM })), 'subtree');
 
-    const again: string[] = [];
-    await upgradeDirectory(dir, { realm: REALM, log: (l) => again.push(l), registered });
-    assert.deepEqual(again, [], 'nothing left to add');
+    const again = capturedLog();
+    await upgradeDirectory(dir, { realm: REALM, log: again.log, registered });
+    assert.deepEqual(again.lines, [], 'nothing left to add');
   });
 });
 
@@ -334,13 +336,13 @@ describe('the upgrade on PostgreSQL', () => {
     } finally {
       await server.stop();
     }
-    const lines = upgradeLines(log);
+    const lines = upgradeLines(log).map(untimed);
     assert.equal(lines.length, 5, lines.join('\n'));
-    assert.equal(lines[0], `dirid-server: realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}`);
-    assert.equal(lines[1], `dirid-server: realm ${REALM}: upgrade: added the containers cn=servers,cn=etc,${BASE}`);
-    assert.equal(lines[2], `dirid-server: realm ${REALM}: upgrade step 1 (the password service's principal kadmin/changepw, for realms made before it): added kadmin/changepw@${REALM}`);
-    assert.match(lines[3]!, new RegExp(`^dirid-server: realm ${REALM}: upgrade step 2 \\(the POSIX ID range, for realms made before it\\): added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+$`));
-    assert.equal(lines[4], `dirid-server: realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}`);
+    assert.equal(lines[0], `upgrade start realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
+    assert.equal(lines[1], `upgrade added realm=${REALM} containers="cn=servers,cn=etc,${BASE}"`);
+    assert.equal(lines[2], `upgrade step realm=${REALM} version=1 name="the password service's principal kadmin/changepw, for realms made before it" did="added kadmin/changepw@${REALM}"`);
+    assert.match(lines[3]!, new RegExp(`^upgrade step realm=${REALM} version=2 name="the POSIX ID range, for realms made before it" did="added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+"$`));
+    assert.equal(lines[4], `upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
 
     const second: string[] = [];
     await (await start(second)).stop();
@@ -357,10 +359,10 @@ describe('the upgrade on PostgreSQL', () => {
     const config = readServerConfig(paths);
     const [a, b] = await Promise.all([openRealmStore(paths, config), openRealmStore(paths, config)]);
     try {
-      const logs: string[][] = [[], []];
-      await Promise.all([a, b].map((dir, i) => upgradeDirectory(dir, { realm: REALM, log: (l) => logs[i]!.push(l) })));
-      const all = logs.flat();
-      assert.equal(all.filter((l) => l.endsWith(`directory upgraded from version 0 to version ${DIRECTORY_VERSION}`)).length, 1, all.join('\n'));
+      const logs = [capturedLog(), capturedLog()];
+      await Promise.all([a, b].map((dir, i) => upgradeDirectory(dir, { realm: REALM, log: logs[i]!.log.child({ component: 'upgrade' }) })));
+      const all = logs.flatMap((l) => l.lines);
+      assert.equal(all.filter((l) => l.endsWith(`upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}`)).length, 1, all.join('\n'));
       assert.equal((await recordedVersion(a)).version, DIRECTORY_VERSION);
       const changepw = await a.search({ base: BASE, scope: 'sub', filter: `(krbPrincipalName=kadmin/changepw@${REALM})`, attrs: ['1.1'] });
       assert.equal(changepw.entries.length, 1);

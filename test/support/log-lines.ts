@@ -1,5 +1,6 @@
 /** Reading the server's log lines in tests (docs/logging.md). */
 import assert from 'node:assert/strict';
+import { createLogger, type LogFormat, type Logger } from '../../src/log/logger.js';
 
 /**
  * Reads a text line as docs/logging.md describes it: time, component,
@@ -18,4 +19,15 @@ export function parseTextLine(line: string): { time: string; component: string; 
     rest = rest.slice(m[0].length);
   }
   return { time: head[1]!, component: head[2]!, event: head[3]!, fields };
+}
+
+/** A logger whose text lines land in `lines`. */
+export function capturedLog(format: LogFormat = 'text'): { lines: string[]; log: Logger } {
+  const lines: string[] = [];
+  return { lines, log: createLogger({ write: (l) => lines.push(l), format }) };
+}
+
+/** A text line without its time: `COMPONENT EVENT fields`. */
+export function untimed(line: string): string {
+  return line.replace(/^\S+ /, '');
 }
