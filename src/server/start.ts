@@ -288,7 +288,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const kdc = new Kdc({
     dir,
     realm: config.realm,
-    log: line,
+    log: log.child({ component: 'kdc' }),
     idp,
     idpHoldMs: config.idpHoldSeconds * 1000,
     idpAnonymousArmor: config.idpAnonymousArmor,
