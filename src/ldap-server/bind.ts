@@ -42,7 +42,7 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   if (a.method === 'sasl') return saslBind(ctx, conn, req.name, a.mechanism, a.credentials);
   if (a.method !== 'simple') throw refuse('authMethodNotSupported', 'use a simple bind over TLS, or SASL GSSAPI');
   const name = req.name;
-  if (name === '' && a.password.length === 0) return { response: success(), note: 'method=anonymous' };
+  if (name === '' && a.password.length === 0) return { response: success() };
   if (name === '') throw invalid('a password without a name');
   // RFC 4513 §5.1.2: a name without a password is an unauthenticated bind, which we refuse
   if (a.password.length === 0) throw refuse('unwillingToPerform', 'unauthenticated bind (a DN with an empty password) is not allowed');
@@ -62,5 +62,5 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   if (outcome instanceof AuthRefusal) throw outcome;
   if (!sameDn(outcome.dn, name)) throw invalid('the DN is not the entry of that user');
   conn.principal = outcome;
-  return { response: success(), note: `method=simple dn=${JSON.stringify(outcome.dn)}` };
+  return { response: success(), note: { dn: outcome.dn } };
 }

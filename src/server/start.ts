@@ -300,7 +300,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
-  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log: line });
+  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log: log.child({ component: 'ldap' }) });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   listening = { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort };
   await writeClientFiles(dir, paths, config, listening, log);
