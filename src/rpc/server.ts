@@ -11,8 +11,11 @@
  * to the framework and encodes. Every error it answers with, whatever the
  * endpoint (JSON-RPC, XML-RPC, a 401 refusal, a login's text answer, a
  * failure outside any command), takes its wire form from rpc/errors.ts.
- * Every call is logged as one line without argument values, and every
- * Negotiate login with the caller's authentication indicators. Whether an
+ * Every call is logged as one line without argument values (`rpc request`),
+ * every login (password, Negotiate with the caller's authentication
+ * indicators, a session cookie refused) as `rpc login` with its method and
+ * outcome, and every directory write a command makes as `rpc write`
+ * (framework/dispatch.ts; docs/logging.md). Whether an
  * account may authenticate is account/state.ts's to say, on every way in
  * (password login, Negotiate, each request on a session cookie, which also
  * ends once the password changed or the account was disabled, renamed or
@@ -33,6 +36,7 @@ import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
 import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
+import { elapsedMs, type Logger } from '../log/logger.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** What `/dirid/session/enroll` runs, without credentials: the command checks the host's one-time password itself. */
@@ -64,7 +68,8 @@ export interface RpcServerOptions {
   checkSession?(p: Principal, binding: SessionBinding): Promise<AuthRefusal | null>;
   /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
   bodyTimeoutMs?: number;
-  log(line: string): void;
+  /** the API's logger (component rpc) */
+  log: Logger;
   /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
   uiDir?: string;
 }
@@ -187,28 +192,25 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   }
 
   async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}, only?: ReadonlySet<string>): Promise<void> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     let request: RpcRequest | undefined;
     let outcome = 'ok';
-    let reason = '';
+    let reason: string | undefined;
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
       if (only && !only.has(request.method)) throw publicError('NotAuthenticated');
-      const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry };
+      const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry, log: opts.log };
       const result = await dispatch(ctx, request.method, request.args, request.options);
       responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
     } catch (err) {
       // a command that refuses credentials of its own (host_enroll's one-time password) says why in the log only
-      if (err instanceof AuthRefusal) reason = ` reason=${JSON.stringify(err.message)}`;
+      if (err instanceof AuthRefusal) reason = err.message;
       const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
       responseBody = answer.body;
     }
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    opts.log(
-      `${new Date().toISOString()} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`,
-    );
+    opts.log.info('request', { principal: principal?.name ?? null, command: request?.method.slice(0, 64) ?? null, encoding: enc, outcome, reason, duration_ms: elapsedMs(started, 1) });
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
 
@@ -263,13 +265,13 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
           user && password && user.length <= 256 && password.length <= 1024
             ? await opts.passwordLogin(user, password)
             : new AuthRefusal(publicError('InvalidCredentials'), 'user name or password missing or too long');
-        const who = JSON.stringify(user.slice(0, 64));
+        const who = user.slice(0, 64);
         if (outcome instanceof AuthRefusal) {
           const err = toRpcError(outcome.publicError, opts.log);
-          opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=denied error=${err.name}(${err.code}) reason=${JSON.stringify(outcome.message)}`);
+          opts.log.info('login', { method: 'password', user: who, outcome: 'denied', error: `${err.name}(${err.code})`, reason: outcome.message });
           return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReason(err) });
         }
-        opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
+        opts.log.info('login', { method: 'password', user: who, principal: outcome.name, outcome: 'ok' });
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': await sessionCookie(outcome) });
       },
       '/dirid/session/login_kerberos': async () => {
@@ -295,7 +297,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         await readBody(req, bodyTimeout);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
         const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
-        opts.log(`${new Date().toISOString()} logout principal=${principal?.name ?? '-'}`);
+        opts.log.info('logout', { principal: principal?.name ?? null });
         send(res, 200, 'text/plain; charset=utf-8', 'Logged out\n', { 'Set-Cookie': opts.sessions.clearingCookie() });
       },
     };
@@ -311,7 +313,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         // password changed (or that was disabled, renamed, deleted) since, loses its session at once
         const refusal = opts.checkSession ? await opts.checkSession(principal, session.binding) : null;
         if (refusal) {
-          opts.log(`${new Date().toISOString()} session principal=${principal.name} outcome=denied error=${refusal.publicError.errorName}(${refusal.publicError.code}) reason=${JSON.stringify(refusal.message)}`);
+          opts.log.info('login', { method: 'session', principal: principal.name, outcome: 'denied', error: `${refusal.publicError.errorName}(${refusal.publicError.code})`, reason: refusal.message });
           return refused(enc, res, refusal.publicError, false);
         }
         await call(enc, body, principal, res);
@@ -341,11 +343,11 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     try {
       const outcome = await opts.negotiate(m[1]!);
       const ind = outcome.principal.authIndicators ?? [];
-      opts.log(`${new Date().toISOString()} login method=negotiate principal=${outcome.principal.name} outcome=ok auth_indicators=${ind.length ? ind.join(',') : '-'}`);
+      opts.log.info('login', { method: 'negotiate', principal: outcome.principal.name, outcome: 'ok', auth_indicators: ind });
       return outcome;
     } catch (err) {
-      const error = err instanceof AuthRefusal ? ` error=${err.publicError.errorName}(${err.publicError.code})` : '';
-      opts.log(`${new Date().toISOString()} login method=negotiate outcome=denied${error} reason=${JSON.stringify(err instanceof Error ? err.message : 'error')}`);
+      const error = err instanceof AuthRefusal ? `${err.publicError.errorName}(${err.publicError.code})` : undefined;
+      opts.log.info('login', { method: 'negotiate', outcome: 'denied', error, reason: err instanceof Error ? err.message : 'error' });
       return err instanceof AuthRefusal ? err : null;
     }
   }

@@ -208,8 +208,6 @@ function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
 
 /** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
 async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: Logger): Promise<RunningServer> {
-  // the lines of code that has no logger of its own yet
-  const line = (l: string) => log.info('line', { text: l });
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
   const dir = await openRealmStore(paths, config, false, log.child({ component: 'store' }));
   try {
@@ -252,7 +250,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
-    log: line,
+    log: log.child({ component: 'rpc' }),
   });
   const https = createServer(
     {

@@ -132,7 +132,7 @@ describe('host enrolment with a one-time password', () => {
       ['nosuch.example.test', 'no such host'],
       ['nopass.example.test', 'the host has no one-time password'],
     ]) {
-      assert.ok(realm.log.some((l) => l.includes(`rpc principal=- command=host_enroll`) && l.includes(`reason="host ${host}: ${reason}`)), `${host}: ${reason}`);
+      assert.ok(realm.log.some((l) => l.includes(`rpc request principal=- command=host_enroll`) && l.includes(`reason="host ${host}: ${reason}`)), `${host}: ${reason}`);
     }
     assert.ok(!realm.log.some((l) => /Wrong-OTP|Right-OTP/.test(l)), 'no password in the log');
     // a wrong one did not use the password up

@@ -297,7 +297,7 @@ describe('authentication indicators of an IdP login', () => {
       assert.match(r.stdout, /^-+\ndirid server version \d+\.\d+\.\d+\. API version \d+\.\d+\.\n-+\n$/);
       assert.match(r.stderr, /^dirid: INFO: Authenticated as alice@EXAMPLE\.TEST, authentication indicators: idp$/m);
     }
-    assert.ok(realm.log.filter((l) => /rpc principal=alice@EXAMPLE\.TEST command=ping encoding=\w+ outcome=ok/.test(l)).length >= 2);
+    assert.ok(realm.log.filter((l) => /rpc request principal=alice@EXAMPLE\.TEST command=ping encoding=\w+ outcome=ok/.test(l)).length >= 2);
     assert.equal(negotiations(), before + 1, 'one Negotiate login (the schema call); both pings ran on its session cookie');
     // without -v, ping prints its one line and nothing else
     const quiet = await runTool(process.execPath, [DIRID, '-c', conf, 'ping'], cliEnv);
