@@ -43,6 +43,7 @@ import { generalizedTime } from '../directory/schema.js';
 import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
 import { findPrincipal } from './lookup.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { silentLogger, type Logger } from '../log/logger.js';
 
 export interface Account {
   dn: string;
@@ -238,10 +239,11 @@ const ACCOUNT_ATTRS = [
 export class Accounts {
   private policyCache: { value: LockoutPolicy; generation: number } | undefined;
 
-  /** `policyDn`: the realm container holding the lockout policy */
+  /** `policyDn`: the realm container holding the lockout policy; `log`: where a lockout is logged (an audit event, docs/logging.md) */
   constructor(
     readonly dir: Directory,
     readonly policyDn: string,
+    private readonly log: Logger = silentLogger,
   ) {}
 
   /** The entry of the principal named `principal` (`name@REALM`); null unless exactly one. */
@@ -276,7 +278,11 @@ export class Accounts {
     return value;
   }
 
-  /** Counts a wrong password at `now` (users only), from the counters as stored now. */
+  /**
+   * Counts a wrong password at `now` (users only), from the counters as
+   * stored now. The failure that reaches the limit locks the account and
+   * is logged (`lockout`); the counts themselves are not, being noise.
+   */
   failedPassword(a: Account, policy: LockoutPolicy, now: number): Promise<void> {
     if (!a.isUser || policy.maxFailures === 0) return Promise.resolve();
     return serialized(this.dir, a.dn, async () => {
@@ -287,6 +293,9 @@ export class Accounts {
         { op: 'replace', attr: 'krbLoginFailedCount', values: [String(n)] },
         { op: 'replace', attr: 'krbLastFailedAuth', values: [generalizedTime(new Date(now))] },
       ]);
+      if (n === policy.maxFailures) {
+        this.log.warn('lockout', { dn: a.dn, failures: n, until: policy.lockoutSec > 0 ? new Date(now + policy.lockoutSec * 1000).toISOString() : 'an administrator unlocks it' });
+      }
     });
   }
 

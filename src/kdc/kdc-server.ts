@@ -64,7 +64,7 @@ export class Kdc {
   readonly cookies: CookieJar;
 
   constructor(private readonly o: KdcOptions) {
-    this.db = new PrincipalDb(o.dir, o.realm);
+    this.db = new PrincipalDb(o.dir, o.realm, o.log.child({ component: 'account' }));
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
     this.caches = kdcCaches(o.idpHoldMs, { ...DEFAULT_START_LIMITS, ...o.idpPending });

@@ -227,7 +227,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   // one IdP client (one TLS context, the configured IdP CAs, the discovery documents and keys it keeps) for this
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(idpCaPem));
-  const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm));
+  const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm), log.child({ component: 'account' }));
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
   const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log.child({ component: 'acceptors' }));
   // the ports this server listens on, once it does
@@ -296,7 +296,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     ...(o.bounds?.kdcTcp ? { tcp: o.bounds.kdcTcp } : {}),
   });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
-  const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
+  const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server, log: log.child({ component: 'kpasswd' }) }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
   const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log: log.child({ component: 'ldap' }) });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);

@@ -116,6 +116,10 @@ describe('the password service with MIT kpasswd and kinit', () => {
     assert.match(r.stdout, /Password for alice@EXAMPLE\.TEST: \nEnter new password: \nEnter it again: \nPassword changed\.\n$/);
     assert.equal(lines(/kpasswd chpw transport=tcp client=alice@EXAMPLE\.TEST target=alice@EXAMPLE\.TEST outcome=SUCCESS/).length, 1, 'MIT sends it over TCP first');
     assert.ok(lines(/kdc as_req transport=udp client=alice@EXAMPLE\.TEST server=kadmin\/changepw@EXAMPLE\.TEST outcome=ISSUE/).length > 0, 'with an initial ticket for kadmin/changepw');
+    // the audit trail: the change is a write by alice, through passwd, of her entry, named but never shown (docs/logging.md)
+    const audit = lines(/ kpasswd write principal=alice@EXAMPLE\.TEST command=passwd change=modify dn="uid=alice,cn=users,cn=accounts,dc=example,dc=test" attrs=\S*userPassword/);
+    assert.equal(audit.length, 1, lines(/ write /).join('\n'));
+    assert.ok(!realm.log.some((l) => l.includes('Alice-new-22')));
     const old = await kinit('alice', 'Alice-old-1\n');
     assert.notEqual(old.code, 0);
     assert.match(old.stderr, /Password incorrect/);
