@@ -131,3 +131,31 @@ describe('the audit trail', () => {
     assert.equal(unlock.fields['replace.krbLoginFailedCount'], '0');
   });
 });
+
+describe('JSON lines (server.conf log_format = json)', () => {
+  let realm: TestRealm;
+  let admin: RpcSession;
+  before(async () => {
+    ({ realm, admin } = await startAdminRealm({ serverConf: { log_format: 'json' } }));
+  });
+  after(async () => realm?.stop());
+
+  it('every line of a running server is one JSON object; the audit query of docs/logging.md finds who disabled bob', async () => {
+    await admin.call('user_add', ['bob'], { first: 'Bob', last: 'B', password: PASSWORD });
+    await admin.call('user_disable', ['bob'], {});
+    const records = realm.log.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const r of records) {
+      assert.match(String(r.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.ok(['info', 'warn', 'error'].includes(String(r.level)), JSON.stringify(r));
+      assert.equal(typeof r.component, 'string');
+      assert.equal(typeof r.event, 'string');
+    }
+    assert.ok(records.some((r) => r.component === 'server' && r.event === 'started'));
+    assert.ok(records.some((r) => r.component === 'rpc' && r.event === 'login' && r.method === 'password' && r.outcome === 'ok'));
+    // jq 'select(.event == "write" and (.dn | startswith("uid=bob,")) and any(.attrs[]; . == "nsAccountLock"))'
+    const who = records.filter((r) => r.event === 'write' && String(r.dn).startsWith('uid=bob,') && (r.attrs as string[]).includes('nsAccountLock'));
+    assert.equal(who.length, 1, JSON.stringify(who));
+    assert.deepEqual([who[0]!.principal, who[0]!.command, who[0]!.replace], ['admin@EXAMPLE.TEST', 'user_disable', { nsAccountLock: ['TRUE'] }]);
+    for (const l of realm.log) assert.ok(!l.includes(PASSWORD), l);
+  });
+});
