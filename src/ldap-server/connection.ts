@@ -99,8 +99,13 @@ export class Operation {
 
 let nextId = 1;
 
-/** An operation's event in the log: its protocol name without `Request` (bindRequest: bind, extendedReq: extended). */
-const eventOf = (name: RequestOpName | 'undecodable'): string => name.replace(/Req(?:uest)?$/, '');
+/** An operation's event in the log: its protocol name without `Request` (bindRequest: bind, extendedReq: extended), made once per name. */
+const events = new Map<string, string>();
+function eventOf(name: RequestOpName | 'undecodable'): string {
+  let e = events.get(name);
+  if (e === undefined) events.set(name, (e = name.replace(/Req(?:uest)?$/, '')));
+  return e;
+}
 
 /** How a bind authenticates, for its log line. */
 function bindMethod(req: LdapRequest): string | undefined {

@@ -93,16 +93,33 @@ function textValue(v: Exclude<FieldValue, undefined>): string {
   return textScalar(list.map((x) => (x === null || x === undefined ? '-' : typeof x === 'object' ? JSON.stringify(x) : String(x))).join(','));
 }
 
+/**
+ * What a field name is written as (its safe form), or null for a secret's:
+ * decided once per name, since a line's names are few and repeat (a KDC
+ * line has ten). Bounded: a name the code did not choose (an attribute's)
+ * is decided again once the table is full.
+ */
+const nameTable = new Map<string, string | null>();
+function writtenName(k: string): string | null {
+  let n = nameTable.get(k);
+  if (n === undefined) {
+    n = isSecretField(k) ? null : safeName(k);
+    if (nameTable.size < 4096) nameTable.set(k, n);
+  }
+  return n;
+}
+
 /** ` name=value` for each field, nested objects as dotted names; secrets redacted. */
 function textFields(fields: Fields, prefix = ''): string {
   let out = '';
   for (const k in fields) {
     const v = fields[k];
     if (v === undefined) continue;
-    const name = prefix + safeName(k);
-    if (isSecretField(k)) out += ` ${name}=${REDACTED}`;
-    else if (v !== null && typeof v === 'object' && !Array.isArray(v)) out += textFields(v as Fields, `${name}.`);
-    else out += ` ${name}=${textValue(v)}`;
+    const n = writtenName(k);
+    if (n === null) out += ` ${prefix}${safeName(k)}=${REDACTED}`;
+    else if (typeof v === 'string') out += ` ${prefix}${n}=${BARE.test(v) ? v : jsonString(v)}`;
+    else if (v !== null && typeof v === 'object' && !Array.isArray(v)) out += textFields(v as Fields, `${prefix}${n}.`);
+    else out += ` ${prefix}${n}=${textValue(v)}`;
   }
   return out;
 }
@@ -130,7 +147,7 @@ function jsonMembers(fields: Fields): string {
   for (const k in fields) {
     const v = fields[k];
     if (v === undefined) continue;
-    out += `,${jsonString(k)}:${isSecretField(k) ? `"${REDACTED}"` : jsonValue(v)}`;
+    out += `,${jsonString(k)}:${writtenName(k) === null ? `"${REDACTED}"` : jsonValue(v)}`;
   }
   return out;
 }
