@@ -94,22 +94,22 @@ function textValue(v: Exclude<FieldValue, undefined>): string {
 }
 
 /**
- * What a field name is written as (its safe form), or null for a secret's:
- * decided once per name, since a line's names are few and repeat (a KDC
- * line has ten). Bounded: a name the code did not choose (an attribute's)
- * is decided again once the table is full.
+ * What a field name is written as: ` name=` (its safe form), or null for a
+ * secret's. Decided once per name, since a line's names are few and repeat
+ * (a KDC line has ten). Bounded: a name the code did not choose (an
+ * attribute's) is decided again once the table is full.
  */
 const nameTable = new Map<string, string | null>();
 function writtenName(k: string): string | null {
   let n = nameTable.get(k);
   if (n === undefined) {
-    n = isSecretField(k) ? null : safeName(k);
+    n = isSecretField(k) ? null : ` ${safeName(k)}=`;
     if (nameTable.size < 4096) nameTable.set(k, n);
   }
   return n;
 }
 
-/** ` name=value` for each field, nested objects as dotted names; secrets redacted. */
+/** ` name=value` for each field, nested objects as dotted names (`prefix`: the names above); secrets redacted. */
 function textFields(fields: Fields, prefix = ''): string {
   let out = '';
   for (const k in fields) {
@@ -117,9 +117,12 @@ function textFields(fields: Fields, prefix = ''): string {
     if (v === undefined) continue;
     const n = writtenName(k);
     if (n === null) out += ` ${prefix}${safeName(k)}=${REDACTED}`;
-    else if (typeof v === 'string') out += ` ${prefix}${n}=${BARE.test(v) ? v : jsonString(v)}`;
-    else if (v !== null && typeof v === 'object' && !Array.isArray(v)) out += textFields(v as Fields, `${prefix}${n}.`);
-    else out += ` ${prefix}${n}=${textValue(v)}`;
+    else if (prefix !== '') {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) out += textFields(v as Fields, `${prefix}${n.slice(1, -1)}.`);
+      else out += ` ${prefix}${n.slice(1)}${textValue(v)}`;
+    } else if (typeof v === 'string') out += n + (BARE.test(v) ? v : jsonString(v));
+    else if (v !== null && typeof v === 'object' && !Array.isArray(v)) out += textFields(v as Fields, `${n.slice(1, -1)}.`);
+    else out += n + textValue(v);
   }
   return out;
 }
