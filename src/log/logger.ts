@@ -57,12 +57,15 @@ export function isSecretField(name: string): boolean {
 
 /** Printable ASCII but space, `"`, `=` and `\`: written as it is. */
 const BARE = /^[\x21\x23-\x3c\x3e-\x5b\x5d-\x7e]+$/;
+/** Printable ASCII but `"` and `\`: quoted as it is, as JSON.stringify would. */
+const QUOTABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** What JSON.stringify leaves raw but a viewer may break a line at, or reorder text by. */
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** A string as JSON, with the escapes of UNSAFE_IN_JSON too. */
 function jsonString(s: string): string {
+  if (QUOTABLE.test(s)) return `"${s}"`;
   const j = JSON.stringify(s);
   UNSAFE_IN_JSON.lastIndex = 0;
   return UNSAFE_IN_JSON.test(j) ? j.replace(UNSAFE_IN_JSON, unicodeEscape) : j;
