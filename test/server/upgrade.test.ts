@@ -128,10 +128,10 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
   it('is upgraded at start from version 0, logged, keeping every entry, password, key and secret', async () => {
     server = await startServerProcess(data);
     const out = server.out();
-    assert.match(out, new RegExp(`realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}\\n`));
-    assert.match(out, /upgrade step 1 \(the password service's principal kadmin\/changepw, for realms made before it\): nothing to do/);
-    assert.match(out, /upgrade step 2 \(the POSIX ID range, for realms made before it\): nothing to do/);
-    assert.match(out, new RegExp(`realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}\\n`));
+    assert.match(out, new RegExp(` upgrade start realm=${REALM} from=0 to=${DIRECTORY_VERSION}\\n`));
+    assert.match(out, / upgrade step realm=UPGRADE\.TEST version=1 name="the password service's principal kadmin\/changepw, for realms made before it" did="nothing to do"\n/);
+    assert.match(out, / upgrade step realm=UPGRADE\.TEST version=2 name="the POSIX ID range, for realms made before it" did="nothing to do"\n/);
+    assert.match(out, new RegExp(` upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}\\n`));
 
     // the password and the keys, through MIT kinit against the upgraded realm's KDC
     const alice = await runTool('kinit', ['-c', `FILE:${join(tmp, 'alice.cc')}`, `alice@${REALM}`], env(), 'Alice-pass-1\n');
