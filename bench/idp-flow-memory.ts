@@ -1,7 +1,7 @@
 /**
  * What a pending device flow keeps in the server's memory: a realm served
  * in this process (so that a full garbage collection can be forced before
- * each reading), the stand-in IdP of bench/support/remote-idp.ts in its
+ * each reading), the stand-in IdP of test/support/remote-idp.ts in its
  * own process, and N flows started by armored AS-REQs over UDP (each
  * answered with the `idp` challenge and its cookie, which the client drops).
  * Prints the JavaScript heap, the memory outside it (Buffers, OpenSSL) and
@@ -23,8 +23,8 @@ import { sendUdp } from '../src/kerberos/transport.js';
 import { initRealm } from '../src/server/init.js';
 import { startServer } from '../src/server/start.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { addFlowUser, flowClient, liftFlowLimits } from './support/flow-user.js';
-import { startRemoteIdp } from './support/remote-idp.js';
+import { addFlowUser, flowClient, liftFlowLimits } from '../test/support/flow-user.js';
+import { startRemoteIdp } from '../test/support/remote-idp.js';
 
 const { values } = parseArgs({ options: { flows: { type: 'string', default: '10000' } } });
 const FLOWS = Number(values.flows);

@@ -10,7 +10,7 @@
  * the IdP share core 1.
  *
  * The IdP (`--idp`) is by default a lean stand-in for a remote IdP
- * (bench/support/remote-idp.ts: a small HTTPS server in a process of its
+ * (test/support/remote-idp.ts: a small HTTPS server in a process of its
  * own, answering `authorization_pending` for every code it handed out).
  * In production the IdP is another machine; here it shares core 1 with
  * the load, and oidc-provider (`--idp oidc-provider`, in the bench's
@@ -26,7 +26,7 @@
  * answered after its token request instead of held for a second one 5 s
  * later (docs/device-flow.md); the answerers go round all the flows, so
  * each flow's code is due whenever its answer comes. The password load is
- * bench/support/kdc-load.ts's generator (no promise or timer per request),
+ * test/support/kdc-load.ts's generator (no promise or timer per request),
  * which should keep the KDC's core near 100% in the idle phase: the line
  * of the throughputs prints both cores' use, and what other processes
  * took of core 0 (/proc/stat): where that is more than a few percent, or
@@ -55,8 +55,8 @@ import { sendUdp } from '../src/kerberos/transport.js';
 import type { PaData } from '../src/kerberos/asn1/primitives.js';
 import { startTestIdp } from '../test/support/oidc-idp.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { addFlowUser, flowClient, liftFlowLimits } from './support/flow-user.js';
-import { startRemoteIdp } from './support/remote-idp.js';
+import { addFlowUser, flowClient, liftFlowLimits } from '../test/support/flow-user.js';
+import { startRemoteIdp } from '../test/support/remote-idp.js';
 
 const { values } = parseArgs({
   options: { flows: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '4' }, answerers: { type: 'string', default: '8' }, idp: { type: 'string', default: 'stand-in' }, hold: { type: 'string', default: '1' }, help: { type: 'boolean', short: 'h' } },
@@ -66,7 +66,7 @@ if (values.help) {
   --flows N      pending device flows to start (default 10000)
   --seconds N    length of each measured phase (default 4)
   --answerers N  clients answering the pending flows' challenges side by side (default 8)
-  --idp KIND     stand-in (default): a lean HTTPS IdP in a process of its own (bench/support/remote-idp.ts),
+  --idp KIND     stand-in (default): a lean HTTPS IdP in a process of its own (test/support/remote-idp.ts),
                  standing in for a remote one; oidc-provider: node-oidc-provider in the bench's process
   --hold S       the server's idp_hold_seconds (default 1: below the 5 s poll interval, one token request per answer)
 env BENCH_SERVER_ARGS: Node options for the server process; BENCH_SERVER_LOG: file for the server's log`);
@@ -137,14 +137,14 @@ const armor = flows.armor;
 const cname = { nameType: 1, nameString: ['bench'] };
 
 /**
- * The password load runs in a worker thread of its own (support/
- * password-load-worker.ts), on this process's core: on this thread it
+ * The password load runs in a worker thread of its own
+ * (test/support/password-load-worker.ts), on this process's core: on this thread it
  * shared an event loop with the answering clients, and its replies waited
  * behind their JavaScript while the KDC ran out of requests.
  */
 /** password clients side by side: enough that the KDC, not the round trips, bounds the load */
 const PASSWORD_CLIENTS = Number(process.env.BENCH_PASSWORD_CLIENTS ?? 64);
-const passwordWorker = new Worker(new URL('./support/password-load-worker.ts', import.meta.url), {
+const passwordWorker = new Worker(new URL('../test/support/password-load-worker.ts', import.meta.url), {
   workerData: { port: ports.kdc, realm: REALM, user: 'bench', password: 'Bench-password-1', concurrency: PASSWORD_CLIENTS },
 });
 const fromWorker = <T>(): Promise<T> => new Promise((resolve) => passwordWorker.once('message', resolve));
@@ -307,7 +307,7 @@ const busy = await answering.stop();
 const rssAfter = rss();
 const final = await idp.stats();
 const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
-const idpSaid = IDP_KIND === 'stand-in' ? 'the stand-in IdP (bench/support/remote-idp.ts, its own process on core 1)' : 'a local oidc-provider (in the bench process, core 1)';
+const idpSaid = IDP_KIND === 'stand-in' ? 'the stand-in IdP (test/support/remote-idp.ts, its own process on core 1)' : 'a local oidc-provider (in the bench process, core 1)';
 console.log(`idp device flows: ${cookies.length} of ${FLOWS} flows started in ${startSec.toFixed(1)} s against ${idpSaid}; KDC on core 0, load on core 1`);
 console.log(`server RSS: idle ${rssIdle.toFixed(0)} MiB, with ${cookies.length} pending flows ${rssFlows.toFixed(0)} MiB, after polling ${rssAfter.toFixed(0)} MiB (flow state travels in the sealed PA-FX-COOKIE)`);
 console.log(`answers alone (${ANSWERERS} answerers, ${aloneSec.toFixed(1)} s): ${alone.answers} answers (${alone.pending} still pending), ${alonePolls} token requests (${(alonePolls / aloneSec).toFixed(0)}/s), server CPU ${pollCpu.toFixed(2)} s (${((100 * pollCpu) / aloneSec).toFixed(0)}% of a core); core 1 ${alonePolls ? `${ms(aloneOwn / alonePolls)} per token request (the IdP ${'pid' in idp ? ms(aloneIdp / alonePolls) : 'in it'})` : 'n/a'}`);

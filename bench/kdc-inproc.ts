@@ -13,8 +13,11 @@
  * step of every `kinit -T` and of each idp mechanism login. With --alloc,
  * the timed requests also run under V8's sampling heap profiler (collected
  * objects included): bytes allocated per request, and the functions that
- * allocate most (the CPU figures are then not to be compared).
- *   node --import tsx bench/kdc-inproc.ts [--requests N] [--batch N] [--exchange AS,TGS,TGS-unseen,AS-armored] [--alloc]
+ * allocate most (the CPU figures are then not to be compared). With
+ * --group-policies N, the realm has N group password policies on a chain of
+ * nested groups, the innermost holding admin, so the KDC finds admin's
+ * policy through all of them (account/password-policy.ts).
+ *   node --import tsx bench/kdc-inproc.ts [--requests N] [--batch N] [--exchange AS,TGS,TGS-unseen,AS-armored] [--alloc] [--group-policies N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,8 +33,11 @@ import { KeyUsage } from '../src/kerberos/iana.js';
 import { profile } from '../src/kerberos/crypto/index.js';
 import { initRealm } from '../src/server/init.js';
 import { startServer } from '../src/server/start.js';
+import { buildRegistry } from '../src/objects/index.js';
+import { dispatch } from '../src/framework/dispatch.js';
+import { API_VERSION } from '../src/framework/api.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, batch: { type: 'string', default: '2000' }, exchange: { type: 'string', default: 'AS,TGS,TGS-unseen,AS-armored' }, alloc: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, batch: { type: 'string', default: '2000' }, exchange: { type: 'string', default: 'AS,TGS,TGS-unseen,AS-armored' }, alloc: { type: 'boolean', default: false }, 'group-policies': { type: 'string', default: '0' } } });
 const N = Number(values.requests);
 /** requests per timed batch: smaller batches give a busy machine's quiet moments a better chance to show */
 const BATCH = Number(values.batch);
@@ -43,6 +49,22 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-kdc-inproc-'));
 await initRealm({ dataDir: tmp, realm: REALM, domain: 'bench.test', hostname: 'localhost', adminPassword: PASSWORD });
 const srv = await startServer({ dataDir: tmp, listen: '127.0.0.1', httpsPort: 0, httpPort: 0, kdcPort: 0, kpasswdPort: 0, ldapPort: 0, ldapsPort: 0, log: () => {} });
 const kdc = srv.kdc;
+const groupPolicies = Number(values['group-policies']);
+if (groupPolicies > 0) {
+  const ctx = {
+    dir: srv.dir,
+    principal: { name: `admin@${REALM}`, dn: 'uid=admin,cn=users,cn=accounts,dc=bench,dc=test', uid: 'admin' },
+    server: { version: 'bench', apiVersion: API_VERSION, realm: REALM, domain: 'bench.test', searchSizeLimit: 100, searchTimeLimit: 2 },
+    cache: new Map<string, unknown>(),
+    registry: buildRegistry(),
+  };
+  for (let i = 0; i < groupPolicies; i++) {
+    await dispatch(ctx, 'group_add', [`g${i}`], {});
+    await dispatch(ctx, 'pwpolicy_add', [`g${i}`], { priority: i + 1 });
+    if (i > 0) await dispatch(ctx, 'group_add_member', [`g${i - 1}`], { groups: [`g${i}`] });
+  }
+  await dispatch(ctx, 'group_add_member', [`g${groupPolicies - 1}`], { users: ['admin'] });
+}
 const cname = { nameType: 1, nameString: ['admin'] };
 const key = profile(ETYPE).stringToKey(PASSWORD, `${REALM}admin`);
 const sname = { nameType: 2, nameString: ['HTTP', 'localhost'] };

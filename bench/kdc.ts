@@ -38,7 +38,7 @@ import { KeyUsage } from '../src/kerberos/iana.js';
 import { sendUdp } from '../src/kerberos/transport.js';
 import { startMitRealm } from '../test/support/mit-realm.js';
 import { RpcSession } from '../test/support/rpc-client.js';
-import { asPasswordMaker, cpuMicros, udpExchangeAll, udpLoad, type Maker, type UdpResult } from './support/kdc-load.js';
+import { asPasswordMaker, cpuMicros, udpExchangeAll, udpLoad, type Maker, type UdpResult } from '../test/support/kdc-load.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'cpu-prof': { type: 'string' }, 'server-flags': { type: 'string', default: '' }, keep: { type: 'boolean', default: false }, 'dirid-only': { type: 'boolean', default: false }, workloads: { type: 'string', default: 'AS,TGS,TGS-unseen' } } });
 const ROUNDS = Number(values.rounds);

@@ -1,9 +1,9 @@
 /**
  * LDAP benchmark: dirid's LDAP service and OpenLDAP slapd (Debian's slapd
  * 2.5, mdb backend) side by side in one run, on the same data and under the
- * same load generator (bench/support/ldap-client.ts, on src/ldap).
+ * same load generator (test/support/ldap-load-client.ts, on src/ldap).
  *
- * Data (bench/support/ldap-data.ts): N users uid=userN (inetOrgPerson and
+ * Data (test/support/ldap-data.ts): N users uid=userN (inetOrgPerson and
  * posixAccount values: cn, sn, givenName, uidNumber, gidNumber,
  * homeDirectory, loginShell, gecos) and G groups of M members each, drawn
  * from a fixed seed, under the DNs dirid uses on both servers. Every user
@@ -21,19 +21,21 @@
  * nis.schema's posixGroup is structural without `member`, so slapd's groups
  * are posixGroup plus the built-in extensibleObject, which admits the
  * standard `member` attribute: both answer the same filter.
- * slapd (bench/support/slapd.ts): loaded with slapadd -q, equality indexes
+ * slapd (test/support/slapd.ts): loaded with slapadd -q, equality indexes
  * on objectClass, uid, cn, sn, givenName, member, uidNumber and gidNumber,
  * substring indexes on uid and cn (dirid indexes the same attributes; it
  * answers a substring's initial piece by a range scan of its equality
  * index). slapd keys initial pieces of at most 4 characters by default
  * (index_substr_if_maxlen), which for uids that all begin with `user` makes
  * every user a candidate of (uid=user12*); the default is kept, and
- * --slapd-substr-maxlen 8 shows slapd tuned for this data. Bound users
+ * --slapd-substr-maxlen 8 shows slapd tuned for this data; likewise
+ * --slapd-substr-minlen 1 lets slapd answer SSSD's (sudoHost=+*) from its
+ * index instead of reading every sudoRole entry (default 2). Bound users
  * read everything but userPassword, anonymous clients only bind; slapd logs
  * every operation (-d stats) to a file, as dirid logs one line per
  * operation (--slapd-log 0: no log).
  * dirid: a realm made and loaded through the directory batch API in a child
- * process (bench/support/dirid-ldap-server.ts), then served on free ports by
+ * process (test/support/dirid-ldap-server.ts), then served on free ports by
  * the built server (`bin/dirid-server.js start`, as installed: `npm run
  * build` first), not by the TypeScript source through tsx; or, with --dirid-url, a service already running on that data (made with
  * --prepare-dirid DIR and the same sizes, then `dirid-server start
@@ -54,6 +56,32 @@
  *           container, attributes cn gidNumber: the groups holding userN
  *   bind    a simple bind as userN on an open TLS connection (a new bind on the
  *           same connection, RFC 4511 §4.2.1), then the eq search for userN
+ *   sudo    the full refresh of sudo rules SSSD 2.8 makes for hostN (its filter
+ *           as Debian's sssd_be sends it: the host's names, addresses and
+ *           networks, ALL, netgroups; the attributes of its sudo map; the paged
+ *           results control, 1000 a page) below ou=sudoers: the host's enabled
+ *           rules. dirid serves them from its view of the sudo rules (computed
+ *           from --rules rules naming users, groups, --hosts hosts, commands and
+ *           command groups, objects/sudo-roles.ts); slapd holds the same
+ *           sudoRole entries, rendered by the bench (the loader checks that
+ *           dirid's equal them), with eq,sub indexes on sudoUser and sudoHost
+ *   sudo-smart  its smart refresh: the same host filter and the rules changed
+ *           since a time (modifyTimestamp, as SSSD asks a server without a USN),
+ *           here none
+ *   access  (only when named in --workloads) the look-up a host's SSSD makes for
+ *           userN before the account phase of a login (docs/hbac.md): its
+ *           getpwnam filter (&(uid=userN)(objectclass=posixAccount)(&(uidNumber=*)
+ *           (!(uidNumber=0)))) with the attributes SSSD's rfc2307bis map names,
+ *           host and authorizedService among them: one entry. dirid is asked
+ *           by a host bound as itself (SASL GSSAPI as host/localhost with the
+ *           realm's host.keytab, as SSSD binds; test/support/sasl-gssapi-client.ts)
+ *           and computes both from --rules access rules over --hosts hosts
+ *           (test/support/hbac-data.ts; the asking host in a host group);
+ *           slapd, which has no such rules, stores them on every user
+ *           (ldap-data.ts STORED_ACCESS) and is asked by user0. Not with
+ *           --dirid-url (the bench then has no host keytab for it).
+ * The time dirid takes to build the view after a write (the first read after
+ * any write pays it once) is printed with the load times.
  * Searches run --concurrency requests at a time over --connections TLS
  * connections bound once as user0; since a bind must be alone on its
  * connection, bind+search runs --concurrency connections with one
@@ -69,9 +97,9 @@
  * latency, and the ratio slapd/dirid of CPU per operation: the one-core
  * figure that holds on a busy machine, where wall-clock throughput depends
  * on what the neighbours take (above 1.0: dirid needs less CPU per answer).
- *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--seconds N] [--rounds N]
- *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
- *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT [--dirid-pid PID]] [--prepare-dirid DIR] [--keep]
+ *   node --import tsx bench/ldap.ts [--users N] [--groups N] [--members N] [--hosts N] [--rules N] [--seconds N] [--rounds N]
+ *        [--warmup N] [--concurrency N] [--connections N] [--workloads eq,sub,member,bind+search,sudo,sudo-smart,access] [--only slapd|dirid] [--slapd-hash ssha,argon2|ssha|argon2]
+ *        [--slapd-log stats|0] [--slapd-substr-maxlen N] [--slapd-substr-minlen N] [--dirid-cache-mb N] [--dirid-url ldaps://HOST:PORT [--dirid-pid PID]] [--prepare-dirid DIR] [--keep]
  * --dirid-pid names the process of a --dirid-url service, for its CPU figures (it is then pinned like
  * the child: keep the service's other work away while measuring).
  * --keep leaves the scratch directory (slapd's stats.log, dirid's server.log) in place.
@@ -91,26 +119,32 @@ import type { Filter } from '../src/directory/filter.js';
 import { ResultCode } from '../src/ldap/codes.js';
 import { hashPassword, verifyPassword } from '../src/account/password-hash.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
-import { LdapClient, type Outcome } from './support/ldap-client.js';
-import { BASE_DN, BENCH_PASSWORD, Expected, GROUPS_DN, USERS_DN, memberships, slapdLdif, userDn, userName, type DataSize } from './support/ldap-data.js';
-import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from './support/slapd.js';
-import type { DiridJob, DiridReport } from './support/dirid-ldap-server.js';
+import { LdapClient, type Outcome } from '../test/support/ldap-load-client.js';
+import { BASE_DN, BENCH_PASSWORD, BENCH_REALM, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
+import { pagedResultsControl } from '../src/ldap/controls.js';
+import { gssapiBind } from '../test/support/sasl-gssapi-client.js';
+import { generalizedTime } from '../src/directory/schema.js';
+import { loadSlapd, slapdHash, startSlapd, type Slapd, type SlapdOptions } from '../test/support/slapd.js';
+import type { DiridJob, DiridReport } from '../test/support/dirid-ldap-server.js';
 
 const { values } = parseArgs({
   options: {
     users: { type: 'string', default: '100000' },
     groups: { type: 'string', default: '1000' },
     members: { type: 'string', default: '100' },
+    hosts: { type: 'string', default: '1000' },
+    rules: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1' },
     concurrency: { type: 'string', default: '32' },
     connections: { type: 'string', default: '8' },
     only: { type: 'string' },
-    workloads: { type: 'string', default: 'eq,sub,member,bind+search' },
+    workloads: { type: 'string', default: 'eq,sub,member,bind+search,sudo,sudo-smart' },
     'slapd-hash': { type: 'string', default: 'ssha,argon2' },
     'slapd-log': { type: 'string', default: 'stats' },
     'slapd-substr-maxlen': { type: 'string' },
+    'slapd-substr-minlen': { type: 'string' },
     'dirid-url': { type: 'string' },
     'dirid-pid': { type: 'string' },
     'dirid-cache-mb': { type: 'string' },
@@ -118,7 +152,10 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
-const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members) };
+const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members), hosts: Number(values.hosts), rules: Number(values.rules) };
+/** the access workload's data: host-based access rules on dirid (--hosts hosts, --rules rules), stored access attributes on slapd */
+const ACCESS = values.workloads.split(',').includes('access');
+const HBAC = { hosts: SIZE.hosts, rules: SIZE.rules };
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const WARMUP = Number(values.warmup);
@@ -127,6 +164,7 @@ const CONNS = Math.min(Number(values.connections), CONC);
 const ONLY = values.only;
 const SLAPD_HASHES = values['slapd-hash'].split(',') as Array<'ssha' | 'argon2'>;
 const SUBSTR_MAXLEN = values['slapd-substr-maxlen'] === undefined ? undefined : Number(values['slapd-substr-maxlen']);
+const SUBSTR_MINLEN = values['slapd-substr-minlen'] === undefined ? undefined : Number(values['slapd-substr-minlen']);
 if (ONLY !== undefined && ONLY !== 'slapd' && ONLY !== 'dirid') throw new Error('--only takes slapd or dirid');
 if (SLAPD_HASHES.some((h, i) => (h !== 'ssha' && h !== 'argon2') || SLAPD_HASHES.indexOf(h) !== i)) throw new Error('--slapd-hash takes ssha, argon2 or both (comma-separated)');
 for (const [k, v] of Object.entries({ ...SIZE, SECONDS, ROUNDS, CONC, CONNS })) if (!Number.isInteger(v) || v < 1) throw new Error(`${k} must be a positive integer`);
@@ -136,6 +174,14 @@ if (SIZE.users < 100) throw new Error('--users must be at least 100 (the substri
 
 const hasTaskset = spawnSync('taskset', ['-p', String(process.pid)]).status === 0;
 const pin = (pid: number, core: number) => hasTaskset && spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)]);
+
+/** The attributes SSSD 2.8's rfc2307bis user map names in a user look-up (ldap_opts.c), host and authorizedService among them. */
+const SSSD_USER_ATTRIBUTES = [
+  'objectClass', 'uid', 'userPassword', 'uidNumber', 'gidNumber', 'gecos', 'homeDirectory', 'loginShell', 'krbPrincipalName', 'cn',
+  'modifyTimestamp', 'shadowLastChange', 'shadowMin', 'shadowMax', 'shadowWarning', 'shadowInactive', 'shadowExpire', 'shadowFlag',
+  'krbLastPwdChange', 'krbPasswordExpiration', 'pwdAttribute', 'authorizedService', 'accountExpires', 'userAccountControl',
+  'nsAccountLock', 'host', 'rhost', 'loginDisabled', 'loginExpirationTime', 'loginAllowedTimeMap', 'sshPublicKey', 'userCertificate;binary', 'mail', 'memberOf',
+];
 
 // ---- clean-up, also on errors and Ctrl-C ------------------------------------------------
 const cleanups: Array<() => unknown> = [];
@@ -161,7 +207,7 @@ cleanups.push(() => (values.keep ? console.log(`kept ${tmp} (slapd: stats.log; d
 
 /** dirid's loader and server in a child process; resolves with its first report. */
 function forkDirid(job: DiridJob, logPath: string): { child: ChildProcess; report: Promise<DiridReport> } {
-  const child = fork(new URL('./support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { execArgv: [...process.execArgv, ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
+  const child = fork(new URL('../test/support/dirid-ldap-server.ts', import.meta.url).pathname, [JSON.stringify(job)], { execArgv: [...process.execArgv, ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean)], stdio: ['ignore', openSync(logPath, 'w'), 'inherit', 'ipc'] });
   const report = new Promise<DiridReport>((resolve) => {
     child.once('message', (m) => resolve(m as DiridReport));
     child.once('exit', (code) => resolve({ type: 'error', message: `exited with code ${code} before reporting` }));
@@ -200,7 +246,7 @@ function loadAndServeDirid(job: DiridJob, logPath: string): { holder: { child: C
         const ldaps = / service=ldaps url=ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(seen);
         if (ldap && ldaps) {
           found = true;
-          resolve({ type: 'ready', ldapPort: Number(ldap[1]), ldapsPort: Number(ldaps[1]), loadSeconds: r.loadSeconds });
+          resolve({ type: 'ready', ldapPort: Number(ldap[1]), ldapsPort: Number(ldaps[1]), loadSeconds: r.loadSeconds, viewBuildMs: r.viewBuildMs });
         }
       });
       server.once('exit', (code) => resolve({ type: 'error', message: `dirid-server exited with code ${code} before listening` }));
@@ -227,7 +273,7 @@ if (values['prepare-dirid']) {
     console.error(`dirid: ${r.type === 'error' ? r.message : r.type}`);
     process.exit(1);
   }
-  console.log(`dirid realm with ${SIZE.users} users and ${SIZE.groups} groups of ${SIZE.members} in ${dataDir} (loaded in ${r.loadSeconds.toFixed(1)} s);`);
+  console.log(`dirid realm with ${SIZE.users} users, ${SIZE.groups} groups of ${SIZE.members}, ${SIZE.hosts} hosts and ${SIZE.rules} sudo rules in ${dataDir} (loaded in ${r.loadSeconds.toFixed(1)} s);`);
   console.log(`start it with: dirid-server start --data-dir ${dataDir} --listen 127.0.0.1 --ldaps-port PORT, then pass --dirid-url ldaps://127.0.0.1:PORT`);
   process.exit(0);
 }
@@ -236,7 +282,7 @@ interface Target {
   /** dirid, slapd, or slapd-HASH when several slapd run */
   name: string;
   /** the kinds of workload run on it (a second slapd runs only bind+search) */
-  kinds: ReadonlySet<'search' | 'bind'>;
+  kinds: ReadonlySet<'search' | 'bind' | 'host'>;
   url: string;
   /** the server process, for CPU figures (none for a --dirid-url service) */
   pid: number | undefined;
@@ -244,12 +290,16 @@ interface Target {
   search: LdapClient[];
   /** connections of the bind+search workload, one chain each */
   binders: LdapClient[];
+  /** connections of the access workload: dirid's bound as host/localhost (SASL GSSAPI), slapd's as user0 */
+  hosts: LdapClient[];
 }
 
 let exitCode = 0;
 try {
   const groups = memberships(SIZE);
   const expected = new Expected(SIZE, groups);
+  const rules = sudoRules(SIZE);
+  const rulesOfHost = sudoRulesPerHost(SIZE, rules);
   const notes: string[] = [];
   const targets: Target[] = [];
   const ca = await createCa('bench CA');
@@ -259,7 +309,7 @@ try {
   let dirid: { holder: { child: ChildProcess }; report: Promise<DiridReport> } | undefined;
   let diridUrl = values['dirid-url'];
   if (ONLY !== 'slapd' && !diridUrl) {
-    dirid = loadAndServeDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}) }, join(tmp, 'server.log'));
+    dirid = loadAndServeDirid({ dataDir: join(tmp, 'dirid'), serve: true, ...SIZE, ...(values['dirid-cache-mb'] ? { cacheMb: Number(values['dirid-cache-mb']) } : {}), ...(ACCESS ? { hbac: HBAC } : {}) }, join(tmp, 'server.log'));
     const holder = dirid.holder;
     cleanups.push(() => stopChild(holder.child));
   }
@@ -267,9 +317,9 @@ try {
   const slapds: Array<{ hash: 'ssha' | 'argon2'; opts: SlapdOptions; load: Promise<number> }> = [];
   if (ONLY !== 'dirid') {
     for (const hash of SLAPD_HASHES) {
-      const opts: SlapdOptions = { dir: join(tmp, SLAPD_HASHES.length > 1 ? `slapd-${hash}` : 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: hash === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(hasTaskset ? { core: 0 } : {}) };
+      const opts: SlapdOptions = { dir: join(tmp, SLAPD_HASHES.length > 1 ? `slapd-${hash}` : 'slapd'), suffix: BASE_DN, certPem: cert.certPem + ca.certPem, keyPem: cert.keyPem, logLevel: values['slapd-log'], argon2: hash === 'argon2', ...(SUBSTR_MAXLEN === undefined ? {} : { substrMaxLen: SUBSTR_MAXLEN }), ...(SUBSTR_MINLEN === undefined ? {} : { substrMinLen: SUBSTR_MINLEN }), ...(hasTaskset ? { core: 0 } : {}) };
       const t0 = performance.now();
-      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash))).then(() => (performance.now() - t0) / 1000);
+      const load = loadSlapd(opts, slapdLdif(SIZE, groups, slapdHash(BENCH_PASSWORD, hash), rules, ACCESS)).then(() => (performance.now() - t0) / 1000);
       // its failure is reported where it is awaited, after dirid's load
       load.catch(() => {});
       slapds.push({ hash, opts, load });
@@ -280,7 +330,7 @@ try {
     if (r.type === 'ready') {
       diridUrl = `ldaps://127.0.0.1:${r.ldapsPort}`;
       pin(dirid.holder.child.pid!, 0);
-      notes.push(`dirid loaded in ${r.loadSeconds.toFixed(1)} s`);
+      notes.push(`dirid loaded in ${r.loadSeconds.toFixed(1)} s, its sudoRole view (checked equal to slapd's entries) built in ${r.viewBuildMs.toFixed(0)} ms`);
     } else {
       const why = r.type === 'no-ldap' ? "this tree's server has no LDAP service (its RunningServer has no ldapsPort)" : `its server failed: ${r.type === 'error' ? r.message : r.type}`;
       console.log(`dirid: skipped, ${why}; pass --dirid-url ldaps://HOST:PORT to measure a running one`);
@@ -289,16 +339,17 @@ try {
       diridUrl = undefined;
     }
   }
-  const ALL = new Set(['search', 'bind'] as const);
+  const ALL = new Set(['search', 'bind', 'host'] as const);
   const diridPid = dirid?.holder.child.pid ?? (values['dirid-pid'] === undefined ? undefined : Number(values['dirid-pid']));
   if (values['dirid-pid'] !== undefined && !dirid) pin(diridPid!, 0);
-  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: diridPid, kinds: ALL, search: [], binders: [] });
+  if (diridUrl) targets.push({ name: 'dirid', url: diridUrl, pid: diridPid, kinds: dirid ? ALL : new Set(['search', 'bind'] as const), search: [], binders: [], hosts: [] });
+  if (ACCESS && diridUrl && !dirid) notes.push('access: not run on dirid (--dirid-url: no host keytab)');
   for (const [i, x] of slapds.entries()) {
     const name = slapds.length > 1 ? `slapd-${x.hash}` : 'slapd';
     notes.push(`${name} loaded in ${(await x.load).toFixed(1)} s`);
     const s: Slapd = await startSlapd(x.opts);
     cleanups.push(() => s.stop());
-    targets.push({ name, url: `ldaps://127.0.0.1:${s.ldapsPort}`, pid: s.process.pid, kinds: i === 0 ? ALL : new Set(['bind'] as const), search: [], binders: [] });
+    targets.push({ name, url: `ldaps://127.0.0.1:${s.ldapsPort}`, pid: s.process.pid, kinds: i === 0 ? ALL : new Set(['bind'] as const), search: [], binders: [], hosts: [] });
   }
   if (targets.length === 0) throw new Error('nothing to measure');
   // pinned only now, so that slapadd and dirid's loader (children of this process) were not
@@ -311,7 +362,18 @@ try {
       t.search.push(c);
     }
     for (let i = 0; i < CONC; i++) t.binders.push(await LdapClient.connect(t.url));
-    cleanups.push(() => [...t.search, ...t.binders].forEach((c) => c.close()));
+    if (ACCESS && t.kinds.has('host')) {
+      // dirid's own realm: the KDC's port as its krb5.conf names it, the host's keys from host.keytab
+      const data = join(tmp, 'dirid');
+      const kdc = t.name === 'dirid' ? /^\s*kdc = [^:\s]+:(\d+)/m.exec(readFileSync(join(data, 'krb5.conf'), 'utf8')) : null;
+      for (let i = 0; i < CONNS; i++) {
+        const c = await LdapClient.connect(t.url);
+        if (kdc) await gssapiBind(c, { kdc: { host: '127.0.0.1', port: Number(kdc[1]) }, realm: BENCH_REALM, keytab: readFileSync(join(data, 'host.keytab')), principal: ['host', 'localhost'], service: ['ldap', 'localhost'] });
+        else await c.bindOrThrow(userDn(0), BENCH_PASSWORD);
+        t.hosts.push(c);
+      }
+    }
+    cleanups.push(() => [...t.search, ...t.binders, ...t.hosts].forEach((c) => c.close()));
     const s = t.search[0]!.socket;
     notes.push(`${t.name} ${t.url} ${s.getProtocol()} ${s.getCipher().name}`);
   }
@@ -320,8 +382,8 @@ try {
   type Finish = (error: string | null) => void;
   interface Workload {
     name: string;
-    /** bind: one chain per binder connection; search: CONC chains over the search connections */
-    kind: 'search' | 'bind';
+    /** bind: one chain per binder connection; search: CONC chains over the search connections; host: the same over the access connections */
+    kind: 'search' | 'bind' | 'host';
     step(c: LdapClient, finish: Finish): void;
   }
   const rnd = (n: number) => Math.floor(Math.random() * n);
@@ -331,6 +393,31 @@ try {
     c.search({ base: USERS_DN, filter: eq('uid', userName(j)), attributes: ['cn', 'uidNumber'] }, (o) =>
       finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')),
     );
+  // SSSD 2.8's sudo refresh (sdap_sudo_refresh.c; its filter as Debian's sssd_be logs it): the attributes of its sudo map,
+  // modifyTimestamp standing for the USN a server without one lacks
+  const SSSD_SUDO_ATTRS = ['objectClass', 'cn', 'sudoCommand', 'sudoHost', 'sudoUser', 'sudoOption', 'sudoRunAs', 'sudoRunAsUser', 'sudoRunAsGroup', 'sudoNotBefore', 'sudoNotAfter', 'sudoOrder', 'modifyTimestamp'];
+  /** The host part: rules with no sudoHost named defaults, ALL, the host's names, its addresses and networks, netgroups. */
+  const hostFilter = (h: number): Filter => {
+    const host = (value: string) => eq('sudoHost', value);
+    const ip = `10.${(h >> 8) & 255}.${h & 255}.5`;
+    return {
+      kind: 'or',
+      items: [
+        { kind: 'and', items: [{ kind: 'not', item: { kind: 'present', attr: 'sudoHost' } }, eq('cn', 'defaults')] },
+        host('ALL'),
+        host(hostName(h)),
+        host(`host${h}`),
+        host(ip),
+        host(`${ip.slice(0, ip.lastIndexOf('.'))}.0/24`),
+        host(`fd00::${h.toString(16)}`),
+        host('fd00::/64'),
+        { kind: 'sub', attr: 'sudoHost', initial: '+', any: [] },
+      ],
+    };
+  };
+  const sudoFilter = (h: number): Filter => ({ kind: 'and', items: [eq('objectClass', 'sudoRole'), hostFilter(h)] });
+  /** after every rule of the data set: a smart refresh finds none changed */
+  const SMART_SINCE = generalizedTime();
   const allWorkloads: Workload[] = [
     { name: 'eq', kind: 'search', step: (c, finish) => eqSearch(c, rnd(SIZE.users), finish) },
     {
@@ -354,6 +441,37 @@ try {
         c.search({ base: GROUPS_DN, filter: { kind: 'and', items: [eq('objectClass', 'posixGroup'), eq('member', userDn(j))] }, attributes: ['cn', 'gidNumber'] }, (o) =>
           finish(o.resultCode === ResultCode.success && o.entries === n ? null : wrong(o, `success with ${n}`)),
         );
+      },
+    },
+    {
+      name: 'sudo',
+      kind: 'search',
+      step(c, finish) {
+        const h = rnd(SIZE.hosts);
+        const n = rulesOfHost[h]!;
+        c.search({ base: SUDOERS_DN, filter: sudoFilter(h), attributes: SSSD_SUDO_ATTRS, controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
+          finish(o.resultCode === ResultCode.success && o.entries === n ? null : wrong(o, `success with ${n}`)),
+        );
+      },
+    },
+    {
+      name: 'sudo-smart',
+      kind: 'search',
+      step(c, finish) {
+        const since = eq('modifyTimestamp', SMART_SINCE);
+        const changed: Filter = { kind: 'and', items: [eq('objectclass', 'sudoRole'), { kind: 'ge', attr: 'modifyTimestamp', value: SMART_SINCE }, { kind: 'not', item: since }] };
+        const filter: Filter = { kind: 'and', items: [changed, hostFilter(rnd(SIZE.hosts))] };
+        c.search({ base: SUDOERS_DN, filter, attributes: SSSD_SUDO_ATTRS, controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
+          finish(o.resultCode === ResultCode.success && o.entries === 0 ? null : wrong(o, 'success with 0')),
+        );
+      },
+    },
+    {
+      name: 'access',
+      kind: 'host',
+      step(c, finish) {
+        const filter: Filter = { kind: 'and', items: [eq('uid', userName(rnd(SIZE.users))), eq('objectclass', 'posixAccount'), { kind: 'and', items: [{ kind: 'present', attr: 'uidNumber' }, { kind: 'not', item: eq('uidNumber', '0') }] }] };
+        c.search({ base: USERS_DN, filter, attributes: SSSD_USER_ATTRIBUTES }, (o) => finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')));
       },
     },
     {
@@ -410,7 +528,10 @@ try {
   async function drive(t: Target, w: Workload, seconds: number): Promise<Result> {
     const chains: LdapClient[] = [];
     if (w.kind === 'bind') chains.push(...t.binders);
-    else for (let i = 0; i < CONC; i++) chains.push(t.search[i % t.search.length]!);
+    else {
+      const pool = w.kind === 'host' ? t.hosts : t.search;
+      for (let i = 0; i < CONC; i++) chains.push(pool[i % pool.length]!);
+    }
     const lat: number[] = [];
     let errors = 0;
     let firstError: string | undefined;
@@ -491,10 +612,10 @@ try {
   });
   const slapdVersion = spawnSync('dpkg-query', ['-W', '-f=${Version}', 'slapd'], { encoding: 'utf8' }).stdout;
   console.log(
-    `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members; ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
+    `LDAP benchmark: ${SIZE.users} users, ${SIZE.groups} groups of ${Math.min(SIZE.members, SIZE.users)} members, ${SIZE.hosts} hosts, ${SIZE.rules} sudo rules (${rules.filter((r) => r.enabled).length} enabled; a host's full refresh finds ${Math.min(...rulesOfHost)}-${Math.max(...rulesOfHost)}); ${ROUNDS} rounds of ${SECONDS} s per server and workload, alternating, after ${WARMUP} s of warm-up; ` +
       `${CONC} operations under way (searches over ${CONNS} TLS connections, bind+search over ${CONC}); ` +
       (hasTaskset ? `servers on core 0, generator on core 1; ` : 'no taskset: nothing pinned; ') +
-      `slapd ${slapdVersion} (mdb, ${SLAPD_HASHES.map((h) => `{${h.toUpperCase()}}`).join(' and ')}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'})`,
+      `slapd ${slapdVersion} (mdb, ${SLAPD_HASHES.map((h) => `{${h.toUpperCase()}}`).join(' and ')}, -d ${values['slapd-log']}, substring index keys of at most ${SUBSTR_MAXLEN ?? "4 characters, slapd's default"}${SUBSTR_MAXLEN === undefined ? '' : ' characters'}, of at least ${SUBSTR_MINLEN ?? "2, slapd's default"})`,
   );
   console.log(`  ${notes.join('; ')}`);
   if (!Number.isNaN(scryptMs)) console.log(`  one check of dirid's {SCRYPT} hash takes ${scryptMs.toFixed(1)} ms in this process (core 1)`);

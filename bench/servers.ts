@@ -7,10 +7,10 @@
  * and KDC AS exchanges with a password (PA-ENC-TIMESTAMP, etype 18). RPC
  * calls are JSON-RPC over keep-alive HTTPS with a session cookie, from
  * --concurrency chains each with one call outstanding; AS-REQs come from
- * --kdc-concurrency UDP sockets (bench/support/kdc-load.ts, as in
+ * --kdc-concurrency UDP sockets (test/support/kdc-load.ts, as in
  * bench/kdc.ts). (a) is the reference: the ratios are to it.
  *
- * Each server is a child process (bench/support/dirid-server.ts) with a
+ * Each server is a child process (test/support/dirid-server.ts) with a
  * realm of its own ((c)'s second server is prepared from its first), all
  * on core 0; this generator and PostgreSQL share core 1 (taskset, where
  * present), so dirid has one core in every configuration and (c) measures
@@ -34,8 +34,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDatabase, postgresBin, startPostgres, stopPostgres, type PgCluster } from '../test/support/postgres.js';
 import { RpcSession, testHosts } from '../test/support/rpc-client.js';
-import { asPasswordMaker, udpLoad, type Maker } from './support/kdc-load.js';
-import type { ServerJob, ServerReport } from './support/dirid-server.js';
+import { asPasswordMaker, udpLoad, type Maker } from '../test/support/kdc-load.js';
+import type { ServerJob, ServerReport } from '../test/support/dirid-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -125,7 +125,7 @@ interface Server {
 const children: ChildProcess[] = [];
 
 async function startChild(job: ServerJob, ca: () => string): Promise<Server> {
-  const child = fork(new URL('./support/dirid-server.ts', import.meta.url).pathname, [JSON.stringify(job)], {
+  const child = fork(new URL('../test/support/dirid-server.ts', import.meta.url).pathname, [JSON.stringify(job)], {
     execArgv: process.execArgv,
     stdio: ['ignore', openSync(`${job.dataDir}.log`, 'w'), 'inherit', 'ipc'],
   });

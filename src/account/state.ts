@@ -8,24 +8,31 @@
  * The states, after MIT's KDB and FreeIPA's password policy:
  * - disabled: nsAccountLock is TRUE;
  * - expired: krbPrincipalExpiration is past;
- * - locked: password lockout. A failed password (KDC pre-authentication or
- *   API password login) counts in krbLoginFailedCount and krbLastFailedAuth;
- *   the count starts again when the previous failure is older than the
- *   failure interval. Reaching the realm's maximum locks the account until
- *   the lockout duration has passed since the last failure (duration 0:
- *   until an administrator resets the count), or until `user-unlock`
+ * - locked: password lockout. A failed password (KDC pre-authentication,
+ *   API password login, LDAP simple bind) counts in krbLoginFailedCount and
+ *   krbLastFailedAuth; the count starts again when the previous failure is
+ *   older than the failure interval. Reaching the maximum locks the account
+ *   until the lockout duration has passed since the last failure (duration
+ *   0: until an administrator resets the count), or until `user-unlock`
  *   (unlockAccount). A correct password resets it.
- *   The policy sits on the realm container (krbPwdMaxFailure,
- *   krbPwdFailureCountInterval, krbPwdLockoutDuration; by default 6
- *   failures within 60 s lock for 600 s; a maximum of 0 turns lockout off).
- *   Only users are counted: hosts and services have random keys nobody
- *   guesses, and a lockout would let anyone shut them out.
+ *   The figures are the user's password policy's (password-policy.ts:
+ *   krbPwdMaxFailure, krbPwdFailureCountInterval, krbPwdLockoutDuration; by
+ *   default 6 failures within 60 s lock for 600 s; a maximum of 0 turns
+ *   lockout off). Only users are counted: hosts and services have random
+ *   keys nobody guesses, and a lockout would let anyone shut them out.
+ *   The count moves by compare-and-set in the store (one modify that
+ *   deletes the count read and adds the next, which fails when another
+ *   server moved it first, and is then tried again), so the servers of a
+ *   realm sharing one PostgreSQL directory count every failure once.
  * - password expired: krbPasswordExpiration is past; this refuses only
  *   authentication by the password itself, not tickets already issued nor
  *   IdP logins, and not the password given only to change it (the
  *   password-change service's initial ticket, as MIT's KDC allows).
  * Counters are written only on a failure and on the first success after
- * failures, so a usable account costs no write per login.
+ * failures; the last successful login (krbLastSuccessfulAuth) is written at
+ * most once an hour per account, as Active Directory keeps its
+ * lastLogonTimestamp only to days, so a usable account costs no write per
+ * login.
  *
  * A session (the API's session cookie) is bound to the account as it was
  * when the session began: its entry (entryUUID, so an entry deleted and made
@@ -40,10 +47,11 @@
 import { randomBytes } from 'node:crypto';
 import { serialized } from '../directory/serialized.js';
 import { generalizedTime } from '../directory/schema.js';
-import { DirectoryError, type Attributes, type Directory, type Entry } from '../directory/types.js';
+import { DirectoryError, type Directory, type Entry, type Modification } from '../directory/types.js';
 import { findPrincipal } from './lookup.js';
 import { hasObjectClass } from '../directory/entry.js';
 import { silentLogger, type Logger } from '../log/logger.js';
+import { DEFAULT_POLICY, passwordPolicies, type MaybePolicy, type PasswordPolicy } from './password-policy.js';
 
 export interface Account {
   dn: string;
@@ -57,6 +65,8 @@ export interface Account {
   passwordExpiration?: Date;
   failedLogins: number;
   lastFailedLogin?: Date;
+  /** krbLastSuccessfulAuth: the last successful password login, to the hour */
+  lastSuccessfulLogin?: Date;
 }
 
 export interface LockoutPolicy {
@@ -68,7 +78,8 @@ export interface LockoutPolicy {
   lockoutSec: number;
 }
 
-export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: 6, failureIntervalSec: 60, lockoutSec: 600 };
+/** The lockout of a realm whose password policy never changed it. */
+export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: DEFAULT_POLICY.maxFailures, failureIntervalSec: DEFAULT_POLICY.failureIntervalSec, lockoutSec: DEFAULT_POLICY.lockoutSec };
 
 /**
  * What the caller authenticates with: the account's password (or keys
@@ -89,7 +100,7 @@ export type Verdict = { state: 'usable' } | Refusal;
 const USABLE: Verdict = { state: 'usable' };
 
 /** A stored GeneralizedTime (`YYYYMMDDHHMMSSZ`, as the directory keeps it) as a Date. */
-function parseTime(v: string | undefined): Date | undefined {
+export function parseTime(v: string | undefined): Date | undefined {
   const m = v ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(v) : null;
   return m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : undefined;
 }
@@ -118,20 +129,13 @@ export function accountOf(entry: Entry): Account {
   if (pwExpires) account.passwordExpiration = pwExpires;
   const lastFailed = parseTime(a.krbLastFailedAuth?.[0]);
   if (lastFailed) account.lastFailedLogin = lastFailed;
+  const lastSuccess = parseTime(a.krbLastSuccessfulAuth?.[0]);
+  if (lastSuccess) account.lastSuccessfulLogin = lastSuccess;
   return account;
 }
 
-/** The lockout policy the realm container's attributes set (defaults for what is absent). */
-export function lockoutPolicyOf(attrs: Attributes | undefined): LockoutPolicy {
-  return {
-    maxFailures: count(attrs?.krbPwdMaxFailure?.[0], DEFAULT_LOCKOUT.maxFailures),
-    failureIntervalSec: count(attrs?.krbPwdFailureCountInterval?.[0], DEFAULT_LOCKOUT.failureIntervalSec),
-    lockoutSec: count(attrs?.krbPwdLockoutDuration?.[0], DEFAULT_LOCKOUT.lockoutSec),
-  };
-}
-
 /** Whether the failures on record lock the account at `now`: false, or until when (undefined: until reset). */
-function lockedUntil(a: Account, policy: LockoutPolicy, now: number): Date | undefined | false {
+export function lockedUntil(a: Account, policy: LockoutPolicy, now: number): Date | undefined | false {
   if (policy.maxFailures === 0 || a.failedLogins < policy.maxFailures) return false;
   if (policy.lockoutSec === 0) return undefined;
   const until = (a.lastFailedLogin?.getTime() ?? 0) + policy.lockoutSec * 1000;
@@ -222,10 +226,9 @@ export function unlockAccount(dir: Directory, dn: string): Promise<void> {
   );
 }
 
-const POLICY_ATTRS = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;
 const COUNTER_ATTRS = ['objectClass', 'krbLoginFailedCount', 'krbLastFailedAuth'] as const;
 /** what accountOf reads (an LDAP operation asks for the bound account on every request) */
-const ACCOUNT_ATTRS = [
+export const ACCOUNT_ATTRS = [
   'objectClass',
   'entryUUID',
   'dirSecurityStamp',
@@ -234,15 +237,24 @@ const ACCOUNT_ATTRS = [
   'krbPrincipalExpiration',
   'krbPasswordExpiration',
   'krbLastFailedAuth',
+  'krbLastSuccessfulAuth',
 ] as const;
 
-export class Accounts {
-  private policyCache: { value: LockoutPolicy; generation: number } | undefined;
+/** How stale the recorded last successful login may grow before a login writes it again. */
+export const LAST_SUCCESS_GRAIN_MS = 3600_000;
 
-  /** `policyDn`: the realm container holding the lockout policy; `log`: where a lockout is logged (an audit event, docs/logging.md) */
+/** A compare-and-set that found the value moved by another writer: read again and retry. */
+function lostRace(e: unknown): boolean {
+  return e instanceof DirectoryError && (e.code === 'noSuchAttribute' || e.code === 'attributeOrValueExists' || e.code === 'constraintViolation');
+}
+
+/** No lockout: the policy of principals that are not users, whose keys nobody guesses. */
+const NO_LOCKOUT: LockoutPolicy = Object.freeze({ maxFailures: 0, failureIntervalSec: 0, lockoutSec: 0 });
+
+export class Accounts {
+  /** `log`: where a lockout is logged (an audit event, docs/logging.md) */
   constructor(
     readonly dir: Directory,
-    readonly policyDn: string,
     private readonly log: Logger = silentLogger,
   ) {}
 
@@ -257,9 +269,21 @@ export class Accounts {
     return e ? accountOf(e) : null;
   }
 
+  /** The password policy a user is held to (password-policy.ts); the global one for any other principal. */
+  passwordPolicy(a: Pick<Account, 'dn' | 'isUser'>): MaybePolicy<PasswordPolicy> {
+    const policies = passwordPolicies(this.dir);
+    return a.isUser ? policies.forUser(a.dn) : policies.global();
+  }
+
+  /** The lockout figures an account is held to: its password policy's for a user, none for any other principal. */
+  async lockout(a: Pick<Account, 'dn' | 'isUser'>): Promise<LockoutPolicy> {
+    return a.isUser ? this.passwordPolicy(a) : NO_LOCKOUT;
+  }
+
   /** Whether the session of the account at `dn`, bound to `b` when it began, may still act (one read of the account). */
   async session(dn: string, b: SessionBinding, now = Date.now()): Promise<SessionVerdict> {
-    return sessionVerdict(await this.get(dn), b, await this.policy(), now);
+    const a = await this.get(dn);
+    return sessionVerdict(a, b, a ? await this.lockout(a) : NO_LOCKOUT, now);
   }
 
   /** What a session of the account at `dn` beginning now is bound to; an account gone meanwhile binds to nothing, which no session matches. */
@@ -268,40 +292,49 @@ export class Accounts {
     return a ? sessionBinding(a) : { entry: '', stamp: '' };
   }
 
-  /** The realm's lockout policy, read again after any write to the directory. */
-  async policy(): Promise<LockoutPolicy> {
-    const generation = this.dir.generation;
-    if (this.policyCache?.generation === generation) return this.policyCache.value;
-    const e = await this.dir.get(this.policyDn, POLICY_ATTRS);
-    const value = lockoutPolicyOf(e?.attrs);
-    this.policyCache = { value, generation };
-    return value;
-  }
-
   /**
    * Counts a wrong password at `now` (users only), from the counters as
-   * stored now. The failure that reaches the limit locks the account and
-   * is logged (`lockout`); the counts themselves are not, being noise.
+   * stored now: the next count replaces the one read by compare-and-set,
+   * again from a fresh read when another server counted meanwhile. The
+   * failure that reaches the limit locks the account and is logged
+   * (`lockout`); the counts themselves are not, being noise.
    */
   failedPassword(a: Account, policy: LockoutPolicy, now: number): Promise<void> {
     if (!a.isUser || policy.maxFailures === 0) return Promise.resolve();
     return serialized(this.dir, a.dn, async () => {
-      const e = await this.dir.get(a.dn, COUNTER_ATTRS);
-      if (!e) return;
-      const n = failuresAfter(accountOf(e), policy, now);
-      await modifyIfPresent(this.dir, a.dn, [
-        { op: 'replace', attr: 'krbLoginFailedCount', values: [String(n)] },
-        { op: 'replace', attr: 'krbLastFailedAuth', values: [generalizedTime(new Date(now))] },
-      ]);
-      if (n === policy.maxFailures) {
-        this.log.warn('lockout', { dn: a.dn, failures: n, until: policy.lockoutSec > 0 ? new Date(now + policy.lockoutSec * 1000).toISOString() : 'an administrator unlocks it' });
+      for (let attempt = 0; ; attempt++) {
+        const e = await this.dir.get(a.dn, COUNTER_ATTRS);
+        if (!e) return;
+        const stored = e.attrs.krbLoginFailedCount?.[0];
+        const n = failuresAfter(accountOf(e), policy, now);
+        const next = { op: 'add' as const, attr: 'krbLoginFailedCount', values: [String(n)] };
+        const mods: Modification[] = stored === undefined ? [next] : [{ op: 'delete', attr: 'krbLoginFailedCount', values: [stored] }, next];
+        mods.push({ op: 'replace', attr: 'krbLastFailedAuth', values: [generalizedTime(new Date(now))] });
+        try {
+          await modifyIfPresent(this.dir, a.dn, mods);
+          if (n === policy.maxFailures) {
+            this.log.warn('lockout', { dn: a.dn, failures: n, until: policy.lockoutSec > 0 ? new Date(now + policy.lockoutSec * 1000).toISOString() : 'an administrator unlocks it' });
+          }
+          return;
+        } catch (err) {
+          if (!lostRace(err) || attempt >= 20) throw err;
+        }
       }
     });
   }
 
-  /** A correct password resets the count; nothing to write (and no promise) when there were no failures. */
-  passwordAccepted(a: Account): Promise<void> | undefined {
-    if (a.failedLogins === 0) return undefined;
-    return serialized(this.dir, a.dn, () => modifyIfPresent(this.dir, a.dn, [{ op: 'replace', attr: 'krbLoginFailedCount', values: ['0'] }]));
+  /**
+   * A correct password: the count starts again, and the last successful
+   * login is recorded when the one on record is older than an hour; nothing
+   * to write (and no promise) otherwise.
+   */
+  passwordAccepted(a: Account, now = Date.now()): Promise<void> | undefined {
+    const mods: Modification[] = [];
+    if (a.failedLogins !== 0) mods.push({ op: 'replace', attr: 'krbLoginFailedCount', values: ['0'] });
+    if (a.isUser && (a.lastSuccessfulLogin === undefined || now - a.lastSuccessfulLogin.getTime() >= LAST_SUCCESS_GRAIN_MS)) {
+      mods.push({ op: 'replace', attr: 'krbLastSuccessfulAuth', values: [generalizedTime(new Date(now))] });
+    }
+    if (mods.length === 0) return undefined;
+    return serialized(this.dir, a.dn, () => modifyIfPresent(this.dir, a.dn, mods));
   }
 }

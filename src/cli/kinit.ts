@@ -3,7 +3,8 @@
  * password login at the realm's KDC (from krb5.conf), or armored, a login at
  * the user's IdP (the device flow, polled; a flow the KDC restarts shows its
  * new code), that writes an MIT-readable credential cache, and a listing of
- * one.
+ * one. Like MIT kinit, it warns when the password expires within a week
+ * (the reply's key-expiration), and says so when it has expired.
  */
 import { parseArgs } from 'node:util';
 import { parsePrincipal, principalToString } from '../kerberos/asn1/primitives.js';
@@ -31,6 +32,7 @@ export { CliError };
 const KRB_MESSAGES: Record<number, (p: string) => string> = {
   6: (p) => `Client '${p}' not found in Kerberos database`,
   18: () => "Client's credentials have been revoked",
+  23: () => 'Password has expired (choose a new one: kpasswd, or MIT kinit, asks for it)',
   24: () => 'Password incorrect',
   37: () => 'Clock skew too great',
 };
@@ -81,6 +83,18 @@ async function armorFromKeytab(path: string, realm: string, send: (m: Buffer) =>
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** MIT kinit's warning (lib/krb5/krb/gic_pwd.c warn_pw_expiry) when the password expires within a week; null otherwise. */
+export function passwordExpiryWarning(expires: Date | undefined, now = new Date()): string | null {
+  if (!expires) return null;
+  // whole seconds, as MIT counts them
+  const delta = Math.floor(expires.getTime() / 1000) - Math.floor(now.getTime() / 1000);
+  if (delta > 7 * 86400) return null;
+  const when = expires.toUTCString();
+  if (delta < 3600) return `Warning: Your password will expire in less than one hour on ${when}`;
+  if (delta < 2 * 86400) return `Warning: Your password will expire in ${Math.floor(delta / 3600)} hour${delta < 7200 ? '' : 's'} on ${when}`;
+  return `Warning: Your password will expire in ${Math.floor(delta / 86400)} days on ${when}`;
+}
 
 /** The message for a KDC refusal; the idp mechanism's refusals are told by their e-text. */
 function kdcFailure(e: { errorCode: number; eText?: string }, full: string, idp = false): CliError {
@@ -223,6 +237,8 @@ export async function kinitCommand(argv: string[]): Promise<number> {
     if (e instanceof KdcUnreachableError) throw new CliError(`Cannot contact any KDC for realm '${realm}' while getting initial credentials`);
     throw e;
   }
+  const warning = paType === PaType.REDHAT_IDP_OAUTH2 ? null : passwordExpiryWarning(creds.part.keyExpiration);
+  if (warning) process.stdout.write(`${warning}\n`);
   const path = resolveCcacheName(values.c ?? process.env.KRB5CCNAME);
   const client = { nameType: creds.client.nameType, realm: creds.crealm, components: creds.client.nameString };
   const conf2 = [configEntry(client, 'pa_type', String(paType), tgsPrincipal(realm))];

@@ -1,7 +1,7 @@
 /**
  * `dirid`: the command-line client. Global options: `-c FILE` (client
  * configuration), `-v` (progress lines), `--help`, `--version`. Kerberos commands
- * (`kinit`, `klist`) are local; every other command comes from the
+ * (`kinit`, `klist`) and a host's `join` and `leave` are local; every other command comes from the
  * server's API schema and is sent over HTTPS with the user's Kerberos
  * ticket (or the session cookie it earned).
  */
@@ -16,6 +16,8 @@ const USAGE = `usage: dirid [-c FILE] [-v] COMMAND [ARGS] [OPTIONS]
   dirid kinit [-c CCACHE] -k KEYTAB PRINCIPAL          ... armored with a ticket from a host keytab
   dirid kinit [-c CCACHE] -T ARMOR_CCACHE PRINCIPAL    ... armored with the TGT in ARMOR_CCACHE
   dirid klist [-c CCACHE]                              list a credential cache
+  dirid join [--server HOST] --ca-file FILE [...]      join this host to the realm (as root; dirid join --help)
+  dirid leave                                          undo dirid join
   dirid help                                           list the server's commands
   dirid help COMMAND                                   help for one command (also: dirid COMMAND --help)
 
@@ -73,6 +75,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./kinit.js')).kinitCommand(rest);
     case 'klist':
       return (await import('./kinit.js')).klistCommand(rest);
+    case 'join':
+      return (await import('./join.js')).joinCommand(rest);
+    case 'leave':
+      return (await import('./join.js')).leaveCommand(rest);
     case undefined:
       // no command: a usage error
       process.stderr.write(USAGE);

@@ -5,7 +5,8 @@
  * order; `--all` with `dn:` first and unlabelled extras after, sorted;
  * `--raw` with attribute names and one value per line; find counts;
  * membership failures and counts; checks (`PASS`, `FAIL` or `SKIP`, one
- * line each, exit 1 when one failed); who ping says the caller is. Pure
+ * line each, exit 1 when one failed); verdicts (exit 1 on a no); who ping
+ * says the caller is. Pure
  * functions: text in, text out.
  */
 import type { ApiContract, ObjectSpec } from '../contract/api-contract.js';
@@ -101,8 +102,9 @@ function failureLines(failed: unknown): string[] {
  * Formats one command result; `kind` is the command's output kind from the
  * schema (entry, entries, deleted, summary, custom, checks). Find with no
  * match exits 1 (docs/conventions.md), and so do a membership change with
- * failures, a `--continue` delete that could not delete every name, and
- * checks of which one failed.
+ * failures, a `--continue` delete that could not delete every name,
+ * checks of which one failed, and a verdict that says no (hbactest: access
+ * denied).
  */
 export function formatResult(kind: string, objectName: string | null, result: Record<string, unknown>, contract: ApiContract, o: OutputOptions): CommandOutput {
   const obj = contract.objects.find((x) => x.name === objectName);
@@ -126,6 +128,15 @@ export function formatResult(kind: string, objectName: string | null, result: Re
     return { text, exitCode: failed ? 1 : 0 };
   }
   const entry = body && typeof body === 'object' && !Array.isArray(body) && !Buffer.isBuffer(body) && !(body instanceof Date) ? (body as Record<string, unknown>) : null;
+  if (kind === 'verdict') {
+    // the summary says yes or no, then each non-empty list; a no (or anything but a yes) exits 1
+    let text = summary ? summaryBlock(summary) : '';
+    for (const [k, v] of Object.entries(entry ?? {})) {
+      const list = asList(v).filter((x) => x !== null && x !== undefined && x !== '');
+      if (list.length > 0) text += `  ${printable(k)}: ${list.map(showValue).join(', ')}\n`;
+    }
+    return { text, exitCode: result.value === true ? 0 : 1 };
+  }
   if (typeof result.completed === 'number') {
     // membership: the entry, what failed, then the count as the summary
     const failures = failureLines(result.failed);

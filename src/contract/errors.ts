@@ -48,6 +48,8 @@ export const errorCodes = {
   NotAllowedOnNonLeaf: { code: 4207, exit: ExitCode.error },
   ReferencedEntry: { code: 4210, exit: ExitCode.error },
   OnlyOneValueAllowed: { code: 4305, exit: ExitCode.error },
+  LastMemberError: { code: 4308, exit: ExitCode.error },
+  ProtectedEntryError: { code: 4309, exit: ExitCode.error },
   DiscoveryError: { code: 4330, exit: ExitCode.error },
 } as const satisfies Record<string, { code: number; exit: number }>;
 

@@ -19,6 +19,8 @@ export const KNOWN_CONTAINERS = {
   services: 'cn=services,cn=accounts',
   hosts: 'cn=computers,cn=accounts',
   idp: 'cn=idp',
+  /** password policies: the global one and one per group (objects/pwpolicy.ts; account/password-policy.ts reads them) */
+  pwpolicies: 'cn=pwpolicies,cn=accounts',
   pbac: 'cn=pbac',
   privileges: 'cn=privileges,cn=pbac',
   kerberos: 'cn=kerberos',
@@ -71,6 +73,13 @@ export function hostDn(baseDn: string, fqdn: string): string {
 
 export function serviceDn(baseDn: string, principal: string): string {
   return `krbPrincipalName=${escapeRdnValue(principal)},${containers(baseDn).services}`;
+}
+
+/** The name of the realm's global password policy (FreeIPA's), and its entry. */
+export const GLOBAL_PWPOLICY = 'global_policy';
+
+export function globalPwpolicyDn(baseDn: string): string {
+  return `cn=${GLOBAL_PWPOLICY},${containers(baseDn).pwpolicies}`;
 }
 
 /** The realm's POSIX ID range (uidNumber and gidNumber come from it). */

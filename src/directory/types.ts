@@ -185,6 +185,16 @@ export interface Directory {
    * principals) exactly as long as nothing changed.
    */
   readonly generation: number;
+  /**
+   * The generation of the last commit that wrote an entry within the
+   * subtree at `dn` (or renamed or deleted an entry above it), references
+   * rewritten and removed included; on a shared backend every other
+   * server's commit counts as such a write. The first call for a subtree
+   * answers the current generation (it is watched from then on). Callers
+   * cache what they derive from a few subtrees (framework/view.ts) while
+   * these stay unchanged, whatever else is written.
+   */
+  subtreeGeneration(dn: string): number;
   get(dn: string, attrs?: readonly string[]): Promise<Entry | null>;
   search(req: SearchRequest): Promise<SearchResult>;
   add(dn: string, attrs: Attributes): Promise<void>;

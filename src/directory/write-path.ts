@@ -129,6 +129,10 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
   private readonly nBase: string;
   /** the plugins that have something to do under this schema, in order */
   private readonly plugins: readonly WritePlugin[];
+  /** the subtrees readers asked about (subtreeGeneration): normal form → the generation of the last commit that wrote within or above it */
+  private readonly watched = new Map<string, number>();
+  /** normal forms of the DNs the transaction under way writes (writes run one at a time) */
+  private touched: string[] = [];
   /** the last write still running (asynchronous storage only): the next one starts after it */
   private queue: Promise<void> | undefined;
 
@@ -142,10 +146,26 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     this.schema = schema;
     this.nBase = normalizeDn(baseDn);
     this.plugins = pluginsFor(schema);
-    // another server's commit moves the generation too
+    // another server's commit moves the generation too, and, not saying where it wrote, every watched subtree's
     storage.watch?.(() => {
       this.generation++;
+      for (const k of this.watched.keys()) this.watched.set(k, this.generation);
     });
+  }
+
+  subtreeGeneration(dn: string): number {
+    const n = normalizeDn(dn);
+    const known = this.watched.get(n);
+    if (known !== undefined) return known;
+    // watched from now on; what was written before is taken as written now
+    this.watched.set(n, this.generation);
+    return this.generation;
+  }
+
+  /** After a commit: the watched subtrees it wrote within, or above (a rename or delete of an ancestor), move to the generation it made. */
+  private committed(touched: readonly string[]): void {
+    if (this.watched.size === 0) return;
+    for (const k of this.watched.keys()) if (touched.some((t) => isWithin(t, k) || isWithin(k, t))) this.watched.set(k, this.generation);
   }
 
   // ---- reading: the storage's ----------------------------------------------
@@ -215,6 +235,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
   private write<T>(steps: (tx: StorageTx<E>) => Steps<T>): Maybe<T> {
     const run = (): Maybe<T> => {
       let out: Maybe<T>;
+      const touched: string[] = (this.touched = []);
       try {
         out = this.storage.transaction((tx) => drive(steps(tx)));
       } catch (e) {
@@ -223,11 +244,20 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
       }
       if (!isPromise(out)) {
         this.generation++;
+        this.committed(touched);
         return out;
       }
-      return out.finally(() => {
-        this.generation++;
-      });
+      return out.then(
+        (v) => {
+          this.generation++;
+          this.committed(touched);
+          return v;
+        },
+        (e: unknown) => {
+          this.generation++;
+          throw e;
+        },
+      );
     };
     if (this.queue === undefined) {
       const out = run();
@@ -278,6 +308,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     addRdnValues(this.schema, d, rdns[0]!);
     validateDraft(this.schema, d, rdns[0]!);
     yield* this.runPlugins(tx, { op: 'add', dn, entry: undefined, before: undefined, after: d.attrs });
+    this.touched.push(ndn);
     const uuid = randomUUID();
     const now = generalizedTime();
     const attrs: Attributes = { ...d.attrs, entryUUID: [uuid], createTimestamp: [now], modifyTimestamp: [now] };
@@ -289,6 +320,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     if (!e) throw new DirectoryError('noSuchObject', `no entry ${dn}`, { dn });
     if (!Array.isArray(mods)) throw new DirectoryError('unwillingToPerform', 'modifications must be a list', { dn });
     if (mods.length === 0) return;
+    this.touched.push(e.ndn);
     const before = yield* wait(tx.attrs(e));
     const { draft, operational } = draftFromStored(this.schema, before, yield* wait(tx.sealed(e)));
     applyModifications(this.schema, draft, mods, (attr, sealed) => sealed.map((s) => openSecret(this.key, e.uuid, attr, s)));
@@ -304,6 +336,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     if (e.ndn === this.nBase) throw new DirectoryError('unwillingToPerform', 'the base entry cannot be deleted', { dn });
     if (yield* wait(tx.hasChildren(e.id))) throw new DirectoryError('notAllowedOnNonLeaf', `${dn} has subordinate entries`, { dn });
     const ndn = e.ndn;
+    this.touched.push(ndn);
     const plan = planDelete(this.schema, dn, e.id, yield* wait(tx.refsTo(ndn)));
     for (const [id, attrNames] of plan) {
       const referrer = (yield* wait(tx.entryById(id)))!;
@@ -332,6 +365,7 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
     addRdnValues(this.schema, draft, rdn);
     validateDraft(this.schema, draft, rdn);
     yield* this.runPlugins(tx, { op: 'rename', dn: newDn, entry: e, before, after: draft.attrs });
+    this.touched.push(oldNdn, newNdn);
     const attrs: Attributes = { ...draft.attrs, ...operational, modifyTimestamp: [generalizedTime()] };
     // the secrets stay as sealed: they are bound to the entryUUID, not the DN
     yield* wait(tx.update(e.id, attrs, referencesOf(this.schema, attrs)));
@@ -347,10 +381,13 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
         stack.push(child.id);
       }
     }
-    // references to the entry or its descendants follow
+    // references to the entry or its descendants follow; each referrer is modified by it, and says so in its
+    // modifyTimestamp, as OpenLDAP's refint overlay modifies them (a client reading changes since a time sees it)
+    const modified = generalizedTime();
     for (const [id, attrNames] of referrersWithin(yield* wait(tx.refsWithin(oldNdn)), oldNdn)) {
       const referrer = (yield* wait(tx.entryById(id)))!;
-      const rewritten = rewriteReferences(yield* wait(tx.attrs(referrer)), attrNames, oldNdn, oldRdns.length, newDn);
+      this.touched.push(referrer.ndn);
+      const rewritten = { ...rewriteReferences(yield* wait(tx.attrs(referrer)), attrNames, oldNdn, oldRdns.length, newDn), modifyTimestamp: [modified] };
       yield* wait(tx.update(referrer.id, rewritten, referencesOf(this.schema, rewritten)));
     }
     return newDn;

@@ -27,12 +27,12 @@
  * power.
  */
 import { publicError } from './errors.js';
-import type { CallContext, Command, CommandRegistry, ObjectDef, PendingEntry, Principal, RealmPlace } from './command.js';
+import type { ActsAs, CallContext, Command, CommandRegistry, ObjectDef, PendingEntry, Principal, RealmPlace } from './command.js';
 import { readablePlaces, realmOf } from './place.js';
 import { containers, idRangeDn } from '../directory/layout.js';
-import type { Entry } from '../directory/types.js';
+import type { Directory, Entry } from '../directory/types.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { isWithin, normalizeDn, parentDn, sameDn } from '../directory/dn.js';
+import { formatDn, isWithin, normalizeDn, parentDn, parseDn, sameDn } from '../directory/dn.js';
 
 /** The roots of the subtrees an authenticated principal may read: the places of the objects declared readable (place.ts). */
 export function readableSubtrees(objects: Iterable<ObjectDef>, at: RealmPlace): string[] {
@@ -91,26 +91,39 @@ export function assertReadable(ctx: CallContext, dn: string): void {
   if (readability(ctx.principal, dn, readableLayout(ctx.registry, realmOf(ctx))) !== 'subtree') throw publicError('ACIError', { info: 'not allowed to read this part of the directory' });
 }
 
-/** Group DNs the principal (or the group at `dn`) belongs to, nested memberships included, lower-cased. */
-export async function groupsOf(ctx: CallContext, principal: Pick<Principal, 'dn'>): Promise<Set<string>> {
-  const key = `groups:${principal.dn}`;
-  const cached = ctx.cache.get(key) as Set<string> | undefined;
-  if (cached) return cached;
+/**
+ * The DNs of the groups the entry at `dn` is in, nested memberships
+ * included (16 levels at most; a loop ends where it started), as stored:
+ * the one reading of group membership that the write rule and host-based
+ * access (objects/hbac-eval.ts) share.
+ */
+export async function nestedGroupsOf(dir: Directory, dn: string): Promise<string[]> {
   const seen = new Set<string>();
-  let frontier = [principal.dn];
-  const base = containers(ctx.dir.baseDn).groups;
+  const out: string[] = [];
+  let frontier = [dn];
+  const base = containers(dir.baseDn).groups;
   for (let depth = 0; frontier.length > 0 && depth < 16; depth++) {
-    const filter = `(|${frontier.map((dn) => `(member=${filterEscape(dn)})`).join('')})`;
-    const res = await ctx.dir.search({ base, scope: 'one', filter, attrs: ['cn'] });
+    const filter = `(|${frontier.map((d) => `(member=${filterEscape(d)})`).join('')})`;
+    const res = await dir.search({ base, scope: 'one', filter, attrs: ['1.1'] });
     frontier = [];
     for (const e of res.entries) {
       const k = e.dn.toLowerCase();
       if (!seen.has(k)) {
         seen.add(k);
+        out.push(e.dn);
         frontier.push(e.dn);
       }
     }
   }
+  return out;
+}
+
+/** Group DNs the principal (or the group at `dn`) belongs to, nested memberships included, lower-cased. */
+export async function groupsOf(ctx: CallContext, principal: Pick<Principal, 'dn'>): Promise<Set<string>> {
+  const key = `groups:${principal.dn}`;
+  const cached = ctx.cache.get(key) as Set<string> | undefined;
+  if (cached) return cached;
+  const seen = new Set((await nestedGroupsOf(ctx.dir, principal.dn)).map((dn) => dn.toLowerCase()));
   ctx.cache.set(key, seen);
   return seen;
 }
@@ -161,7 +174,95 @@ async function beyondCaller(ctx: CallContext, caller: Principal, dn: string, dep
   if (dn.toLowerCase() === admins || (await groupsOf(ctx, { dn })).has(admins)) return 'administrator rights (the admins group)';
   const mine = await privilegesOf(ctx, caller);
   for (const p of await privilegesOf(ctx, { dn })) if (!mine.has(p)) return `a privilege you do not hold ("${p}")`;
+  const acting = actingObjectOf(ctx, dn);
+  if (acting && depth < 4) {
+    const e = await ctx.dir.get(dn);
+    const acts = e && (await actsBeyond(ctx, caller, acting.actsAs!, (a) => e.attrs[a] ?? [], () => true, depth + 1));
+    if (acts) return acts;
+  }
   return posixBeyondCaller(ctx, caller, dn, depth);
+}
+
+/** The registered object whose entries let their users act as others (ObjectDef.actsAs) that `dn` is an entry of, if any. */
+function actingObjectOf(ctx: CallContext, dn: string): ObjectDef | undefined {
+  const parent = normalizeDn(parentDn(dn));
+  for (const o of ctx.registry.objects.values()) if (o.actsAs && o.container !== undefined && normalizeDn(`${o.container},${ctx.dir.baseDn}`) === parent) return o;
+  return undefined;
+}
+
+/** An entry named for a message: `user "admin"`, by the object whose container holds it (its DN otherwise). */
+function nameOf(ctx: CallContext, dn: string): string {
+  const rdns = parseDn(dn);
+  const parent = normalizeDn(formatDn(rdns.slice(1)));
+  for (const o of ctx.registry.objects.values()) {
+    if (o.container !== undefined && normalizeDn(`${o.container},${ctx.dir.baseDn}`) === parent) return `${o.labelSingular} "${rdns[0]?.[0]?.value ?? dn}"`;
+  }
+  return `"${dn}"`;
+}
+
+/**
+ * What acting as the entry at `dn` gives beyond the caller, as the clause
+ * of a message (`holds administrator rights (the admins group)`), or null:
+ * what the entry holds (beyondCaller) and, with `members`, what any of its
+ * members holds, nested groups' members included (a rule that runs
+ * commands as any member of a group runs them as each).
+ */
+async function actingAsBeyond(ctx: CallContext, caller: Principal, dn: string, members: boolean, depth: number): Promise<string | null> {
+  const own = await beyondCaller(ctx, caller, dn, depth);
+  if (own) return `holds ${own}`;
+  if (!members) return null;
+  const seen = new Set([normalizeDn(dn)]);
+  let frontier = [dn];
+  while (frontier.length > 0) {
+    const next: string[] = [];
+    for (const g of frontier) {
+      for (const m of (await ctx.dir.get(g, ['member']))?.attrs.member ?? []) {
+        const n = normalizeDn(m);
+        if (seen.has(n)) continue;
+        seen.add(n);
+        const b = await beyondCaller(ctx, caller, m, depth);
+        if (b) return `has the member ${nameOf(ctx, m)}, who holds ${b}`;
+        next.push(m);
+      }
+    }
+    frontier = next;
+  }
+  return null;
+}
+
+/**
+ * Whom the users of an entry act as beyond the caller, in words (`the right
+ * to act as any user`, `the right to act as user "admin", who holds …`),
+ * or null: its values of the declaration's attributes (`get`), those for
+ * which `fresh` is true.
+ */
+async function actsBeyond(ctx: CallContext, caller: Principal, acts: ActsAs, get: (attr: string) => readonly string[], fresh: (attr: string, value: string) => boolean, depth: number): Promise<string | null> {
+  for (const a of acts.anyone ?? []) {
+    if (get(a.attr).some((v) => v.toLowerCase() === a.value.toLowerCase() && fresh(a.attr, v))) return `the right to act as ${a.what}`;
+  }
+  for (const a of acts.attrs) {
+    for (const v of get(a.attr)) {
+      if (!fresh(a.attr, v)) continue;
+      const b = await actingAsBeyond(ctx, caller, v, a.members === true, depth);
+      if (b) return `the right to act as ${nameOf(ctx, v)}, which ${b}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Throws the ACIError unless the caller may let others act as the entry at
+ * `dn` (`what` names it): a sudo rule's run-as user or group. Administrators
+ * may; a delegate only as an entry that holds nothing beyond the delegate
+ * (beyondCaller), and with `members` (a group standing for each of its
+ * members) none of whose members does.
+ */
+export async function assertMayLetActAs(ctx: CallContext, dn: string, what: string, members: boolean): Promise<void> {
+  const p = ctx.principal;
+  if (!p) throw publicError('NotAuthenticated');
+  if (await isAdmin(ctx, p)) return;
+  const b = await actingAsBeyond(ctx, p, dn, members, 0);
+  if (b) throw publicError('ACIError', { info: `${what} ${b}: only administrators may let others act as it` });
 }
 
 /** The realm's ID range, first and last number (read once per call); null while the realm has none. */
@@ -292,7 +393,8 @@ export const HOMES = '/home';
  *   make a missing home at the first login, owned by the user, so a home in
  *   another's home or in a system directory would hand those files over.
  */
-export async function assertMayStore(ctx: CallContext, entry: PendingEntry): Promise<void> {
+export async function assertMayStore(ctx: CallContext, entry: PendingEntry, obj?: ObjectDef): Promise<void> {
+  if (obj?.actsAs) await assertMayStoreActing(ctx, entry, obj.actsAs);
   const ids = entry.changes('uidNumber') || entry.changes('gidNumber');
   const home = entry.changes('homeDirectory');
   if (!ids && !home) return;
@@ -334,4 +436,21 @@ export async function authorize(ctx: CallContext, cmd: Command): Promise<void> {
   if (!(await canManage(ctx, obj?.managePrivilege))) {
     throw publicError('ACIError', { info: `not allowed to perform '${cmd.name.replace(/_/g, '-')}'` });
   }
+}
+
+/**
+ * A delegate stores an entry whose users act as others (ObjectDef.actsAs: a
+ * sudo rule's run-as users, groups and categories) only when what the add
+ * or mod gives them holds nothing beyond the delegate: no `all` category,
+ * no run-as user or group that holds more (assertMayLetActAs's rule).
+ */
+async function assertMayStoreActing(ctx: CallContext, entry: PendingEntry, acts: ActsAs): Promise<void> {
+  const attrs = [...acts.attrs.map((a) => a.attr), ...(acts.anyone ?? []).map((a) => a.attr)];
+  if (!attrs.some((a) => entry.changes(a))) return;
+  const p = ctx.principal;
+  if (!p) throw publicError('NotAuthenticated');
+  if (await isAdmin(ctx, p)) return;
+  const before = (a: string) => new Set((entry.before?.attrs[a] ?? []).map((v) => v.toLowerCase()));
+  const b = await actsBeyond(ctx, p, acts, (a) => entry.values(a), (a, v) => !before(a).has(v.toLowerCase()), 0);
+  if (b) throw publicError('ACIError', { info: `only administrators may give ${b}` });
 }

@@ -14,7 +14,7 @@ import type { ApiContract, CommandSpec, ObjectSpec, ParamSpec } from '../contrac
 
 export type { ApiContract, CommandSpec, ObjectSpec, ParamSpec } from '../contract/api-contract.js';
 
-export const API_VERSION = '1.11';
+export const API_VERSION = '1.14';
 
 function paramSpec(name: string, p: OptionDef | ArgDef): ParamSpec {
   const spec: ParamSpec = {

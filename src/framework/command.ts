@@ -158,9 +158,12 @@ export type Access =
 /**
  * How a client prints a result. `checks`: the result is a list of
  * CheckLine, printed one line each before the summary; the client exits
- * non-zero when any is FAIL.
+ * non-zero when any is FAIL. `verdict`: the value is a yes or a no
+ * (hbactest: whether access is granted) and the result lists of names
+ * (the rules that matched, those that did not), printed after the summary;
+ * the client exits 1 on a no, so a script can test it.
  */
-export type OutputKind = 'entry' | 'entries' | 'summary' | 'deleted' | 'custom' | 'checks';
+export type OutputKind = 'entry' | 'entries' | 'summary' | 'deleted' | 'custom' | 'checks' | 'verdict';
 
 export interface CommandResult {
   result: unknown;
@@ -186,6 +189,14 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionDef>>;
   readonly access: Access;
   readonly output: OutputKind;
+  /**
+   * For a command that is a login of its own (host_enroll, which checks a
+   * one-time password or an administrator): the event and fields of the
+   * line the transport logs for each call beside its login lines (rpc/server.ts:
+   * `enroll host=web.example.test method=password outcome=ok`), from the
+   * raw inputs, before they are checked; never a secret.
+   */
+  readonly loginEvent?: (args: readonly unknown[], options: Readonly<Record<string, unknown>>) => { event: string; fields: Record<string, string> };
   run(ctx: CallContext, args: ParamValue[], options: Inputs): Promise<CommandResult>;
 }
 
@@ -298,8 +309,50 @@ export interface DefaultEntry {
   readonly attrs: Attributes;
 }
 
+/**
+ * Whom the users of an object's entries act as (a sudo rule's run-as users
+ * and groups): a delegate may write such an entry only when none of them
+ * holds more than the delegate (access.ts, "A delegate reaches no one who
+ * holds more").
+ */
+export interface ActsAs {
+  /** attributes whose DN values name users or groups acted as; `members`: a group there stands for each of its members too */
+  readonly attrs: ReadonlyArray<{ readonly attr: string; readonly members?: boolean }>;
+  /** values that let them act as anyone (a run-as category `all`), with the words for it (`any user`) */
+  readonly anyone?: ReadonlyArray<{ readonly attr: string; readonly value: string; readonly what: string }>;
+}
+
 /** Who may read an object's entries under the read rule (access.ts): any authenticated principal. */
 export type ReadAudience = 'authenticated';
+
+/** What a view's entries are computed from: the directory as it is, and the registry's objects. */
+export interface ViewSource {
+  readonly dir: Directory;
+  readonly registry: CommandRegistry;
+}
+
+/**
+ * Entries the LDAP service shows beside the directory's, computed from it
+ * and never stored (as FreeIPA's compat tree shows its sudo rules as
+ * sudoRole entries): a subtree below `root` that clients read and search
+ * like any other, kept as the directory changes (framework/view.ts).
+ */
+export interface ViewDef {
+  /** the DN of its root entry, relative to the base DN (`ou=sudoers`): an entry the directory does not hold */
+  readonly root: string;
+  /** the root entry's attributes (objectClass and its RDN's value) */
+  readonly rootAttrs: Attributes;
+  /** who may read it (access.ts, the read rule); absent: no one */
+  readonly readBy?: ReadAudience;
+  /** its entries below the root, as the directory holds things now (each DN below `root`,BASE) */
+  build(src: ViewSource): Promise<Entry[]>;
+  /**
+   * the subtrees its entries are computed from (Directory.subtreeGeneration):
+   * the entries are built again only after a write within one of them;
+   * absent, after any write
+   */
+  watches?(src: ViewSource): string[];
+}
 
 export interface ObjectDef {
   /** object name: `idp`, `user`; commands are `<name>_add` ... */
@@ -324,6 +377,13 @@ export interface ObjectDef {
   readonly schema?: SchemaDefinition;
   /** the entries every realm has of it: init adds them, the upgrade at start adds those a realm lacks (server/upgrade.ts) */
   readonly defaults?: (at: RealmPlace) => DefaultEntry[];
+  /**
+   * The entries a realm starts with, which stay deleted once an
+   * administrator deletes them (the allow_all access rule): init adds them
+   * after the defaults, and a realm made before them gets them once, from
+   * the upgrade step that introduced them (server/upgrade.ts), never again.
+   */
+  readonly initial?: (at: RealmPlace) => DefaultEntry[];
   /** its commands beside the derived ones (group-add-member, user-unlock), given the object itself */
   readonly commands?: (self: ObjectDef) => readonly Command[];
   /** RDN attribute: `cn`, `uid` */
@@ -340,10 +400,20 @@ export interface ObjectDef {
   readonly searchAttributes: readonly string[];
   /** privilege that grants write access besides admins */
   readonly managePrivilege?: string;
+  /** whom the users of its entries act as (access.ts bounds a delegate's writes by them) */
+  readonly actsAs?: ActsAs;
+  /** entries the LDAP service shows beside the directory's, computed from it (framework/view.ts: the sudo rules' sudoRole entries) */
+  readonly views?: readonly ViewDef[];
   /** derived methods; default all five */
   readonly methods?: readonly CrudMethod[];
   /** the primary key never changes (X-mod has no --rename) */
   readonly noRename?: boolean;
+  /**
+   * The name X-show and X-mod act on when given none: an entry of the
+   * container every realm has (its `defaults`), as FreeIPA's pwpolicy-show
+   * without a group shows the global policy.
+   */
+  readonly defaultPkey?: string;
   /** extra options per method (hooks consume them) */
   readonly extraOptions?: Partial<Record<CrudMethod, Readonly<Record<string, OptionDef>>>>;
   readonly computed?: Readonly<Record<string, ComputedOutput>>;

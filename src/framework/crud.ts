@@ -5,9 +5,9 @@
  * (the command's, and getEntryToWrite's for the entry a write acts on)
  * and the mapping of directory errors to public errors (mapDirectoryError,
  * through writeEntries for every command that writes) all live here once,
- * and so do the rules every object follows: each add and mod ends in one
- * check of the complete entry (required params, then the object's
- * `complete` hook), a delete of several names is one transaction unless
+ * and so do the rules every object follows: each add and mod (and each
+ * membership change, membership.ts) ends in one check of the complete
+ * entry (required params, then the object's `complete` hook), a delete of several names is one transaction unless
  * --continue, and find returns entries ordered by their primary key.
  */
 import { DirectoryError, UniquenessViolation, type Attributes, type Entry, type Modification } from '../directory/types.js';
@@ -76,6 +76,7 @@ export function pkeyOfDn(dn: string): string {
 /** The primary key of a call's argument, in canonical form (a one-of-a-kind object's: its entry's name, given no argument). */
 export function pkeyOf(ctx: CallContext, obj: ObjectDef, raw: unknown): string {
   if (obj.singleton) return pkeyOfDn(obj.singleton(realmOf(ctx)));
+  if (raw === undefined && obj.defaultPkey !== undefined) return obj.defaultPkey;
   const v = String(raw);
   return obj.normalizePkey ? obj.normalizePkey(v, ctx) : v;
 }
@@ -388,13 +389,28 @@ async function completeEntry(ctx: CallContext, obj: ObjectDef, entry: Pending, o
     const checked = entry.before === null || (!p.secret && entry.changes(p.attr));
     if (checked && entry.values(p.attr).length === 0) throw publicError('RequirementError', { name: key });
   }
-  await assertMayStore(ctx, entry);
+  await assertMayStore(ctx, entry, obj);
   await obj.hooks?.complete?.(ctx, entry, options);
+}
+
+/**
+ * The check of the complete entry (completeEntry) for a write that changes
+ * `entry` by `mods` outside X-mod (a membership change); the object's
+ * `complete` hook may add to `mods`, which the caller then writes.
+ */
+export async function checkModification(ctx: CallContext, obj: ObjectDef, entry: Entry, mods: Modification[]): Promise<void> {
+  await completeEntry(ctx, obj, new Pending(ctx.dir.schema, entry.dn, entry, null, mods), {});
 }
 
 function pkeyArg(obj: ObjectDef, multivalue = false): ArgDef {
   const p = obj.params[obj.pkey]!;
   return { ...p, name: obj.pkey, required: true, multivalue };
+}
+
+/** The name show and mod take: optional when the object has a default one (defaultPkey). */
+function pkeyArgOrDefault(obj: ObjectDef): ArgDef {
+  const arg = pkeyArg(obj);
+  return obj.defaultPkey === undefined ? arg : { ...arg, required: false, doc: `${arg.doc} (default: ${obj.defaultPkey})` };
 }
 
 function paramOptions(obj: ObjectDef, pick: (key: string, p: ParamDef) => boolean, patch: (p: ParamDef) => Partial<OptionDef> = () => ({})): Record<string, OptionDef> {
@@ -585,7 +601,7 @@ function modCommand(obj: ObjectDef): Command {
     name: `${obj.name}_mod`,
     doc: obj.singleton ? `Modify the ${obj.labelSingular}.` : `Modify ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: obj.singleton ? [] : [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArgOrDefault(obj)],
     options,
     access: { manage: obj.name },
     output: 'entry',
@@ -669,7 +685,7 @@ function showCommand(obj: ObjectDef): Command {
     name: `${obj.name}_show`,
     doc: obj.singleton ? `Display the ${obj.labelSingular}.` : `Display information about ${withArticle(obj.labelSingular)}.`,
     object: obj.name,
-    args: obj.singleton ? [] : [pkeyArg(obj)],
+    args: obj.singleton ? [] : [pkeyArgOrDefault(obj)],
     options: { ...obj.extraOptions?.show, rights: commonOptions.rights, all: commonOptions.all, raw: commonOptions.raw },
     access: 'authenticated',
     output: 'entry',

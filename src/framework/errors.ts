@@ -55,6 +55,9 @@ const templates = {
   NotAllowedOnNonLeaf: 'Not allowed on non-leaf entry',
   ReferencedEntry: '{reason}',
   OnlyOneValueAllowed: '{attr}: Only one value allowed.',
+  // the realm keeps an administrator (objects/last-admin.ts; FreeIPA's words)
+  LastMemberError: '{key} cannot be deleted or disabled because it is the last member of {label} {container}',
+  ProtectedEntryError: '{label} {key} cannot be deleted/modified: {reason}',
   DiscoveryError: 'OIDC discovery at {url} failed: {reason}',
 } as const satisfies Record<ErrorName, string>;
 

@@ -1,8 +1,8 @@
 /**
  * An object owns its place (FreeIPA's container_dn and get_dn; kanidm's
  * schema per entry class): its declaration says where its entries live,
- * who may read them, the schema it adds and the entries every realm has of
- * it (command.ts ObjectDef). Everything that used to list objects by hand
+ * who may read them, the schema it adds, the entries every realm has of
+ * it and those a realm starts with (command.ts ObjectDef). Everything that used to list objects by hand
  * is derived here from the registered declarations: the containers of the
  * realm's tree (init writes them, the upgrade at start adds those a realm
  * lacks), the readable roots of the read rule (access.ts) and the objects'
@@ -11,7 +11,7 @@
  */
 import { formatDn, normalizeDn, parseDn } from '../directory/dn.js';
 import type { SchemaDefinition } from '../directory/types.js';
-import type { CallContext, DefaultEntry, ObjectDef, RealmPlace } from './command.js';
+import type { CallContext, DefaultEntry, ObjectDef, RealmPlace, ViewDef } from './command.js';
 
 /** Checks the place of a declaration (defineObject): a container of cn= entries below the base DN, or a one-of-a-kind DN, not both. */
 export function checkPlace(def: ObjectDef): void {
@@ -21,6 +21,7 @@ export function checkPlace(def: ObjectDef): void {
     if (rdns.length === 0 || rdns.some((r) => r.length !== 1 || r[0]!.type.toLowerCase() !== 'cn')) throw new Error(`${def.name}: container ${def.container} is not a path of cn= entries`);
   }
   if (def.singleton !== undefined && (def.methods ?? []).some((m) => m !== 'show' && m !== 'mod')) throw new Error(`${def.name}: a one-of-a-kind object has show and mod only`);
+  for (const v of def.views ?? []) if (parseDn(v.root).length === 0) throw new Error(`${def.name}: view root ${v.root} is not a DN`);
 }
 
 /** The realm a call works in. */
@@ -67,9 +68,25 @@ export function declaredEntries(objects: Iterable<ObjectDef>, at: RealmPlace): D
   return [...objects].flatMap((o) => o.defaults?.(at) ?? []);
 }
 
-/** The roots of what the objects let `audience` read: the places of those declared readable by it. */
+/** The entries a realm starts with but keeps only while no one deletes them (ObjectDef.initial), in declaration order. */
+export function declaredInitialEntries(objects: Iterable<ObjectDef>, at: RealmPlace): DefaultEntry[] {
+  return [...objects].flatMap((o) => o.initial?.(at) ?? []);
+}
+
+/** The roots of what the objects let `audience` read: the places of those declared readable by it, and the roots of the views it may read. */
 export function readablePlaces(objects: Iterable<ObjectDef>, at: RealmPlace, audience = 'authenticated'): string[] {
-  return [...objects].filter((o) => o.readBy === audience).map((o) => placeDn(o, at));
+  const list = [...objects];
+  return [...list.filter((o) => o.readBy === audience).map((o) => placeDn(o, at)), ...declaredViews(list).filter((v) => v.readBy === audience).map((v) => viewRootDn(v, at.baseDn))];
+}
+
+/** The views the objects declare (ObjectDef.views), in declaration order. */
+export function declaredViews(objects: Iterable<ObjectDef>): ViewDef[] {
+  return [...objects].flatMap((o) => o.views ?? []);
+}
+
+/** The DN of a view's root entry. */
+export function viewRootDn(view: ViewDef, baseDn: string): string {
+  return `${view.root},${baseDn}`;
 }
 
 /** The objects' parts of the realm's schema, in declaration order (merged after the core and the shared parts). */

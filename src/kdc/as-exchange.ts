@@ -13,7 +13,8 @@
  * realm policy, flags, session enctype) and the authentication indicators
  * the method earns (auth-indicators.ts, which also refuses a server that
  * requires others); issue the AS-REP sealed with the client's long-term
- * key, or armored with a strengthened reply key. A request for
+ * key, or armored with a strengthened reply key, naming when the password
+ * expires (key-expiration), which is what MIT kinit and SSSD warn by. A request for
  * WELLKNOWN/ANONYMOUS takes its own short path: anonymous PKINIT
  * (pkinit.ts) and a TGT good only as FAST armor.
  */
@@ -57,7 +58,18 @@ export async function asExchange(ctx: ExchangeContext, outer: KdcReq): Promise<B
   const encPa = wantsEncPaRep(outer, req);
   let spec = withIndicators(ctx, initialTicketSpec(ctx, req, client, server, flagBit(TicketFlag.PRE_AUTHENT) | (encPa ? flagBit(TicketFlag.ENC_PA_REP) : 0)), indicatorsOf(proven.method));
   if (spec instanceof Promise) spec = await spec;
-  return issueInitial(ctx, req, spec, proven, encPa);
+  return issueInitial(ctx, req, spec, proven, encPa, passwordExpiry(proven, client));
+}
+
+/**
+ * When the password a client proved expires, for the reply's key-expiration
+ * (RFC 4120 §5.4.2): MIT kinit warns when it is within a week, SSSD's
+ * krb5_child passes it to pam_sss, which warns within the domain's
+ * pwd_expiration_warning. Only for a login by the password itself.
+ */
+function passwordExpiry(proven: Proven, client: KdcPrincipal): Date | undefined {
+  if (proven.method !== 'encrypted-timestamp' && proven.method !== 'encrypted-challenge') return undefined;
+  return client.account.passwordExpiration;
 }
 
 /**
@@ -192,14 +204,14 @@ function passwordPreauth<T extends object>(ctx: ExchangeContext, client: KdcPrin
   try {
     result = verify();
   } catch (e) {
-    if (e instanceof WrongKey) return ctx.db.accounts.failedPassword(client.account, ctx.policy.lockout, ctx.now()).then(() => Promise.reject(e));
+    if (e instanceof WrongKey) return ctx.db.accounts.failedPassword(client.account, client.lockout, ctx.now()).then(() => Promise.reject(e));
     throw e;
   }
   const accepted = (): T => {
     checkAccount(ctx, client, 'client', proof);
     return result;
   };
-  const reset = ctx.db.accounts.passwordAccepted(client.account);
+  const reset = ctx.db.accounts.passwordAccepted(client.account, ctx.now());
   return reset ? reset.then(accepted) : accepted();
 }
 
@@ -312,7 +324,7 @@ function initialTicketSpec(ctx: ExchangeContext, req: KdcReq, client: Pick<KdcPr
  * Issues the AS-REP: the ticket, and the reply part sealed with the reply
  * key, which for an armored request is strengthened (RFC 6113 §5.4.3).
  */
-function issueInitial(ctx: ExchangeContext, req: KdcReq, spec: TicketSpec, proven: Proven, encPa: boolean): Buffer {
+function issueInitial(ctx: ExchangeContext, req: KdcReq, spec: TicketSpec, proven: Proven, encPa: boolean, keyExpiration?: Date): Buffer {
   const ticket = makeTicket(spec);
   const { replyKey, padata } = ctx.fast ? armoredFinish(ctx, ctx.fast, req, spec, ticket, proven) : { replyKey: proven.key, padata: [] };
   ctx.note.etype = replyKey.etype;
@@ -326,6 +338,7 @@ function issueInitial(ctx: ExchangeContext, req: KdcReq, spec: TicketSpec, prove
     usage: KeyUsage.AS_REP_ENC_PART,
     padata: proven.padata ? [...proven.padata, ...padata] : padata,
     ...(encPa ? { encryptedPaData: encPaRep(ctx, replyKey) } : {}),
+    ...(keyExpiration ? { keyExpiration } : {}),
   });
 }
 

@@ -33,6 +33,19 @@ export interface ExchangeContext {
   pkinit?: PkinitIdentity | undefined;
   /** set once an armored request has been unwrapped; errors are then armored too */
   fast?: FastState;
-  /** what the log line should say about the request */
-  note: { client?: string; server?: string; etype?: number; preauth?: string; authind?: string };
+  /** what the log line should say about the request, and its metrics */
+  note: KdcNote;
+}
+
+/** What one step of the idp pre-authentication came to at its IdP reference (counted per reference: server/metrics.ts). */
+export type IdpStepOutcome = 'started' | 'pending' | 'slow_down' | 'not_polled' | 'unreachable' | 'authenticated' | 'another_account' | 'user_not_found' | 'expired' | 'failed';
+
+export interface KdcNote {
+  client?: string;
+  server?: string;
+  etype?: number;
+  preauth?: string;
+  authind?: string;
+  /** the IdP reference a device-flow step went to, and what it came to */
+  idp?: { reference: string; outcome: IdpStepOutcome };
 }

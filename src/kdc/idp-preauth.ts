@@ -329,12 +329,14 @@ async function startFlow(ctx: ExchangeContext, client: KdcPrincipal, extraHints:
   } catch (e) {
     slot.cancel();
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+    ctx.note.idp = { reference: referenceName(client.idpLink!), outcome: 'failed' };
     const error = kdcErrorOf(e);
     starts.refused(who, { error, note: ctx.note.preauth, at: now }, ctx.now());
     throw error;
   }
   slot.confirm(flowIdOf(s.deviceCode), s.expiresAt);
   ctx.note.preauth = `idp: device authorization started (${cfg.name}; ${startedBy(ctx)})`;
+  ctx.note.idp = { reference: cfg.name, outcome: 'started' };
   throw new KdcError('KDC_ERR_PREAUTH_REQUIRED', 'authenticate at the identity provider', [challengePa(s), ...extraHints, ctx.cookies.seal(s)]);
 }
 
@@ -367,6 +369,7 @@ async function answerFlow(ctx: ExchangeContext, state: IdpFlowState, client: Kdc
   // themselves, which krb5_child under pam_sss answers without showing it, until SSSD's timeout (a "System error")
   const expired = (why: string): KdcError => {
     ctx.note.preauth = `idp: device code expired${why}`;
+    ctx.note.idp = { reference: referenceName(state.link), outcome: 'expired' };
     return new KdcError('KDC_ERR_PREAUTH_FAILED', 'the device code has expired; log in again');
   };
   if (now >= state.expiresAt) throw expired('');
@@ -381,14 +384,17 @@ async function answerFlow(ctx: ExchangeContext, state: IdpFlowState, client: Kdc
     if (r === NOT_DUE || r === HELD_NOT_DUE) {
       const why = r === NOT_DUE ? ' and no more answers may be held' : `, after the hold (held ${ctx.now() - now} ms)`;
       ctx.note.preauth = `idp: authorization pending, not polled: the next poll is due in ${s.lastPoll + s.interval * 1000 - ctx.now()} ms${why}`;
+      ctx.note.idp = { reference: cfg.name, outcome: 'not_polled' };
       throw again(s, 'authorization pending');
     }
     if (r.status === 'unreachable') {
       ctx.note.preauth = `idp: ${r.message}; pending, polled again at the next interval (${s.polls} poll(s) held ${ctx.now() - now} ms)`;
+      ctx.note.idp = { reference: cfg.name, outcome: 'unreachable' };
       throw again(s, 'authorization pending');
     }
     if (r.status !== 'done') {
       ctx.note.preauth = `idp: ${r.status === 'slow_down' ? 'slow down' : 'authorization pending'}${held()}`;
+      ctx.note.idp = { reference: cfg.name, outcome: r.status === 'slow_down' ? 'slow_down' : 'pending' };
       throw again(s, 'authorization pending');
     }
     const as = await authorizationServer(cfg, ctx.idp);
@@ -398,11 +404,13 @@ async function answerFlow(ctx: ExchangeContext, state: IdpFlowState, client: Kdc
       const linked = client.idpSub;
       const hint = linked !== undefined && who.toLowerCase() === linked.toLowerCase() ? `; linked as ${JSON.stringify(linked.slice(0, 128))}, which differs only in letter case: set --idp-user-id as the IdP writes it` : '';
       ctx.note.preauth = `idp: another account (${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}${hint})`;
+      ctx.note.idp = { reference: cfg.name, outcome: 'another_account' };
       // the user exists, the login at the IdP did not prove it: a failed pre-authentication (MIT: "Preauthentication
       // failed", pam_sss: "Authentication failure"), not an unknown client; the e-text says which account is wanted
       throw new KdcError('KDC_ERR_PREAUTH_FAILED', `the IdP (${cfg.name}) identified another account than the one linked to ${client.name}: log in there with that account`);
     }
     ctx.note.preauth = `idp: ${cfg.name} identified ${JSON.stringify(who.slice(0, 128))}`;
+    ctx.note.idp = { reference: cfg.name, outcome: 'authenticated' };
   } catch (e) {
     if (e instanceof KdcError) throw e;
     // the IdP says the code has expired (RFC 8628 §3.5), whatever our clock says (it counts from when the answer came)
@@ -411,9 +419,17 @@ async function answerFlow(ctx: ExchangeContext, state: IdpFlowState, client: Kdc
       if (ctx.now() >= s.expiresAt) throw expired(' (the IdP answered invalid_grant)');
       // a code the IdP does not know (one it forgot, say): reported pending until our own expiry (docs/device-flow.md)
       ctx.note.preauth = 'idp: invalid_grant, pending until the device code expires';
+      ctx.note.idp = { reference: referenceName(state.link), outcome: 'pending' };
       throw again(s, 'authorization pending');
     }
     ctx.note.preauth = `idp: ${e instanceof Error ? e.message : 'error'}`;
+    ctx.note.idp = { reference: referenceName(state.link), outcome: 'failed' };
     throw kdcErrorOf(e);
   }
+}
+
+/** The name of the IdP reference at `dn` (its RDN's value), for the metrics. */
+function referenceName(dn: string): string {
+  const m = /^[^=]+=((?:[^,\\]|\\.)*)/.exec(dn);
+  return m ? m[1]! : dn;
 }

@@ -14,7 +14,7 @@ import { MsgType } from '../kerberos/iana.js';
 import type { Directory } from '../directory/types.js';
 import type { IdpClient } from '../oauth/client.js';
 import { asExchange } from './as-exchange.js';
-import type { ExchangeContext } from './exchange-context.js';
+import type { ExchangeContext, KdcNote } from './exchange-context.js';
 import { tgsExchange } from './tgs-exchange.js';
 import { AnswerOnce } from './lookaside.js';
 import { loadOnceAes } from '../kerberos/crypto/index.js';
@@ -27,7 +27,7 @@ import { UdpTcpListener, type TcpLimits, type Transport } from './listener.js';
 import { KpasswdService, type PasswordChanger } from './kpasswd.js';
 import type { PkinitIdentity } from './pkinit-identity.js';
 import { DEFAULT_START_LIMITS, type AnonymousArmorIdp, type StartLimits } from './idp-starts.js';
-import { elapsedMs, type Logger } from '../log/logger.js';
+import type { Logger } from '../log/logger.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -52,6 +52,8 @@ export interface KdcOptions {
   pkinit?: PkinitIdentity;
   /** the TCP bounds of this KDC's listener and its password service's (listener.ts defaults) */
   tcp?: Partial<TcpLimits>;
+  /** told of each request answered, with what its log line says (the server's metrics) */
+  observe?: (exchange: string, transport: Transport, outcome: string, ms: number, note: KdcNote) => void;
 }
 
 export class Kdc {
@@ -128,6 +130,9 @@ export class Kdc {
       if (!note.preauth && (e instanceof KdcError || e instanceof AccountRefused)) reason = e.message;
       reply = !req && transport === 'udp' ? null : answer.reply;
     }
+    const ms = performance.now() - started;
+    const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
+    this.o.observe?.(kind, transport, outcome, ms, note);
     this.o.log.info(req ? (req.msgType === MsgType.AS_REQ ? 'as_req' : 'tgs_req') : 'malformed', {
       transport,
       client: note.client ?? null,
@@ -137,9 +142,14 @@ export class Kdc {
       preauth: note.preauth,
       authind: note.authind,
       reason: reason?.slice(0, 200),
-      duration_ms: elapsedMs(started),
+      duration_ms: Math.round(ms * 100) / 100,
     });
     return reply;
+  }
+
+  /** How long a device-flow answer may now be held while the IdP says "pending" (server.conf idp_hold_seconds, read again at a reload). */
+  setIdpHold(ms: number): void {
+    this.caches.idpWaits.holdMs = ms;
   }
 
   /** Listens on UDP and TCP `port` (0: a free one) and returns the port. */

@@ -19,7 +19,7 @@ import { mapMaybe, type KdcPrincipal, type Maybe } from './principals.js';
 
 /** The principal if its account may authenticate now with this proof; AccountRefused otherwise. */
 export function checkAccount(ctx: ExchangeContext, p: KdcPrincipal, role: 'client' | 'server', proof: Proof = 'other'): KdcPrincipal {
-  const v = verdict(p.account, ctx.policy.lockout, ctx.now(), proof);
+  const v = verdict(p.account, p.lockout, ctx.now(), proof);
   if (v.state !== 'usable') throw new AccountRefused(v, role, p.name);
   return p;
 }

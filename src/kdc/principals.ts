@@ -3,9 +3,12 @@
  * account/state.ts, which also judges their account state) with their
  * kind (account/lookup.ts: user, host, service, the realm's own), their
  * decrypted long-term keys, authentication types and IdP link, required
- * authentication indicators, and the realm's ticket and lockout policy.
+ * authentication indicators, the lockout figures of a user's password
+ * policy (account/password-policy.ts, read with the principal and cached
+ * with it), and the realm's ticket policy.
  */
-import { Accounts, accountOf, lockoutPolicyOf, type Account, type LockoutPolicy } from '../account/state.js';
+import { Accounts, accountOf, type Account, type LockoutPolicy } from '../account/state.js';
+import { passwordPolicies } from '../account/password-policy.js';
 import type { Directory } from '../directory/types.js';
 import { parseKeys, type StoredKey } from '../account/keys.js';
 import { realmContainerDn } from '../directory/layout.js';
@@ -19,6 +22,8 @@ export interface KdcPrincipal {
   keys: StoredKey[];
   /** the state account/state.ts judges */
   account: Account;
+  /** the lockout figures of a user's password policy; none for any other principal */
+  lockout: LockoutPolicy;
   /** dirUserAuthType values (users only) */
   authTypes: string[];
   /** DN of the linked IdP reference and the user's id there */
@@ -44,8 +49,9 @@ export function mapMaybe<T, U>(v: Maybe<T>, f: (t: T) => U): Maybe<U> {
 export interface RealmPolicy {
   maxLife: number;
   maxRenew: number;
-  lockout: LockoutPolicy;
 }
+
+const NO_LOCKOUT: LockoutPolicy = Object.freeze({ maxFailures: 0, failureIntervalSec: 0, lockoutSec: 0 });
 
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 50_000;
@@ -61,7 +67,7 @@ export class PrincipalDb {
     readonly realm: string,
     log?: Logger,
   ) {
-    this.accounts = new Accounts(dir, realmContainerDn(dir.baseDn, realm), log);
+    this.accounts = new Accounts(dir, log);
   }
 
   /**
@@ -87,11 +93,17 @@ export class PrincipalDb {
     const keys = parseKeys(await this.dir.readSecret(e.dn, 'krbPrincipalKey'));
     const a = e.attrs;
     const account = accountOf(e);
+    let lockout: LockoutPolicy = NO_LOCKOUT;
+    if (account.isUser) {
+      const policy = passwordPolicies(this.dir).forUser(e.dn);
+      lockout = policy instanceof Promise ? await policy : policy;
+    }
     const p: KdcPrincipal = {
       dn: e.dn,
       name,
       keys,
       account,
+      lockout,
       authTypes: (a.dirUserAuthType ?? []).map((t) => t.toLowerCase()),
       isUser: account.isUser,
       kind: principalKind(e, this.dir.baseDn, this.realm),
@@ -109,7 +121,6 @@ export class PrincipalDb {
     return {
       maxLife: Number(e?.attrs.krbMaxTicketLife?.[0] ?? DEFAULT_MAX_LIFE),
       maxRenew: Number(e?.attrs.krbMaxRenewableAge?.[0] ?? DEFAULT_MAX_RENEW),
-      lockout: lockoutPolicyOf(e?.attrs),
     };
   }
 }

@@ -8,8 +8,16 @@
  * login rule of the API's login_password (objects/login.ts: account state,
  * failures counted); and SASL GSSAPI with our own Kerberos (sasl.ts). Any
  * bind first makes the connection anonymous, so a failed one leaves it so.
+ * A simple bind refused because the password has expired (one an
+ * administrator set, or one past its lifetime) or the account is locked is
+ * invalidCredentials or unwillingToPerform saying so, and, when the bind
+ * asked with the password policy control, carries the response control
+ * naming it (passwordExpired, accountLocked), as OpenLDAP's ppolicy answers
+ * (`ldapwhoami -e ppolicy` prints "Password expired"); a bind that succeeds
+ * with a password expiring within a week gets the control's warning.
  */
-import { LDAP_VERSION, ResultCode } from '../ldap/codes.js';
+import { ControlOid, LDAP_VERSION, ResultCode } from '../ldap/codes.js';
+import { findControl, PasswordPolicyError, passwordPolicyControl, type Control } from '../ldap/controls.js';
 import type { BindRequest } from '../ldap/protocol-requests.js';
 import type { BindResponse } from '../ldap/protocol-responses.js';
 import { parseDn, normalizeDn, formatDn, sameDn } from '../directory/dn.js';
@@ -18,7 +26,7 @@ import { publicError } from '../framework/errors.js';
 import { AuthRefusal, passwordLogin } from '../objects/login.js';
 import type { LdapConnection, OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
-import { refuse } from './errors.js';
+import { ldapCodeOf, refuse } from './errors.js';
 import { saslBind } from './sasl.js';
 
 const success = (): BindResponse => ({ op: 'bindResponse', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' });
@@ -34,7 +42,10 @@ export function loginOfDn(ctx: ServiceContext, dn: string): string | null {
   return first[0]!.value;
 }
 
-export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindRequest): Promise<OpResult> {
+/** How soon before its password expires a bind that asked is warned (MIT kinit's week). */
+const EXPIRY_WARNING_MS = 7 * 86400_000;
+
+export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindRequest, controls: readonly Control[] = []): Promise<OpResult> {
   conn.principal = null;
   const a = req.authentication;
   if (a.method !== 'sasl') conn.saslExchange = null;
@@ -59,8 +70,17 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   // an entry not found goes to the login as named, which refuses it as it refuses a wrong password
   const entry = await ctx.dir.get(name, ['uid']);
   const outcome = await passwordLogin(ctx.accounts, ctx.realm, entry?.attrs.uid?.[0] ?? login, password);
-  if (outcome instanceof AuthRefusal) throw outcome;
+  const policy = findControl(controls, ControlOid.passwordPolicy) !== undefined;
+  if (outcome instanceof AuthRefusal) {
+    const error = outcome.publicError.errorName === 'PasswordExpired' ? PasswordPolicyError.passwordExpired : outcome.publicError.errorName === 'AccountLocked' ? PasswordPolicyError.accountLocked : undefined;
+    if (!policy || error === undefined) throw outcome;
+    const refused: BindResponse = { op: 'bindResponse', resultCode: ldapCodeOf(outcome.publicError), matchedDN: '', diagnosticMessage: outcome.publicError.message };
+    return { response: refused, controls: [passwordPolicyControl({ error })], note: { reason: outcome.message } };
+  }
   if (!sameDn(outcome.dn, name)) throw invalid('the DN is not the entry of that user');
   conn.principal = outcome;
-  return { response: success(), note: { dn: outcome.dn } };
+  const expires = policy ? (await ctx.accounts.get(outcome.dn))?.passwordExpiration : undefined;
+  const left = expires ? expires.getTime() - Date.now() : Infinity;
+  const warning = left < EXPIRY_WARNING_MS ? [passwordPolicyControl({ timeBeforeExpiration: Math.max(0, Math.floor(left / 1000)) })] : undefined;
+  return { response: success(), ...(warning ? { controls: warning } : {}), note: { dn: outcome.dn } };
 }

@@ -14,7 +14,7 @@ import { readability, readableLayout } from '../framework/access.js';
 import type { LdapConnection, OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
-import { ANONYMOUS_REFUSAL } from './search.js';
+import { ANONYMOUS_REFUSAL, entryAt } from './search.js';
 
 export async function compare(ctx: ServiceContext, conn: LdapConnection, req: CompareRequest): Promise<OpResult> {
   const p = conn.principal;
@@ -23,7 +23,7 @@ export async function compare(ctx: ServiceContext, conn: LdapConnection, req: Co
   const desc = req.attributeDesc;
   const at = filterAttributeType(ctx.dir.schema, desc);
   if (!at) throw refuse('undefinedAttributeType', `no attribute type ${desc}`);
-  const entry = await ctx.dir.get(req.entry);
+  const entry = await entryAt(ctx, req.entry);
   if (!entry) throw refuse('noSuchObject', 'no such entry');
   const absent = () => refuse('noSuchAttribute', `the entry has no ${at.name}`);
   if (at.syntax === 'secret') throw absent();

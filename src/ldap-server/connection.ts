@@ -36,7 +36,7 @@ import type { SaslGssapiServer } from '../kerberos/sasl-gssapi.js';
 import { toLdapResult } from './errors.js';
 import { PagedSearches } from './paged.js';
 import { SaslFrameReader } from './sasl-frames.js';
-import { elapsedMs, errorFields, type Fields, type Logger } from '../log/logger.js';
+import { errorFields, type Fields, type Logger } from '../log/logger.js';
 
 /** Octets of unread answers past which we wait for the client before writing more. */
 const HIGH_WATER = 256 * 1024;
@@ -62,6 +62,8 @@ export interface ConnectionHost {
   readonly decodeOptions: DecodeOptions;
   /** the service's logger (component ldap); each connection logs through a child carrying its `conn=` */
   readonly log: Logger;
+  /** told of each operation answered: its name, its result code's name (or abandoned), milliseconds (the server's metrics) */
+  observe?(operation: string, outcome: string, ms: number): void;
   /** runs one request (not unbind or abandon) and returns its final response */
   handle(conn: LdapConnection, op: Operation, m: LdapMessage<LdapRequest>): Promise<OpResult>;
   closed(conn: LdapConnection): void;
@@ -390,7 +392,7 @@ export class LdapConnection {
     if (this.ops.has(op.messageId)) return [ResultCode.protocolError, `message ${op.messageId} is already under way`];
     if (this.ops.size >= this.host.limits.maxOperations) return [ResultCode.busy, `more than ${this.host.limits.maxOperations} operations at once on one connection`];
     for (const c of op.controls) {
-      const known = c.type === ControlOid.pagedResults && req.op === 'searchRequest';
+      const known = (c.type === ControlOid.pagedResults && req.op === 'searchRequest') || (c.type === ControlOid.passwordPolicy && req.op === 'bindRequest');
       if (c.criticality && !known) return [ResultCode.unavailableCriticalExtension, `control ${c.type} is not supported here`];
     }
     return null;
@@ -398,6 +400,7 @@ export class LdapConnection {
 
   /** Answers a request with a bare result of its response type. */
   private answer(op: Operation, resultCode: ResultCode, diagnosticMessage: string): void {
+    this.host.observe?.(op.name, resultCodeName(resultCode), 0);
     this.log.info(eventOf(op.name), { op: op.messageId, outcome: `${resultCodeName(resultCode)}(${resultCode})`, reason: diagnosticMessage });
     this.writeResult(op.messageId, op.name, resultCode, diagnosticMessage);
   }
@@ -422,6 +425,7 @@ export class LdapConnection {
   private async run(op: Operation, m: LdapMessage<LdapRequest>): Promise<void> {
     const started = performance.now();
     let outcome: string;
+    let counted: string;
     let error: string | undefined;
     let note: Fields | undefined;
     try {
@@ -429,21 +433,25 @@ export class LdapConnection {
       if (op.abandoned || this.closed) throw new Abandoned();
       note = r.note;
       const code = 'resultCode' in r.response ? r.response.resultCode : ResultCode.success;
-      outcome = `${resultCodeName(code)}(${code})`;
+      counted = resultCodeName(code);
+      outcome = `${counted}(${code})`;
       const final: OutgoingMessage = { messageId: op.messageId, protocolOp: r.response, ...(r.controls ? { controls: r.controls } : {}) };
       if (r.after) await this.writeMessage(final, r.after);
       else void this.writeMessage(final);
     } catch (e) {
-      if (e instanceof Abandoned) outcome = 'abandoned';
+      if (e instanceof Abandoned) outcome = counted = 'abandoned';
       else {
         const r = toLdapResult(e, this.log);
-        outcome = `${resultCodeName(r.resultCode)}(${r.resultCode})`;
+        counted = resultCodeName(r.resultCode);
+        outcome = `${counted}(${r.resultCode})`;
         error = r.name;
         note = { reason: e instanceof Error ? e.message : String(e) };
         if (!op.abandoned && !this.closed) this.writeResult(op.messageId, op.name, r.resultCode, r.diagnosticMessage, r.matchedDN);
       }
     }
-    this.log.info(eventOf(op.name), { op: op.messageId, method: bindMethod(m.protocolOp), principal: this.principal?.name ?? null, outcome, error, ...note, duration_ms: elapsedMs(started, 1) });
+    const elapsed = performance.now() - started;
+    this.host.observe?.(op.name, counted, elapsed);
+    this.log.info(eventOf(op.name), { op: op.messageId, method: bindMethod(m.protocolOp), principal: this.principal?.name ?? null, outcome, error, ...note, duration_ms: Math.round(elapsed * 10) / 10 });
   }
 
   /**

@@ -68,6 +68,8 @@ const publicCodes: Record<ErrorName, ResultCodeName> = {
   NotAllowedOnNonLeaf: 'notAllowedOnNonLeaf',
   ReferencedEntry: 'unwillingToPerform',
   OnlyOneValueAllowed: 'constraintViolation',
+  LastMemberError: 'unwillingToPerform',
+  ProtectedEntryError: 'unwillingToPerform',
   DiscoveryError: 'other',
 };
 

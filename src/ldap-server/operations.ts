@@ -32,7 +32,7 @@ async function checkBinding(ctx: ServiceContext, conn: LdapConnection): Promise<
 }
 export async function handle(ctx: ServiceContext, conn: LdapConnection, op: Operation, m: LdapMessage<LdapRequest>): Promise<OpResult> {
   const req = m.protocolOp;
-  if (req.op === 'bindRequest') return bind(ctx, conn, req);
+  if (req.op === 'bindRequest') return bind(ctx, conn, req, op.controls);
   await checkBinding(ctx, conn);
   switch (req.op) {
     case 'searchRequest':

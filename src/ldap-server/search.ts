@@ -16,21 +16,29 @@
  * are sent before sizeLimitExceeded; the time limit likewise. With the
  * paged results control the whole result's DNs are found on the first page
  * (within those limits) and kept per connection under a cookie (paged.ts).
+ * The views the objects declare (framework/view.ts: the sudo rules as
+ * sudoRole entries below ou=sudoers) are searched and read like the
+ * directory, in memory; a search from above reaches them as one more
+ * readable part.
+ * A host bound as itself that names `host` or `authorizedService` gets
+ * them computed on users from the access rules (host-access.ts).
  */
 import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
 import type { SearchRequest } from '../ldap/protocol-requests.js';
-import type { SearchResultEntry } from '../ldap/protocol-responses.js';
+import type { PartialAttribute, SearchResultEntry } from '../ldap/protocol-responses.js';
 import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { filterAttributeType, matches, MAX_FILTER_LENGTH, type Filter } from '../directory/filter.js';
 import { formatFilter } from '../ldap/filter.js';
 import { DirectoryError, type Entry, type Schema, type Scope } from '../directory/types.js';
 import { readability, readableLayout, type ReadableLayout } from '../framework/access.js';
 import type { Principal } from '../framework/command.js';
+import { viewHolding, viewSnapshot } from '../framework/view.js';
 import { selectFromEntry, selectFromSynthetic, selection, type Selection } from './attributes.js';
 import { Abandoned, type LdapConnection, type Operation, type OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
+import { hostAccessAttributes } from './host-access.js';
 import { ROOT_DSE_OPERATIONAL, rootDseAttributes } from './root-dse.js';
 import { SUBSCHEMA_DN, SUBSCHEMA_OPERATIONAL, subschemaAttributes } from './subschema.js';
 import type { Fields } from '../log/logger.js';
@@ -158,13 +166,24 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   const filter = withoutSecrets(ctx.dir.schema, req.filter);
   if (filterTextBound(filter) > MAX_FILTER_LENGTH && formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
   const sel = selection(ctx.dir.schema, req.attributes);
-  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0 };
+  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0, virtual: hostAccessAttributes(ctx, p, sel, req.typesOnly) };
 
   if (paged) return pagedSearch(req, out, { parts, filter, base, scope: effectiveScope, size: paged.size, cookie: paged.cookie });
 
   const { size, deadline } = limits(ctx, req);
   const limit = await runParts(out, parts, filter, size, deadline);
   return { response: done(limitCode(limit)), note: { base, scope: effectiveScope, entries: out.sent } };
+}
+
+/**
+ * The entry at `dn`, the directory's or a view's (framework/view.ts), with
+ * `attrs` (the directory's projection; a view's entries come whole), or
+ * null.
+ */
+export async function entryAt(ctx: ServiceContext, dn: string, attrs?: readonly string[]): Promise<Entry | null> {
+  const view = viewHolding(ctx.registry, ctx.dir.baseDn, dn);
+  if (view) return (await viewSnapshot(view, ctx)).get(dn) ?? null;
+  return ctx.dir.get(dn, attrs);
 }
 
 /** Where a search's entries go, and what of them: one per search. */
@@ -178,6 +197,8 @@ interface Output {
   attrs: string[] | undefined;
   /** entries sent so far */
   sent: number;
+  /** the attributes computed for the principal (a host's host and authorizedService: host-access.ts), if any */
+  virtual: ((e: Entry) => Promise<PartialAttribute[]>) | null;
 }
 
 /**
@@ -195,7 +216,9 @@ export function directoryAttributes(sel: Selection): string[] | undefined {
 
 /** Sends one entry as the selection shapes it. */
 async function sendEntry(out: Output, e: Entry): Promise<void> {
-  const entry: SearchResultEntry = { op: 'searchResEntry', objectName: e.dn, attributes: selectFromEntry(out.ctx.dir.schema, e.attrs, out.sel, out.typesOnly) };
+  const attributes = selectFromEntry(out.ctx.dir.schema, e.attrs, out.sel, out.typesOnly);
+  if (out.virtual) attributes.push(...(await out.virtual(e)));
+  const entry: SearchResultEntry = { op: 'searchResEntry', objectName: e.dn, attributes };
   await out.conn.send(out.op, entry);
   out.sent++;
 }
@@ -217,14 +240,17 @@ async function runParts(out: Output, parts: Part[], filter: Filter, size: number
     const wanted = remaining === 0 ? 1 : remaining;
     let res;
     try {
-      res = await ctx.dir.search({
-        base: part.base,
-        scope: part.scope,
-        filter,
-        sizeLimit: Number.isFinite(wanted) ? wanted : 0,
-        timeLimit: Number.isFinite(left) ? left / 1000 : 0,
-        ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
-      });
+      const view = viewHolding(ctx.registry, ctx.dir.baseDn, part.base);
+      res = view
+        ? (await viewSnapshot(view, ctx)).search(part.base, part.scope, filter, Number.isFinite(wanted) ? wanted : 0)
+        : await ctx.dir.search({
+            base: part.base,
+            scope: part.scope,
+            filter,
+            sizeLimit: Number.isFinite(wanted) ? wanted : 0,
+            timeLimit: Number.isFinite(left) ? left / 1000 : 0,
+            ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
+          });
     } catch (e) {
       // a container above or beside the base that this realm lacks holds nothing
       if (part.optional && e instanceof DirectoryError && e.code === 'noSuchObject') continue;
@@ -276,7 +302,7 @@ async function pagedSearch(req: SearchRequest, out: Output, a: PagedArgs): Promi
   }
   const page = dns.splice(0, a.size);
   for (const dn of page) {
-    const e = await ctx.dir.get(dn, out.attrs);
+    const e = await entryAt(ctx, dn, out.attrs);
     if (e) await sendEntry(out, e);
   }
   const note = { base: a.base, scope: a.scope, paged: true, entries: page.length, left: dns.length };

@@ -59,6 +59,8 @@ export interface LdapServiceOptions {
   acceptsTicketFor(server: string): Promise<boolean>;
   /** the service's logger (component ldap) */
   log: Logger;
+  /** told of each operation answered (the server's metrics) */
+  observe?(operation: string, outcome: string, ms: number): void;
 }
 
 export class LdapService implements ConnectionHost {
@@ -103,6 +105,10 @@ export class LdapService implements ConnectionHost {
 
   get log(): Logger {
     return this.o.log;
+  }
+
+  observe(operation: string, outcome: string, ms: number): void {
+    this.o.observe?.(operation, outcome, ms);
   }
 
   handle(conn: LdapConnection, op: Operation, m: LdapMessage<LdapRequest>): Promise<OpResult> {

@@ -127,6 +127,8 @@ export const ExtendedOid = {
 export const ControlOid = {
   /** RFC 2696 */
   pagedResults: '1.2.840.113556.1.4.319',
+  /** draft-behera-ldap-password-policy §6.1 and §6.2: the request and response controls share it */
+  passwordPolicy: '1.3.6.1.4.1.42.2.27.8.5.1',
 } as const;
 
 /** The largest messageID, size and time limit: maxInt of RFC 4511 §4.1.1. */

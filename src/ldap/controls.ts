@@ -1,10 +1,13 @@
 /**
  * LDAP controls (RFC 4511 §4.1.11): the Controls field of an LDAPMessage
- * in both directions, and the value of the one control we interpret, the
+ * in both directions, and the values of the controls we interpret: the
  * Simple Paged Results control (RFC 2696, docs/ldap.md): the client sends
  * the page size it wants and the cookie of the previous page (empty on the
  * first), the server answers each page with an estimate of the total and the
- * cookie to continue with, an empty cookie meaning there is nothing more.
+ * cookie to continue with, an empty cookie meaning there is nothing more;
+ * and the password policy response control (draft-behera-ldap-password-policy
+ * §6.2), which answers a bind that asked for it with why the password was
+ * refused (expired, account locked) or how soon it expires.
  */
 import { Ber, BerReader, LdapDecodeError, Tag, boolean, constructed, context, integer, octetString, octets, readOid, encodeBer, sequence, utf8String } from './ber.js';
 import { ControlOid, MAX_INT } from './codes.js';
@@ -79,4 +82,18 @@ export function pagedResultsControl(p: PagedResults, criticality = false): Contr
 /** The first control of type `oid`, if any. */
 export function findControl(controls: readonly Control[], oid: string): Control | undefined {
   return controls.find((c) => c.type === oid);
+}
+
+/** The errors of a password policy response we send (draft-behera-ldap-password-policy §6.2). */
+export const PasswordPolicyError = { passwordExpired: 0, accountLocked: 1 } as const;
+
+/**
+ * A password policy response control: SEQUENCE { warning [0] CHOICE {
+ * timeBeforeExpiration [0] INTEGER } OPTIONAL, error [1] ENUMERATED
+ * OPTIONAL }, as OpenLDAP's ppolicy overlay writes it.
+ */
+export function passwordPolicyControl(v: { error?: number; timeBeforeExpiration?: number }): Control {
+  const warning = v.timeBeforeExpiration === undefined ? undefined : constructed(context(0, true), [integer(context(0, false), v.timeBeforeExpiration)]);
+  const error = v.error === undefined ? undefined : integer(context(1, false), v.error);
+  return { type: ControlOid.passwordPolicy, criticality: false, value: encodeBer(sequence(warning, error)) };
 }

@@ -158,13 +158,13 @@ function jsonMembers(fields: Fields): string {
   return out;
 }
 
-/** What a logger and its children share: the sink, the format and the clock's last reading. */
+/** What a logger and its children share: the sink, the format (changed by a reload) and the clock's last reading. */
 class Sink {
   private ms = -1;
   private iso = '';
   constructor(
     readonly write: (line: string) => void,
-    readonly json: boolean,
+    public json: boolean,
     private readonly now: () => number,
   ) {}
 
@@ -180,17 +180,24 @@ class Sink {
 }
 
 class LineLogger implements Logger {
-  /** the bound fields, rendered once */
-  private readonly bound: string;
-  private readonly head: string;
+  /** the bound fields and the component, rendered once per format (`json`: the format they were rendered for) */
+  private bound = '';
+  private head = '';
+  private json: boolean | undefined;
 
   constructor(
     private readonly sink: Sink,
     private readonly component: string,
     private readonly fields: Fields,
   ) {
-    this.bound = sink.json ? jsonMembers(fields) : textFields(fields);
-    this.head = sink.json ? `,"component":${jsonString(component)}` : ` ${textScalar(component)} `;
+    this.render();
+  }
+
+  private render(): void {
+    const json = this.sink.json;
+    this.json = json;
+    this.bound = json ? jsonMembers(this.fields) : textFields(this.fields);
+    this.head = json ? `,"component":${jsonString(this.component)}` : ` ${textScalar(this.component)} `;
   }
 
   child(fields: Fields & { component?: string }): Logger {
@@ -212,6 +219,7 @@ class LineLogger implements Logger {
 
   private line(level: Level, event: string, fields: Fields | undefined): void {
     const s = this.sink;
+    if (s.json !== this.json) this.render();
     if (s.json) {
       s.write(`{"time":"${s.time()}","level":"${level}"${this.head},"event":${jsonString(event)}${this.bound}${fields ? jsonMembers(fields) : ''}}`);
       return;
@@ -220,9 +228,29 @@ class LineLogger implements Logger {
   }
 }
 
+/** The root logger of a process: its format can change while it runs (a reload of server.conf), for it and every child. */
+export interface RootLogger extends Logger {
+  readonly format: LogFormat;
+  setFormat(format: LogFormat): void;
+}
+
+class RootLineLogger extends LineLogger implements RootLogger {
+  constructor(private readonly shared: Sink, component: string) {
+    super(shared, component, {});
+  }
+
+  get format(): LogFormat {
+    return this.shared.json ? 'json' : 'text';
+  }
+
+  setFormat(format: LogFormat): void {
+    this.shared.json = format === 'json';
+  }
+}
+
 /** The root logger of a process (or of a test): lines to `o.write`. */
-export function createLogger(o: LoggerOptions): Logger {
-  return new LineLogger(new Sink(o.write, o.format === 'json', o.now ?? Date.now), o.component ?? 'server', {});
+export function createLogger(o: LoggerOptions): RootLogger {
+  return new RootLineLogger(new Sink(o.write, o.format === 'json', o.now ?? Date.now), o.component ?? 'server');
 }
 
 /** A logger that writes nothing (a library used without a server). */

@@ -103,6 +103,13 @@ export class DeviceCodePolls {
   get size(): number {
     return this.records.size;
   }
+
+  /** Device codes being polled that have not expired (the server's metrics). */
+  live(now = Date.now()): number {
+    let n = 0;
+    for (const r of this.records.values()) if (r.until > now) n++;
+    return n;
+  }
 }
 
 export class IdpClient {
@@ -116,5 +123,6 @@ export class IdpClient {
   readonly spentDeviceCodes = new SpentDeviceCodes();
   readonly polls = new DeviceCodePolls();
 
-  constructor(readonly fetch: FetchLike) {}
+  /** replaced when the server reads its IdP CA files again (a reload); requests under way finish on the one they began with */
+  constructor(public fetch: FetchLike) {}
 }

@@ -3,14 +3,20 @@
  * from the realm's range, objects/posix.ts; `--nonposix` for groups hosts
  * need not see, `group-mod --posix` to make one POSIX later). Members are
  * `member` DNs, as RFC 2307bis has them. The `admins` group grants full
- * administrative rights (framework/access.ts).
+ * administrative rights (framework/access.ts), keeps its name and an enabled
+ * member (objects/last-admin.ts). A group's name is no name hosts reserve
+ * (posix.ts checkHostReservedName). A group's password policy
+ * (objects/pwpolicy.ts) is deleted with the group, as FreeIPA's group-del
+ * does, and names it: a group with one keeps its name.
  */
 import { defineObject } from '../framework/object.js';
 import { memberCommands, membersByKind } from '../framework/membership.js';
 import { publicError } from '../framework/errors.js';
-import { addGroupPosix, allocateId, checkPrivateGroupName } from './posix.js';
+import { addGroupPosix, allocateId, checkHostReservedName, checkIdChange, checkPrivateGroupName } from './posix.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { checkDelete, checkGroupWrite } from './last-admin.js';
 import { KNOWN_CONTAINERS } from '../directory/layout.js';
+import { groupPolicyDn } from './pwpolicy.js';
 
 const NAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_. -]{0,254}$/;
 
@@ -57,11 +63,19 @@ export const groupObject = defineObject({
   searchAttributes: ['name', 'description'],
   hooks: {
     async preAdd(ctx, attrs, options, pkey) {
+      checkHostReservedName(pkey, 'name');
       await checkPrivateGroupName(ctx, pkey, 'group');
       await addGroupPosix(ctx, attrs, options.nonposix === true);
     },
     async preMod(ctx, mods, options, entry) {
-      if (typeof options.rename === 'string') await checkPrivateGroupName(ctx, options.rename, 'group');
+      if (typeof options.rename === 'string') {
+        checkHostReservedName(options.rename, 'rename');
+        await checkPrivateGroupName(ctx, options.rename, 'group');
+        const name = entry.attrs.cn?.[0] ?? '';
+        if (await ctx.dir.get(groupPolicyDn(ctx.dir.baseDn, name), ['1.1'])) {
+          throw publicError('ValidationError', { name: 'rename', error: `group "${name}" has a password policy, which is named after it: delete it (pwpolicy-del), rename the group, and add it again` });
+        }
+      }
       const posix = hasObjectClass(entry.attrs.objectClass, 'posixGroup');
       const gidMod = mods.find((m) => m.attr === 'gidNumber');
       if (options.posix === true) {
@@ -71,6 +85,18 @@ export const groupObject = defineObject({
       } else if (gidMod && !posix) {
         throw publicError('ValidationError', { name: 'gid', error: 'a non-POSIX group has no GID; use --posix' });
       }
+      await checkIdChange(ctx, mods, entry, 'gidNumber');
+    },
+    async complete(ctx, entry, options) {
+      // the realm keeps an enabled administrator, and admins its name (last-admin.ts)
+      await checkGroupWrite(ctx, entry, entry.before?.attrs.cn?.[0] ?? '', options.rename);
+    },
+    async preDel(ctx, entry) {
+      await checkDelete(ctx, entry, entry.attrs.cn?.[0] ?? entry.dn);
+    },
+    async alsoDelete(ctx, entry) {
+      const policy = groupPolicyDn(ctx.dir.baseDn, entry.attrs.cn?.[0] ?? '');
+      return (await ctx.dir.get(policy, ['1.1'])) ? [policy] : [];
     },
     async postRead(ctx, entry, out) {
       Object.assign(out, membersByKind(ctx, entry.attrs.member ?? [], { member_user: 'user', member_group: 'group' }));

@@ -21,7 +21,9 @@
  * counters, so the host's Kerberos principal is never locked by them), and
  * every attempt costs one password hash, so an unknown host, a host without
  * a password and a wrong password take the same time and get the same
- * answer (EnrolmentRefused); the log says which, never the password.
+ * answer (EnrolmentRefused); the log says which, never the password. Each
+ * call is logged as a login is: `enroll host=FQDN method=password|admin
+ * outcome=ok|denied`, a refusal with its error and reason (loginEvent).
  */
 import type { ArgDef, CallContext, Command, EnrolmentInfo, OptionDef } from '../framework/command.js';
 import type { Entry } from '../directory/types.js';
@@ -94,10 +96,11 @@ function countFailure(ctx: CallContext, dn: string, policy: LockoutPolicy, now: 
  * stored form; an AuthRefusal otherwise. One password hash whatever comes.
  */
 async function checkOneTimePassword(ctx: CallContext, fqdn: string, password: string): Promise<{ entry: Entry; stored: string }> {
-  const accounts = new Accounts(ctx.dir, realmContainerDn(ctx.dir.baseDn, ctx.server.realm));
+  const accounts = new Accounts(ctx.dir);
   const found = await ctx.dir.get(hostDn(ctx.dir.baseDn, fqdn));
   const entry = found && hasObjectClass(found.attrs.objectClass, 'dirHost') ? found : null;
-  const policy = await accounts.policy();
+  // the realm's lockout figures (its global password policy), counted on the host's own enrolment attempts
+  const policy = await accounts.passwordPolicy({ dn: entry?.dn ?? '', isUser: false });
   const now = Date.now();
   const host = entry ? verdict(accountOf(entry), policy, now) : null;
   const lock = entry ? verdict(enrolmentAccount(entry), policy, now) : null;
@@ -145,6 +148,8 @@ export const hostEnrollCommand: Command = {
   // the command checks its own credentials: the one-time password, or an administrator
   access: 'anonymous',
   output: 'custom',
+  // logged as a login, by host and way in (docs/access.md)
+  loginEvent: (args, opts) => ({ event: 'enroll', fields: { host: String(args[0] ?? '').toLowerCase(), method: opts.password != null ? 'password' : 'admin' } }),
   async run(ctx, args, opts) {
     const fqdn = String(args[0]).toLowerCase();
     const wire = ctx.registry.services.enrolment;

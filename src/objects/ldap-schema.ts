@@ -29,6 +29,13 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'dirIdRangeSize', syntax: 'integer', singleValue: true },
     { name: 'dirNextId', syntax: 'integer', singleValue: true },
     { name: 'nsAccountLock', syntax: 'boolean', singleValue: true },
+    // who and where a rule applies to, HBAC rules' and sudo rules' alike (FreeIPA's names): users and groups,
+    // hosts and host groups as DNs, or a category `all`; and whether the rule is in force
+    { name: 'memberUser', syntax: 'dn', references: 'remove' },
+    { name: 'memberHost', syntax: 'dn', references: 'remove' },
+    { name: 'userCategory', syntax: 'string', singleValue: true },
+    { name: 'hostCategory', syntax: 'string', singleValue: true },
+    { name: 'ipaEnabledFlag', syntax: 'boolean', singleValue: true },
     // Kerberos principals (names after MIT's LDAP KDB schema)
     { name: 'krbPrincipalName', syntax: 'exact', indexed: true },
     { name: 'krbPrincipalKey', syntax: 'secret', maxLength: 8192 },
@@ -38,11 +45,13 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'krbMaxRenewableAge', syntax: 'integer', singleValue: true },
     // the authentication indicators a ticket for this principal needs one of (FreeIPA's name; docs/kerberos.md)
     { name: 'krbPrincipalAuthInd', syntax: 'exact' },
-    // account state (src/account/state.ts): password expiry and lockout counters of a principal,
-    // and the realm's lockout policy on its realm container (names after MIT's and FreeIPA's schema)
+    // account state (src/account/state.ts): password expiry, lockout counters and the last successful
+    // login of a principal (names after MIT's and FreeIPA's schema); the lockout figures are the password
+    // policies' (objects/pwpolicy.ts), and were the realm container's before (server/upgrade.ts step 3)
     { name: 'krbPasswordExpiration', syntax: 'time', singleValue: true },
     { name: 'krbLoginFailedCount', syntax: 'integer', singleValue: true },
     { name: 'krbLastFailedAuth', syntax: 'time', singleValue: true },
+    { name: 'krbLastSuccessfulAuth', syntax: 'time', singleValue: true },
     { name: 'krbPwdMaxFailure', syntax: 'integer', singleValue: true },
     { name: 'krbPwdFailureCountInterval', syntax: 'integer', singleValue: true },
     { name: 'krbPwdLockoutDuration', syntax: 'integer', singleValue: true },
@@ -79,6 +88,7 @@ export const sharedSchema: SchemaDefinition = {
         'krbPasswordExpiration',
         'krbLoginFailedCount',
         'krbLastFailedAuth',
+        'krbLastSuccessfulAuth',
       ],
     },
     { name: 'krbPrincipal', kind: 'structural', sup: 'top', must: ['krbPrincipalName'], may: ['description', 'nsAccountLock'] },

@@ -69,8 +69,8 @@ export async function passwordLogin(accounts: Accounts, realm: string, user: str
   const isLogin = LOGIN.test(uid);
   const entry = isLogin ? await accounts.find(`${uid}@${realm}`) : null;
   const account = entry ? accountOf(entry) : null;
-  const policy = await accounts.policy();
-  const before = entry && account?.isUser ? verdict(account, policy, Date.now()) : null;
+  const policy = account?.isUser ? await accounts.lockout(account) : null;
+  const before = entry && account?.isUser && policy ? verdict(account, policy, Date.now()) : null;
   const [stored] = entry && before?.state === 'usable' ? await accounts.dir.readSecret(entry.dn, 'userPassword') : [];
   const matches = await checkPassword(password, stored);
   if (!isLogin) return invalid('not a user name');
@@ -78,13 +78,15 @@ export async function passwordLogin(accounts: Accounts, realm: string, user: str
   if (before.state !== 'usable') return accountRefusal(before);
   if (!stored) return invalid('the user has no password');
   if (!matches) {
-    await accounts.failedPassword(account, policy, Date.now());
+    await accounts.failedPassword(account, policy!, Date.now());
     return invalid('wrong password');
   }
   await accounts.passwordAccepted(account);
-  const after = verdict(account, policy, Date.now(), 'password');
+  const after = verdict(account, policy!, Date.now(), 'password');
   if (after.state !== 'usable') return accountRefusal(after);
-  return { name: `${uid}@${realm}`, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? uid };
+  // a user renamed since keeps its old name as an alias: the login is under its name now
+  const login = entry.attrs.uid?.[0] ?? uid;
+  return { name: `${login}@${realm}`, dn: entry.dn, uid: login };
 }
 
 /**
@@ -119,7 +121,8 @@ export async function kerberosLogin(accounts: Accounts, client: string): Promise
   if (ANONYMOUS.test(client)) return new AuthRefusal(publicError('InvalidCredentials'), `${client} is anonymous, not an account`);
   const entry = await accounts.find(client);
   if (!entry) return null;
-  const v = verdict(accountOf(entry), await accounts.policy(), Date.now());
+  const account = accountOf(entry);
+  const v = verdict(account, await accounts.lockout(account), Date.now());
   if (v.state !== 'usable') return accountRefusal(v);
   return { name: client, dn: entry.dn, uid: entry.attrs.uid?.[0] ?? client };
 }
@@ -128,6 +131,6 @@ export async function kerberosLogin(accounts: Accounts, client: string): Promise
 export async function stillUsable(accounts: Accounts, dn: string): Promise<'usable' | 'gone' | AuthRefusal> {
   const account = await accounts.get(dn);
   if (!account) return 'gone';
-  const v = verdict(account, await accounts.policy(), Date.now());
+  const v = verdict(account, await accounts.lockout(account), Date.now());
   return v.state === 'usable' ? 'usable' : accountRefusal(v);
 }

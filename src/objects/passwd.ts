@@ -18,12 +18,14 @@
  * change their own password here, on any way in (the API, LDAP Password
  * Modify, kpasswd): it lives at the IdP; an administrator may still set one.
  * Also the password change a Kerberos client asks the password service for
- * (kdc/kpasswd.ts): it runs this same command as that client.
+ * (kdc/kpasswd.ts): it runs this same command as that client; and the change
+ * of an expired password with the old one and no session (the API's
+ * /dirid/session/change_password, FreeIPA's /ipa/session/change_password),
+ * which runs it as the user once the old password is checked.
  */
 import { Accounts } from '../account/state.js';
 import { hasObjectClass } from '../directory/entry.js';
 import type { Directory } from '../directory/types.js';
-import { realmContainerDn } from '../directory/layout.js';
 import { canManage } from '../framework/access.js';
 import type { CallContext, Command, CommandRegistry, ServerInfo } from '../framework/command.js';
 import { getEntryToWrite, writeEntries } from '../framework/crud.js';
@@ -74,7 +76,7 @@ export const passwdCommand: Command = {
  */
 async function checkCurrentPassword(ctx: CallContext, login: string, current: unknown): Promise<void> {
   if (typeof current !== 'string' || current === '') throw publicError('RequirementError', { name: 'current_password' });
-  const accounts = new Accounts(ctx.dir, realmContainerDn(ctx.dir.baseDn, ctx.server.realm));
+  const accounts = new Accounts(ctx.dir);
   const refusal = await currentPasswordCheck(accounts, ctx.server.realm, login, current);
   if (refusal) throw refusal.publicError;
 }
@@ -137,5 +139,32 @@ export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { c
     // kpasswd prints "Access denied: " before an ACIError's reason, which then needs no "Insufficient access: " of its own
     const reason = e.errorName === 'ACIError' && typeof e.params.info === 'string' ? e.params.info : e.message;
     return { outcome, message: reason };
+  }
+}
+
+/**
+ * A user changes their own password with the old one, without a session:
+ * the way an API user whose password has expired (one an administrator set,
+ * or one past the policy's maximum lifetime) chooses a new one, as MIT
+ * kinit does at the KDC. The old password is checked by the password login
+ * rule (login.ts: a wrong one counts towards the lockout, an expired one is
+ * accepted), then `passwd` runs as that user, held to the rules.
+ */
+export async function changeOwnPassword(env: PasswordChangeEnv, change: { user: string; oldPassword: string; newPassword: string }): Promise<PasswordChangeOutcome> {
+  const realm = env.server.realm;
+  const uid = change.user.endsWith(`@${realm}`) ? change.user.slice(0, -realm.length - 1) : change.user;
+  const refusal = await currentPasswordCheck(env.accounts, realm, uid, change.oldPassword);
+  if (refusal) return { outcome: 'denied', message: refusal.publicError.errorName === 'ACIError' ? 'the current password is wrong' : refusal.publicError.message };
+  const entry = await env.accounts.find(`${uid}@${realm}`);
+  const login = entry?.attrs.uid?.[0];
+  if (!entry || !login) return { outcome: 'denied', message: 'the current password is wrong' };
+  const principal = { name: `${login}@${realm}`, dn: entry.dn, uid: login };
+  try {
+    await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry, ownPasswordProven: true }, 'passwd', [login, change.newPassword], {});
+    return { outcome: 'changed' };
+  } catch (e) {
+    if (!(e instanceof PublicError)) throw e;
+    const outcome = REJECTING.has(e.errorName) ? 'rejected' : DENYING.has(e.errorName) ? 'denied' : 'failed';
+    return { outcome, message: e.errorName === 'ACIError' && typeof e.params.info === 'string' ? e.params.info : e.message };
   }
 }

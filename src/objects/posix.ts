@@ -15,12 +15,20 @@
  * number given by hand is accepted when no user has it as uidNumber and no
  * group as gidNumber (a private group's gid is its user's uid, so users and
  * groups share one space): {@link posixIdRule}, which the directory enforces
- * at every write, whoever writes.
+ * at every write, whoever writes. Nor, for a group's gidNumber or a user's
+ * uidNumber (its private group's gid), when a user has it as its primary
+ * group (gidNumber) that no group has now: the new group would get that
+ * user's files (checkPrimaryGidFree, before the write).
+ *
+ * Names hosts give a meaning of their own (hostReservedName) are no user's
+ * login and no group's name: sudoers, polkit and sshd match groups by name,
+ * and hosts give each user a private group named after its login.
  */
 import { randomInt } from 'node:crypto';
 import { containers, idRangeDn } from '../directory/layout.js';
 import { escapeFilterValue as filterEscape } from '../directory/filter.js';
-import { DirectoryError, type Attributes, type Directory, type UniqueRule, type WriteOp } from '../directory/types.js';
+import { sameDn } from '../directory/dn.js';
+import { DirectoryError, type Attributes, type Directory, type Entry, type Modification, type UniqueRule, type WriteOp } from '../directory/types.js';
 import type { CallContext } from '../framework/command.js';
 import { publicError } from '../framework/errors.js';
 import { HOMES } from '../framework/access.js';
@@ -89,15 +97,47 @@ export const posixIdRule: UniqueRule = {
   ],
 };
 
-/** Whether a user has `id` as uidNumber or a POSIX group as gidNumber. */
+/**
+ * Whether `id` is taken for a new number of the range: a user's uidNumber, a
+ * POSIX group's gidNumber, or a user's gidNumber (its primary group, also
+ * when no group has that number now).
+ */
 async function idHeld(dir: Directory, id: number): Promise<boolean> {
-  const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`, attrs: ['1.1'], sizeLimit: 1 });
+  const res = await dir.search({ base: dir.baseDn, scope: 'sub', filter: `(|(uidNumber=${id})(gidNumber=${id}))`, attrs: ['1.1'], sizeLimit: 1 });
   return res.entries.length > 0;
 }
 
-/** `attr` of a new entry: the number given (one held already is refused at the write) or the next of the range; and the object class that holds it. */
+/**
+ * Refuses a group's gidNumber, or a user's uidNumber (its private group's
+ * gid), given by hand when another user has it as its primary group and no
+ * group has it now (the group was deleted or renumbered, or an
+ * administrator gave a number no group had): a group or a private group
+ * given it would get that user's files on every host. A number another
+ * user or group holds as its own is posixIdRule's, refused at the write.
+ */
+async function checkPrimaryGidFree(ctx: CallContext, attr: 'uidNumber' | 'gidNumber', id: number, exceptDn?: string): Promise<void> {
+  const res = await ctx.dir.search({ base: ctx.dir.baseDn, scope: 'sub', filter: `(&(objectClass=posixAccount)(gidNumber=${id}))`, attrs: ['uid'], sizeLimit: 2 });
+  const user = res.entries.find((e) => exceptDn === undefined || !sameDn(e.dn, exceptDn));
+  if (!user) return;
+  // a user's UID (its private group's GID) or a group's GID: posixIdRule's to refuse, naming its holder
+  const own = await ctx.dir.search({ base: ctx.dir.baseDn, scope: 'sub', filter: `(|(uidNumber=${id})(&(objectClass=posixGroup)(gidNumber=${id})))`, attrs: ['1.1'], sizeLimit: 2 });
+  if (own.entries.some((e) => exceptDn === undefined || !sameDn(e.dn, exceptDn))) return;
+  throw publicError('DuplicateEntry', { reason: `${ID_LABELS[attr]} ${id} is already used by the primary group of user "${user.attrs.uid?.[0] ?? user.dn}" (its GID, which no group has now)` });
+}
+
+const ID_LABELS = { uidNumber: 'UID', gidNumber: 'GID' } as const;
+
+/** A mod that gives `attr` (uidNumber, gidNumber) a new number: refused when a user has it as its primary group (checkPrimaryGidFree). */
+export async function checkIdChange(ctx: CallContext, mods: readonly Modification[], entry: Entry, attr: 'uidNumber' | 'gidNumber'): Promise<void> {
+  const m = mods.find((x) => x.attr === attr);
+  if (m?.op === 'replace' && m.values.length === 1 && m.values[0] !== entry.attrs[attr]?.[0]) await checkPrimaryGidFree(ctx, attr, Number(m.values[0]), entry.dn);
+}
+
+/** `attr` of a new entry: the number given (one held already is refused at the write; one that is a user's primary group here) or the next of the range; and the object class that holds it. */
 async function assignId(ctx: CallContext, attrs: Attributes, attr: 'uidNumber' | 'gidNumber', objectClass: string): Promise<string> {
-  if (attrs[attr]?.[0] === undefined) attrs[attr] = [String(await allocateId(ctx))];
+  const given = attrs[attr]?.[0];
+  if (given === undefined) attrs[attr] = [String(await allocateId(ctx))];
+  else await checkPrimaryGidFree(ctx, attr, Number(given));
   if (!hasObjectClass(attrs.objectClass, objectClass)) attrs.objectClass = [...(attrs.objectClass ?? []), objectClass];
   return attrs[attr]![0]!;
 }
@@ -167,6 +207,62 @@ export async function checkPrivateGroupName(ctx: CallContext, name: string, kind
       ? `user "${name}" exists, and hosts give every user a private group named after the login: choose another group name`
       : `group "${name}" exists, and hosts would give the user a private group of that name: choose another login`;
   throw publicError('DuplicateEntry', { reason });
+}
+
+/**
+ * The system users and groups of Debian's base-passwd (its passwd.master and
+ * group.master, base-passwd 3.6.1, the names every Debian and Ubuntu host
+ * has), kept here as data.
+ */
+const DEBIAN_SYSTEM_USERS = ['root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy', 'www-data', 'backup', 'list', 'irc', '_apt', 'nobody'] as const;
+const DEBIAN_SYSTEM_GROUPS = [
+  'root', 'daemon', 'bin', 'sys', 'adm', 'tty', 'disk', 'lp', 'mail', 'news', 'uucp', 'man', 'proxy', 'kmem', 'dialout', 'fax', 'voice', 'cdrom', 'floppy', 'tape',
+  'sudo', 'audio', 'dip', 'www-data', 'backup', 'operator', 'list', 'irc', 'src', 'shadow', 'utmp', 'video', 'sasl', 'plugdev', 'staff', 'games', 'users', 'nogroup',
+] as const;
+/**
+ * Groups other hosts give root to by name: `wheel` (Fedora, RHEL and the
+ * BSDs: sudoers, pam_wheel, polkit) and `admin` (Ubuntu's default sudoers,
+ * `%admin ALL=(ALL) ALL`). The realm's own `admin` user, which init makes,
+ * keeps its name; no other user or group is given it (docs/access.md).
+ */
+const ROOT_GROUPS_ELSEWHERE = ['wheel', 'admin'] as const;
+
+const RESERVED_GROUPS: ReadonlySet<string> = new Set([...DEBIAN_SYSTEM_GROUPS, ...ROOT_GROUPS_ELSEWHERE]);
+const RESERVED_USERS: ReadonlySet<string> = new Set(DEBIAN_SYSTEM_USERS);
+
+/**
+ * Why hosts reserve `name`, or null: a system user or group of Debian's
+ * base-passwd, or a group other hosts give root to. A user's login names its
+ * private group too, and logins and group names share one space (above), so
+ * both lists hold for both. Letter case aside: `Sudo` is as close to sudo as
+ * a name should come.
+ */
+export function hostReservedName(name: string): string | null {
+  const n = name.toLowerCase();
+  if (n === 'wheel') return 'the group Fedora, RHEL and the BSDs give root to';
+  if (n === 'admin') return "the group Ubuntu's sudoers gives root to";
+  if (RESERVED_GROUPS.has(n)) return RESERVED_USERS.has(n) ? `Debian's system user and group "${n}"` : `Debian's system group "${n}"`;
+  return hostSystemUser(n);
+}
+
+/** Why `name` is a host's own user (a system user of Debian's base-passwd), or null. */
+export function hostSystemUser(name: string): string | null {
+  const n = name.toLowerCase();
+  return RESERVED_USERS.has(n) ? `Debian's system user "${n}"` : null;
+}
+
+/**
+ * Refuses, for every caller, a user's login or a group's name that hosts
+ * reserve (hostReservedName): sudoers matches `%sudo` by name, and hosts give
+ * each user a private group named after its login, so a user or group of
+ * such a name would be root on hosts; a principal `root@REALM` is root over
+ * GSSAPI where /root/.k5login is missing. Only a new name is checked (an
+ * add, a rename): an entry a realm holds already keeps working.
+ * `option` names what gave it (login, name, rename).
+ */
+export function checkHostReservedName(name: string, option: string): void {
+  const why = hostReservedName(name);
+  if (why) throw publicError('ValidationError', { name: option, error: `"${name}" is a name hosts reserve (${why}): a user or group of that name would get its rights on hosts; choose another` });
 }
 
 /** A new group's gidNumber, unless it is non-POSIX. */

@@ -17,6 +17,10 @@ export const builtinPrivileges = [
   { name: 'IdP Administrators', description: 'Add, modify and delete external IdP references' },
   { name: 'User Administrators', description: 'Add, modify and delete users, and link them to external IdPs' },
   { name: 'Group Administrators', description: 'Add, modify and delete groups and their members' },
+  { name: 'Sudo Administrator', description: 'Add, modify and delete sudo rules, sudo commands and sudo command groups' },
+  { name: 'Host Group Administrators', description: 'Add, modify and delete host groups and their members' },
+  { name: 'HBAC Administrator', description: 'Add, modify, enable, disable and delete host-based access rules, HBAC services and service groups' },
+  { name: 'Password Policy Administrators', description: 'Add, modify and delete password policies' },
 ] as const;
 
 export const privilegeObject = defineObject({

@@ -2,7 +2,8 @@
  * The HTTPS API (docs/architecture.md "Contracts"): JSON-RPC and XML-RPC on
  * `/dirid/json`, `/dirid/xml` (Kerberos Negotiate) and `/dirid/session/json`,
  * `/dirid/session/xml` (session cookie), plus `/dirid/session/login_password`,
- * `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
+ * `/dirid/session/change_password` (one's own password with the old one, the
+ * way out of an expired one), `/dirid/session/login_kerberos` and `/dirid/session/logout`; `/dirid/session/enroll`, where a host
  * joining the realm calls host_enroll (and nothing else) with its one-time password and no other
  * credentials; and, unauthenticated, the public key
  * sets of IdP references using private_key_jwt at
@@ -36,7 +37,7 @@ import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
 import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
-import { elapsedMs, type Logger } from '../log/logger.js';
+import type { Logger } from '../log/logger.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** What `/dirid/session/enroll` runs, without credentials: the command checks the host's one-time password itself. */
@@ -60,6 +61,8 @@ export interface RpcServerOptions {
   sessions: SessionCodec;
   /** checks a user name and password and whether the account may log in */
   passwordLogin(user: string, password: string): Promise<Principal | AuthRefusal>;
+  /** a user's own password changed with the old one, without a session (objects/passwd.ts changeOwnPassword) */
+  changePassword?(change: { user: string; oldPassword: string; newPassword: string }): Promise<{ outcome: 'changed' } | { outcome: 'rejected' | 'denied' | 'failed'; message: string }>;
   /** verifies an `Authorization: Negotiate` token (throws AuthRefusal for an account that may not log in) */
   negotiate?(token: string): Promise<NegotiateOutcome>;
   /** what a session beginning now is bound to: the account's entry and security stamp (account/state.ts) */
@@ -70,6 +73,8 @@ export interface RpcServerOptions {
   bodyTimeoutMs?: number;
   /** the API's logger (component rpc) */
   log: Logger;
+  /** told of each command answered: its method, ok or the error's name, milliseconds (the server's metrics) */
+  observe?(command: string, outcome: string, ms: number): void;
   /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
   uiDir?: string;
 }
@@ -81,6 +86,11 @@ type Encoding = 'json' | 'xml';
  * never stored by a browser or a proxy (`no-store`); an answer meant to be
  * kept (a published key set) says so in `headers`.
  */
+/** A login event's own fields (a client's words), each cut to 255 characters; the logger escapes them. */
+function cutFields(fields: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.slice(0, 255)]));
+}
+
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, {
@@ -150,7 +160,8 @@ function toWire(v: unknown): WireValue {
   return out;
 }
 
-function resultToWire(r: CommandResult): WireValue {
+/** A command's result as the API sends it (test/support/in-process.ts gives it to tests that call in process). */
+export function resultToWire(r: CommandResult): WireValue {
   return toWire({
     result: r.result,
     value: r.value ?? null,
@@ -196,6 +207,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     let request: RpcRequest | undefined;
     let outcome = 'ok';
     let reason: string | undefined;
+    let errorName: string | undefined;
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
@@ -208,9 +220,17 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
       if (err instanceof AuthRefusal) reason = err.message;
       const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
+      errorName = answer.name;
       responseBody = answer.body;
     }
-    opts.log.info('request', { principal: principal?.name ?? null, command: request?.method.slice(0, 64) ?? null, encoding: enc, outcome, reason, duration_ms: elapsedMs(started, 1) });
+    const ms = performance.now() - started;
+    opts.observe?.(request?.method ?? '-', errorName ?? 'ok', ms);
+    opts.log.info('request', { principal: principal?.name ?? null, command: request?.method.slice(0, 64) ?? null, encoding: enc, outcome, reason, duration_ms: Math.round(ms * 10) / 10 });
+    // a command that is a login of its own (host_enroll) is logged as the logins are, by what it logs in
+    const login = request && opts.registry.has(request.method) ? opts.registry.get(request.method).loginEvent?.(request.args, request.options) : undefined;
+    if (login) {
+      opts.log.info(login.event, { ...cutFields(login.fields), outcome: outcome === 'ok' ? 'ok' : 'denied', error: outcome === 'ok' ? undefined : outcome, reason, principal: principal?.name });
+    }
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
 
@@ -273,6 +293,25 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         }
         opts.log.info('login', { method: 'password', user: who, principal: outcome.name, outcome: 'ok' });
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': await sessionCookie(outcome) });
+      },
+      '/dirid/session/change_password': async () => {
+        checkReferer(req);
+        const body = await readBody(req, bodyTimeout);
+        const form = new URLSearchParams(body.toString('utf8'));
+        const user = form.get('user') ?? '';
+        const oldPassword = form.get('old_password') ?? '';
+        const newPassword = form.get('new_password') ?? '';
+        const fits = user && oldPassword && newPassword && user.length <= 256 && oldPassword.length <= 1024 && newPassword.length <= 1024;
+        const done = !opts.changePassword
+          ? { outcome: 'failed' as const, message: 'password changes are not served here' }
+          : fits
+            ? await opts.changePassword({ user, oldPassword, newPassword })
+            : { outcome: 'denied' as const, message: 'user name, old or new password missing or too long' };
+        const result = done.outcome === 'changed' ? 'ok' : done.outcome === 'rejected' ? 'policy-error' : done.outcome === 'denied' ? 'invalid-password' : 'error';
+        opts.log.info('password_change', { user: user.slice(0, 64), outcome: result, reason: done.outcome === 'changed' ? undefined : done.message });
+        const headers: Record<string, string> = { 'X-Dirid-Pwchange-Result': result };
+        if (done.outcome === 'rejected') headers['X-Dirid-Pwchange-Policy-Error'] = done.message.replace(/[^\x20-\x7e]/g, '?');
+        send(res, 200, 'text/plain; charset=utf-8', done.outcome === 'changed' ? 'Password change successful\n' : `Password change rejected: ${done.message}\n`, headers);
       },
       '/dirid/session/login_kerberos': async () => {
         checkReferer(req);

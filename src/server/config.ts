@@ -9,63 +9,16 @@
  * data-lock.ts's.
  */
 import type { LdapLimits } from '../ldap-server/server.js';
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
+import { isIP } from 'node:net';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
 import { DEFAULT_START_LIMITS, type AnonymousArmorIdp } from '../kdc/idp-starts.js';
 import type { LogFormat } from '../log/logger.js';
+import { writeFileAtomic, type DataPaths } from './data-paths.js';
 
-export interface DataPaths {
-  dir: string;
-  serverConf: string;
-  masterKey: string;
-  store: string;
-  caCert: string;
-  caKey: string;
-  serverCert: string;
-  serverKey: string;
-  /** the KDC's PKINIT certificate and key (server/kdc-cert.ts) */
-  kdcCert: string;
-  kdcKey: string;
-  defaultConf: string;
-  krb5Conf: string;
-  hostKeytab: string;
-  /** an sssd.conf for hosts of the realm (server/sssd-conf.ts) */
-  sssdConf: string;
-  /** DNS SRV records of the realm's servers, for the administrator to publish (server/servers.ts) */
-  dnsZone: string;
-  /** where the quickstart keeps the admin password; while it is there, start serves loopback only (start.ts) */
-  adminPassword: string;
-}
-
-/**
- * The files of a data directory, as absolute paths: client files written
- * from them (default.conf's ca_file, krb5.conf's pkinit_anchors) are read
- * from elsewhere, so a relative `--data-dir` must not leak into them.
- */
-export function dataPaths(given: string): DataPaths {
-  const dir = resolve(given);
-  return {
-    dir,
-    serverConf: join(dir, 'server.conf'),
-    masterKey: join(dir, 'master.key'),
-    store: join(dir, 'dirid.db'),
-    caCert: join(dir, 'ca.crt'),
-    caKey: join(dir, 'ca.key'),
-    serverCert: join(dir, 'server.crt'),
-    serverKey: join(dir, 'server.key'),
-    kdcCert: join(dir, 'kdc.crt'),
-    kdcKey: join(dir, 'kdc.key'),
-    defaultConf: join(dir, 'default.conf'),
-    krb5Conf: join(dir, 'krb5.conf'),
-    hostKeytab: join(dir, 'host.keytab'),
-    sssdConf: join(dir, 'sssd.conf'),
-    dnsZone: join(dir, 'dns-srv.zone'),
-    adminPassword: join(dir, 'admin.password'),
-  };
-}
+export { dataPaths, writeFileAtomic, type DataPaths } from './data-paths.js';
 
 export interface ServerConfig {
   realm: string;
@@ -103,6 +56,26 @@ export interface ServerConfig {
   database?: string;
   /** the server log's lines: `text` (the default) or `json` lines (docs/logging.md) */
   logFormat?: LogFormat;
+  /** the networks /dirid/metrics answers (server.conf metrics_allow: addresses or CIDR blocks separated by commas; docs/operations.md) */
+  metricsAllow: string[];
+}
+
+/** Who may read /dirid/metrics when server.conf does not say: this machine only. */
+export const DEFAULT_METRICS_ALLOW: readonly string[] = ['127.0.0.1/32', '::1/128'];
+
+/** server.conf's metrics_allow, each item an address or address/prefix, checked. */
+export function metricsAllowOf(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [...DEFAULT_METRICS_ALLOW];
+  const items = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  for (const item of items) {
+    const [addr, prefix, extra] = item.split('/');
+    const family = isIP(addr ?? '');
+    const max = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max))) {
+      throw new ConfigError(`server.conf: metrics_allow: '${item.slice(0, 64)}' is not an address or a network (127.0.0.1/32, 10.0.0.0/8, ::1/128)`);
+    }
+  }
+  return items;
 }
 
 
@@ -191,7 +164,7 @@ const SERVER_SETTINGS = new Set([
   'ldap_max_message_size', 'ldap_max_connections', 'ldap_max_operations', 'ldap_idle_timeout', 'ldap_pdu_timeout', 'ldap_size_limit', 'ldap_time_limit',
   'api_max_connections', 'search_size_limit', 'search_time_limit',
   'idp_ca_file', 'idp_hold_seconds', 'idp_anonymous_armor', 'idp_pending_per_user', 'idp_pending_per_armor', 'idp_pending_per_address',
-  'store_cache_mb', 'database', 'log_format',
+  'store_cache_mb', 'database', 'log_format', 'metrics_allow',
 ]);
 /**
  * The longest hold of a device-flow answer (docs/device-flow.md): MIT's
@@ -248,6 +221,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: cacheMb(s.store_cache_mb) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
     ...(logFormat === 'json' ? { logFormat } : {}),
+    metricsAllow: metricsAllowOf(s.metrics_allow),
   };
 }
 
@@ -319,6 +293,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
   if (idpCa) server.idp_ca_file = idpCa;
   if (c.database) server.database = c.database;
   if (c.logFormat) server.log_format = c.logFormat;
+  if (c.metricsAllow.join(',') !== DEFAULT_METRICS_ALLOW.join(',')) server.metrics_allow = c.metricsAllow.join(', ');
   writeFileAtomic(paths.serverConf, formatIni({ server }), 0o600);
 }
 
@@ -342,11 +317,4 @@ export function writeDefaultConf(paths: DataPaths, c: ServerConfig, httpsPort: n
       },
     }),
   );
-}
-
-export function writeFileAtomic(path: string, data: string | Buffer, mode = 0o644): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
 }

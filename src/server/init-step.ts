@@ -1,10 +1,11 @@
 /**
  * What an init step is: a named part of `dirid-server init` that creates
  * its own files and entries, given the options and the new store. init.ts
- * runs the list; kerberos-init.ts and krb5-conf.ts contribute a step each.
+ * runs the list; init-directory.ts, kerberos-init.ts and krb5-conf.ts contribute steps.
  */
 import type { Directory } from '../directory/types.js';
-import type { DataPaths, ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
+import type { DataPaths } from './data-paths.js';
 
 export interface InitOptions {
   dataDir: string;
@@ -29,14 +30,18 @@ export interface InitOptions {
   sans?: string[];
 }
 
-export interface InitStep {
+/** A step; `C`, what it reads of the configuration (the steps that write only the directory read its names alone). */
+export interface InitStep<C = ServerConfig> {
   name: string;
-  run(ctx: InitContext): Promise<void>;
+  run(ctx: InitContext<C>): Promise<void>;
 }
 
-export interface InitContext {
+/** What the steps that write only the realm's directory read of the configuration (init-directory.ts). */
+export type RealmNames = Pick<ServerConfig, 'realm' | 'hostname'>;
+
+export interface InitContext<C = ServerConfig> {
   paths: DataPaths;
-  config: ServerConfig;
+  config: C;
   options: InitOptions;
   dir: Directory;
   /** init's progress lines, and its warnings */

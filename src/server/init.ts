@@ -2,9 +2,9 @@
  * `dirid-server init`: creates a realm in a data directory, its store there
  * (SQLite) or in a PostgreSQL database (--database). Refuses to touch an
  * existing realm, in the directory or in the database. Steps run in order and each owns its files and entries:
- * master key, store and tree, administrators, the Kerberos principals and
- * host.keytab (kerberos-init.ts), the objects' default entries and the
- * directory's version, krb5.conf (krb5-conf.ts), TLS, the KDC's
+ * master key, store, then the directory's steps (init-directory.ts: tree and
+ * administrators, the Kerberos principals and host.keytab, the objects'
+ * default entries and the directory's version), krb5.conf (krb5-conf.ts), TLS, the KDC's
  * PKINIT certificate (kdc-cert.ts), client files. A failed init removes
  * what it wrote to the data directory (undoInit), so it can be run again.
  */
@@ -12,17 +12,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Attributes } from '../directory/types.js';
-import { baseDnFromDomain, containers } from '../directory/layout.js';
+import { baseDnFromDomain } from '../directory/layout.js';
 import { FQDN, HOST_NAME } from '../framework/params.js';
-import { realmTree } from '../objects/index.js';
-import { DEFAULT_RANGE_SIZE, posixDefaults, randomRange, rangeEntry, rangeProblem, type IdRange } from '../objects/posix.js';
-import { versionRecordEntry } from './upgrade.js';
+import { rangeProblem } from '../objects/posix.js';
 import { createCa, issueServerCert } from './pki.js';
 import { DEFAULT_START_LIMITS } from '../kdc/idp-starts.js';
-import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
+import { DEFAULT_API_MAX_CONNECTIONS, DEFAULT_LDAP_LIMITS, DEFAULT_METRICS_ALLOW, databaseUrl, dataPaths, readProblem, shownDatabase, writeDefaultConf, writeFileAtomic, writeServerConfig, type DataPaths, type ServerConfig } from './config.js';
 import { openRealmStore, type StoreLocation } from './store.js';
-import { kerberosInitStep } from './kerberos-init.js';
+import { directorySteps, idRangeOf } from './init-directory.js';
 import { krb5ConfStep } from './krb5-conf.js';
 import { sssdConfStep } from './sssd-conf.js';
 import { kdcCertStep } from './kdc-cert.js';
@@ -31,7 +28,6 @@ import type { InitOptions, InitStep } from './init-step.js';
 import { brokenPasswordRule, DEFAULT_PASSWORD_RULES } from '../account/credentials.js';
 
 export type { InitOptions } from './init-step.js';
-
 
 const REALM = /^[A-Z0-9][A-Z0-9.-]{0,253}$/;
 
@@ -49,60 +45,6 @@ export function validateInitOptions(o: InitOptions): void {
   const problem = o.idStart === undefined && o.idMax === undefined ? null : rangeProblem(idRangeOf(o));
   if (problem) throw new InitError(`invalid ID range: ${problem}`);
 }
-
-/** The range init creates: --idstart (default random) to --idmax (default start + 199,999). */
-function idRangeOf(o: InitOptions): IdRange {
-  if (o.idStart === undefined && o.idMax === undefined) return randomRange();
-  const base = o.idStart ?? (o.idMax! - DEFAULT_RANGE_SIZE + 1);
-  return { base, size: (o.idMax ?? base + DEFAULT_RANGE_SIZE - 1) - base + 1 };
-}
-
-/**
- * The directory tree (the containers the registered objects declare and
- * the realm's own: objects/index.ts realmTree), the ID range, the admin
- * user and the admins group. The admins group takes the range's first ID,
- * admin the second (its private group's gid is its uid).
- */
-const treeStep: InitStep = {
-  name: 'directory tree and administrators',
-  async run({ dir, config, options }) {
-    const c = containers(dir.baseDn);
-    const adminDn = `uid=admin,${c.users}`;
-    const range = idRangeOf(options);
-    const admin: Attributes = {
-      objectClass: ['top', 'person', 'organizationalPerson', 'inetOrgPerson', 'dirUser', 'posixAccount'],
-      uid: ['admin'],
-      cn: ['Administrator'],
-      sn: ['Administrator'],
-      uidNumber: [String(range.base + 1)],
-      dirUserAuthType: ['password'],
-    };
-    posixDefaults(admin, 'admin', String(range.base + 1));
-    await dir.batch([
-      ...realmTree({ baseDn: dir.baseDn, realm: config.realm }).containers,
-      rangeEntry(dir.baseDn, config.realm, range, range.base + 2),
-      { kind: 'add', dn: adminDn, attrs: admin },
-      {
-        kind: 'add',
-        dn: c.adminsGroup,
-        attrs: { objectClass: ['top', 'dirGroup', 'posixGroup'], cn: ['admins'], description: ['Account administrators group'], gidNumber: [String(range.base)], member: [adminDn] },
-      },
-    ]);
-  },
-};
-
-/**
- * The entries every realm has of the registered objects (built-in
- * privileges; objects/index.ts realmTree), once the Kerberos realm they may
- * sit in exists, and the record of the directory's version (upgrade.ts): a
- * new realm is at this code's version.
- */
-const defaultEntriesStep: InitStep = {
-  name: 'default entries and the directory version',
-  async run({ dir, config }) {
-    await dir.batch([...realmTree({ baseDn: dir.baseDn, realm: config.realm }).entries, versionRecordEntry(dir.baseDn)]);
-  },
-};
 
 /**
  * A realm CA and the server's certificate. It names every name hosts may
@@ -136,7 +78,7 @@ const clientFilesStep: InitStep = {
 };
 
 /** Ordered init steps. */
-export const initSteps: InitStep[] = [treeStep, kerberosInitStep, defaultEntriesStep, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
+export const initSteps: InitStep[] = [...directorySteps, krb5ConfStep, tlsStep, kdcCertStep, clientFilesStep, sssdConfStep];
 
 export async function initRealm(o: InitOptions, log: (line: string) => void = () => {}): Promise<DataPaths> {
   validateInitOptions(o);
@@ -163,6 +105,7 @@ export async function initRealm(o: InitOptions, log: (line: string) => void = ()
     idpHoldSeconds: 10,
     idpAnonymousArmor: 'deny',
     idpPending: { perUser: DEFAULT_START_LIMITS.perUser, perTicket: DEFAULT_START_LIMITS.perTicket, perAddress: DEFAULT_START_LIMITS.perAddress },
+    metricsAllow: [...DEFAULT_METRICS_ALLOW],
     ...(o.database ? { database: o.database } : {}),
   };
   if (existsSync(paths.dir) && !statSync(paths.dir).isDirectory()) throw new InitError(`--data-dir ${o.dataDir} is not a directory`);

@@ -18,8 +18,8 @@ import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js'
 import { keytabFor, newRandomKeys, randomKeys, serializeKeys, type StoredKey } from '../account/keys.js';
 import { credentialMods, DEFAULT_PASSWORD_RULES, passwordChange } from '../account/credentials.js';
 import { HOST_NAME } from '../framework/params.js';
-import { writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
-import type { InitStep } from './init-step.js';
+import { writeFileAtomic, type DataPaths } from './data-paths.js';
+import type { InitStep, RealmNames } from './init-step.js';
 
 /**
  * The host names of the LDAP service's principals: the server's, and for a
@@ -94,7 +94,7 @@ export function writeHostKeytab(paths: DataPaths, realm: string, hostname: strin
   writeFileAtomic(paths.hostKeytab, keytabFor(realm, ['host', hostname], hostKeys), 0o600);
 }
 
-async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPaths, adminPassword: string): Promise<void> {
+async function addPrincipals(dir: Directory, config: RealmNames, paths: DataPaths, adminPassword: string): Promise<void> {
   const { realm, hostname } = config;
   const c = containers(dir.baseDn);
   const tgtKeys = randomKeys(1);
@@ -129,7 +129,7 @@ async function addPrincipals(dir: Directory, config: ServerConfig, paths: DataPa
   writeHostKeytab(paths, realm, hostname, server.hostKeys);
 }
 
-export const kerberosInitStep: InitStep = {
+export const kerberosInitStep: InitStep<RealmNames> = {
   name: 'Kerberos realm, krbtgt, host, HTTP, ldap and kadmin/changepw principals, host.keytab',
   run: ({ dir, config, paths, options }) => addPrincipals(dir, config, paths, options.adminPassword),
 };

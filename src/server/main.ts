@@ -1,7 +1,8 @@
 /**
- * `dirid-server`: init | replica-prepare | start. Argument parsing and exit
- * codes only (the usage and the options are usage.ts's); the work is in
- * init.ts, replica.ts and start.ts.
+ * `dirid-server`: init | replica-prepare | start | backup | restore | check.
+ * Argument parsing, signals and exit codes only (the usage and the options
+ * are usage.ts's); the work is in init.ts, replica.ts, start.ts, backup.ts
+ * and restore.ts.
  */
 import { parseArgs } from 'node:util';
 import { hostname } from 'node:os';
@@ -11,6 +12,11 @@ import { startServer } from './start.js';
 import { watchStarters } from './starter-watch.js';
 import { parseArgsProblem } from '../cli/errors.js';
 import { COMMAND_OPTIONS, USAGE } from './usage.js';
+import { backupRealm, readPassphraseFile } from './backup.js';
+import { restoreRealm } from './restore.js';
+import { checkSqliteStore } from '../directory/sqlite-backup.js';
+import { dataPaths, readServerConfig, shownDatabase } from './config.js';
+import { readMasterKey } from './store.js';
 
 function port(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
@@ -114,6 +120,9 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`dirid-server: process ${goneEarly} that started it is gone; not starting\n`);
       return 0;
     }
+    let reload: (() => void) | undefined;
+    // before the server is up a SIGHUP must not end it (its default)
+    process.on('SIGHUP', () => (reload ? reload() : process.stdout.write('dirid-server: SIGHUP while starting; ignored\n')));
     const server = await startServer({
       dataDir: values['data-dir'],
       listen: values.listen,
@@ -126,6 +135,7 @@ async function main(argv: string[]): Promise<number> {
       ...(values['idp-ca-file'] ? { idpCaFile: values['idp-ca-file'] } : {}),
       ...(values['allow-admin-password-file'] ? { allowAdminPasswordFile: true } : {}),
     });
+    reload = () => void server.reload();
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGTERM', stop);
@@ -137,6 +147,51 @@ async function main(argv: string[]): Promise<number> {
     });
     await server.stop();
     return 0;
+  }
+  if (cmd === 'backup') {
+    const parsed = options(rest, { options: COMMAND_OPTIONS.backup });
+    if (!parsed) return 0;
+    const values = parsed.values as { 'data-dir'?: string; out?: string; 'passphrase-file'?: string; 'pg-dump'?: boolean };
+    for (const k of ['data-dir', 'out'] as const) if (!values[k]) throw new UsageError(`--${k} is required`);
+    await backupRealm(
+      {
+        dataDir: values['data-dir']!,
+        out: values.out!,
+        ...(values['passphrase-file'] !== undefined ? { passphrase: readPassphraseFile(values['passphrase-file']) } : {}),
+        ...(values['pg-dump'] ? { pgDump: true } : {}),
+      },
+      (line) => process.stdout.write(line + '\n'),
+    );
+    return 0;
+  }
+  if (cmd === 'restore') {
+    const parsed = options(rest, { options: COMMAND_OPTIONS.restore });
+    if (!parsed) return 0;
+    const values = parsed.values as { in?: string; 'data-dir'?: string; 'passphrase-file'?: string; force?: boolean };
+    for (const k of ['in', 'data-dir'] as const) if (!values[k]) throw new UsageError(`--${k} is required`);
+    await restoreRealm(
+      {
+        in: values.in!,
+        dataDir: values['data-dir']!,
+        ...(values['passphrase-file'] !== undefined ? { passphrase: readPassphraseFile(values['passphrase-file']) } : {}),
+        ...(values.force ? { force: true } : {}),
+      },
+      (line) => process.stdout.write(line + '\n'),
+    );
+    return 0;
+  }
+  if (cmd === 'check') {
+    const parsed = options(rest, { options: COMMAND_OPTIONS.check });
+    if (!parsed) return 0;
+    const dir = (parsed.values as { 'data-dir'?: string })['data-dir'];
+    if (!dir) throw new UsageError('--data-dir is required');
+    const paths = dataPaths(dir);
+    const config = readServerConfig(paths);
+    if (config.database) throw new InitError(`the store is in PostgreSQL (${shownDatabase(config.database)}): check it there (pg_amcheck); check reads a SQLite store`);
+    const r = checkSqliteStore(paths.store, readMasterKey(paths));
+    for (const p of r.problems) process.stdout.write(`dirid-server: ${p}\n`);
+    process.stdout.write(`dirid-server: ${paths.store}: ${r.entries} entries, ${r.secrets} sealed secrets; ${r.problems.length === 0 ? 'integrity check: ok' : `${r.problems.length} problem(s)`}\n`);
+    return r.problems.length === 0 ? 0 : 1;
   }
   throw new UsageError(cmd === undefined ? 'no command given' : `unknown command '${cmd}'`);
 }

@@ -6,11 +6,14 @@
  * through the KDC with FAST armor from the host keytab, password changes
  * through the password service, and the account check of every login
  * (disabled users refused, also when no password is asked, as with an SSH
- * key). The example names every server of the
- * realm (this one first) and the server's own host; a host enrolled with `dirid host-add` and
- * `dirid keytab-get` puts its own name in the two host/ lines.
+ * key). The example names every server of the realm (this one first), the
+ * server's own host, and the CA and keytab of the data directory; a host
+ * joined with `dirid join` gets the same text with its own name and files
+ * (host/sssd-conf.ts).
  */
-import { hostPort, writeFileAtomic, type DataPaths, type ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
+import { writeFileAtomic, type DataPaths } from './data-paths.js';
+import { sssdConfText } from '../host/sssd-conf.js';
 import type { InitStep } from './init-step.js';
 
 /** Where hosts reach one dirid server (its host name is in its certificate and its ldap/ principal). */
@@ -21,67 +24,19 @@ export interface SssdServer {
   ldap: number;
 }
 
-export interface SssdConfInput {
-  realm: string;
-  domain: string;
-  /** the realm's servers, the preferred one first */
-  servers: readonly SssdServer[];
-  baseDn: string;
-  /** the host the file is for */
-  host: string;
-  /** where the host keeps the realm CA and its keytab */
-  caFile?: string;
-  keytab?: string;
-}
-
-export function sssdConfText(o: SssdConfInput): string {
-  const caFile = o.caFile ?? '/etc/dirid/ca.crt';
-  const keytab = o.keytab ?? '/etc/krb5.keytab';
-  const hostPrincipal = `host/${o.host}@${o.realm}`;
-  const list = (f: (s: SssdServer) => string) => o.servers.map(f).join(', ');
-  return `# Written by dirid-server for realm ${o.realm}: sssd.conf for a host of the realm
-# (copy to /etc/sssd/sssd.conf, owner root, mode 0600; see docs/sssd-host.md).
-[sssd]
-services = nss, pam
-domains = ${o.domain}
-
-[nss]
-
-[pam]
-
-[domain/${o.domain}]
-id_provider = ldap
-auth_provider = krb5
-access_provider = ldap
-ldap_access_order = expire
-ldap_account_expire_policy = rhds
-ldap_uri = ${list((s) => `ldap://${hostPort(s.hostname, s.ldap, 389)}`)}
-ldap_id_use_start_tls = true
-ldap_tls_cacert = ${caFile}
-ldap_search_base = ${o.baseDn}
-ldap_schema = rfc2307bis
-ldap_sasl_mech = GSSAPI
-ldap_sasl_authid = ${hostPrincipal}
-ldap_krb5_keytab = ${keytab}
-auto_private_groups = true
-krb5_realm = ${o.realm}
-krb5_server = ${list((s) => hostPort(s.hostname, s.kdc, 88))}
-krb5_kpasswd = ${list((s) => hostPort(s.hostname, s.kpasswd, 464))}
-krb5_use_fast = demand
-krb5_fast_principal = ${hostPrincipal}
-krb5_keytab = ${keytab}
-krb5_auth_timeout = 60
-
-# a prompting section makes the PAM responder offer pre-authentication, so
-# pam_sss shows an IdP user the verification URL and code instead of Password:
-[prompting/password]
-password_prompt = Password:
-`;
-}
-
 /** Writes the example for the server's own host, with the ports the servers listen on. */
 export function writeSssdConf(paths: DataPaths, config: ServerConfig, servers: readonly SssdServer[]): void {
-  const text = sssdConfText({ realm: config.realm, domain: config.domain, servers, baseDn: config.baseDn, host: config.hostname });
+  const text = sssdConfText({
+    realm: config.realm,
+    domain: config.domain,
+    servers,
+    baseDn: config.baseDn,
+    host: config.hostname,
+    // the files of the data directory name one CA file, the one beside them (as krb5.conf and default.conf do), and the server's own host keytab
+    caFile: paths.caCert,
+    keytab: paths.hostKeytab,
+    writtenBy: `Written by dirid-server for realm ${config.realm}: sssd.conf for this server's own host\n# (dirid join writes one for each host it joins; see docs/sssd-host.md).`,
+  });
   writeFileAtomic(paths.sssdConf, text, 0o644);
 }
 

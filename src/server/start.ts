@@ -18,7 +18,12 @@
  * directory holding the admin password in a file (the quickstart's) is
  * served on loopback only, unless told otherwise.
  * SIGTERM/SIGINT stop it cleanly: listeners close, the store closes, the
- * lock is removed, exit code 0.
+ * lock is removed, exit code 0. The HTTPS port also answers the operators'
+ * endpoints (ops-http.ts: health, metrics); every call to the store is
+ * timed (metrics.ts). A reload (SIGHUP, main.ts) reads server.conf again
+ * and applies what can change while the server runs (reloadable settings,
+ * docs/operations.md), naming the settings that need a restart. Log lines
+ * go to standard output one line per event, as journald takes them.
  */
 import { createServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
@@ -32,7 +37,7 @@ import { Accounts, type SessionBinding } from '../account/state.js';
 import { buildRegistry } from '../objects/index.js';
 import { BODY_TIMEOUT_MS, createRpcHandler } from '../rpc/server.js';
 import { accountRefusal, AuthRefusal, passwordLogin } from '../objects/login.js';
-import { kerberosPasswordChange } from '../objects/passwd.js';
+import { changeOwnPassword, kerberosPasswordChange } from '../objects/passwd.js';
 import { SessionCodec } from '../rpc/session.js';
 import { createNegotiator } from '../rpc/negotiate.js';
 import { boundHttpsConnections } from './https-connections.js';
@@ -54,12 +59,13 @@ import { deriveKey } from '../crypto/sealed-box.js';
 import { discover } from '../oauth/discovery.js';
 import { checkIdp } from '../oauth/check.js';
 import { idpConfigOf } from '../oauth/types.js';
-import { realmContainerDn } from '../directory/layout.js';
 import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
 import { realmAcceptorNames } from './acceptor-names.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { createLogger, type Logger, type RootLogger } from '../log/logger.js';
 import { lineSink } from '../log/sink.js';
+import { ServerMetrics, timedDirectory } from './metrics.js';
+import { allowList, withOpsEndpoints } from './ops-http.js';
 
 /** How long the HTTPS API lets a client take, in milliseconds. */
 export interface HttpsTimeouts {
@@ -124,6 +130,9 @@ export interface RunningServer {
   ldap: LdapService;
   ldapPort: number;
   ldapsPort: number;
+  metrics: ServerMetrics;
+  /** reads server.conf again and applies what may change while running; resolves with the line it logged */
+  reload(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -158,6 +167,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const paths = dataPaths(o.dataDir);
   const config = readServerConfig(paths);
   const log = createLogger({ write: o.log ?? stdoutLog(), format: config.logFormat ?? 'text', component: 'server' });
+  // server.conf as written, before the command line's options: what a reload compares against
+  const fileConfig: ServerConfig = { ...config, ldap: { ...config.ldap } };
   if (o.listen !== undefined) config.listen = o.listen;
   if (o.httpsPort !== undefined) config.httpsPort = o.httpsPort;
   if (o.httpPort !== undefined) config.httpPort = o.httpPort;
@@ -172,7 +183,7 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   if (!o.allowAdminPasswordFile) loopbackWhileKnownPassword(paths, config.listen);
   const lock = lockDataDir(paths.dir);
   try {
-    return await serve(o, paths, config, idpCaPem, lock, log);
+    return await serve(o, paths, config, fileConfig, idpCaPem, lock, log);
   } catch (e) {
     lock.release();
     throw e;
@@ -207,13 +218,13 @@ function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
 }
 
 /** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
-async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: Logger): Promise<RunningServer> {
+async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fileConfig: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: RootLogger): Promise<RunningServer> {
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
-  const dir = await openRealmStore(paths, config, false, log.child({ component: 'store' }));
+  const store = await openRealmStore(paths, config, false, log.child({ component: 'store' }));
   try {
-    await upgradeDirectory(dir, { realm: config.realm, log: log.child({ component: 'upgrade' }) });
+    await upgradeDirectory(store, { realm: config.realm, log: log.child({ component: 'upgrade' }) });
   } catch (e) {
-    await dir.close();
+    await store.close();
     throw e;
   }
   const server: ServerInfo = {
@@ -227,12 +238,16 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   // one IdP client (one TLS context, the configured IdP CAs, the discovery documents and keys it keeps) for this
   // server's logins and its discovery at idp-add, shared with no other server in the process
   const idp = new IdpClient(httpsFetch(idpCaPem));
-  const accounts = new Accounts(dir, realmContainerDn(dir.baseDn, config.realm), log.child({ component: 'account' }));
+  let registry: ReturnType<typeof buildRegistry> | undefined;
+  const metrics = new ServerMetrics({ version: SERVER_VERSION, realm: config.realm, commands: (name) => registry?.has(name) ?? false, pendingDeviceCodes: () => idp.polls.live() });
+  // every caller of the store (KDC, API, LDAP, this file) goes through the one timed handle
+  const dir = timedDirectory(store, metrics);
+  const accounts = new Accounts(dir, log.child({ component: 'account' }));
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
   const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log.child({ component: 'acceptors' }));
   // the ports this server listens on, once it does
   let listening: ServerPorts | undefined;
-  const registry = buildRegistry({
+  registry = buildRegistry({
     oidcDiscovery: (issuer) => discover(issuer, idp),
     idpCheck: (target) => checkIdp(idpConfigOf(target.name, target.attrs, target.clientSecret, target.clientKeys), idp),
     serverPrincipals: () => serverPrincipals(dir, config.realm, config.hostname),
@@ -246,12 +261,18 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     server,
     sessions: new SessionCodec(readMasterKey(paths)),
     passwordLogin: (user, password) => passwordLogin(accounts, config.realm, user, password),
+    changePassword: (change) => changeOwnPassword({ dir, accounts, registry, server }, change),
     negotiate: createNegotiator(accounts, (name) => acceptors.accepts('http', name)),
     bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
     log: log.child({ component: 'rpc' }),
+    observe: (command, outcome, ms) => metrics.api(command, outcome, ms),
   });
+  let metricsAllow: BlockList = allowList(config.metricsAllow);
+  let ready = false;
+  let stopped = false;
+  const listenersUp: Record<string, () => boolean> = {};
   const https = createServer(
     {
       ...tls,
@@ -262,7 +283,16 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
       connectionsCheckingInterval: Math.min(1000, httpsTimeouts.headersMs),
       maxHeaderSize: 32 * 1024,
     },
-    handler,
+    withOpsEndpoints(
+      {
+        version: SERVER_VERSION,
+        dir,
+        metrics,
+        allowed: () => metricsAllow,
+        state: () => ({ ready, stopping: stopped, listeners: Object.fromEntries(Object.entries(listenersUp).map(([k, up]) => [k, up()])) }),
+      },
+      handler,
+    ),
   );
   boundHttpsConnections(https, { handshakeMs: httpsTimeouts.handshakeMs, maxConnections: o.bounds?.httpsMaxConnections ?? config.apiMaxConnections }, log.child({ component: 'https' }));
   https.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
@@ -292,13 +322,25 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     idpAnonymousArmor: config.idpAnonymousArmor,
     idpPending: config.idpPending,
     cookieKey: deriveKey(readMasterKey(paths), 'dirid kdc cookie v1'),
+    observe: (exchange, transport, outcome, ms, note) => metrics.kdc(exchange, transport, outcome, ms, note),
     ...(pkinit ? { pkinit } : {}),
     ...(o.bounds?.kdcTcp ? { tcp: o.bounds.kdcTcp } : {}),
   });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
   const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server, log: log.child({ component: 'kpasswd' }) }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
-  const ldap = new LdapService({ dir, accounts, realm: config.realm, registry, server, tls, limits: config.ldap, acceptsTicketFor: (name) => acceptors.accepts('ldap', name), log: log.child({ component: 'ldap' }) });
+  const ldap = new LdapService({
+    dir,
+    accounts,
+    realm: config.realm,
+    registry,
+    server,
+    tls,
+    limits: config.ldap,
+    acceptsTicketFor: (name) => acceptors.accepts('ldap', name),
+    log: log.child({ component: 'ldap' }),
+    observe: (operation, outcome, ms) => metrics.ldap(operation, outcome, ms),
+  });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   listening = { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort };
   await writeClientFiles(dir, paths, config, listening, log);
@@ -311,7 +353,71 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
   log.info('listening', { realm, service: 'ldap', url: `ldap://${at}:${ldapPort}/`, starttls: true, hostname: config.hostname });
   log.info('listening', { realm, service: 'ldaps', url: `ldaps://${at}:${ldapsPort}/`, hostname: config.hostname });
   log.info('started', { realm, version: SERVER_VERSION, hostname: config.hostname });
-  let stopped = false;
+  // the KDC's, the password service's and LDAP's sockets stay bound until stop
+  listenersUp.https = () => https.listening;
+  listenersUp.http = () => http.listening;
+  listenersUp.kdc = listenersUp.kpasswd = listenersUp.ldap = listenersUp.ldaps = () => !stopped;
+  ready = true;
+  let inForce = fileConfig;
+  /** server.conf read again (logged as `reload`); what changed and took effect, what needs a restart, as a sentence. */
+  const reload = async (): Promise<string> => {
+    const r = reloadConfig();
+    if ('error' in r) {
+      log.warn('reload', { realm, error: r.error, effect: 'the settings in force stay' });
+      return `dirid-server: reload: ${r.error}; the settings in force stay`;
+    }
+    log.info('reload', { realm, applied: r.applied, restart_needed: r.restart, not_applied: r.problems.length ? r.problems : undefined });
+    return (
+      `dirid-server: reload: server.conf read again; applied: ${r.applied.join(', ') || 'nothing'}` +
+      (r.restart.length ? `; changed but needs a restart to take effect: ${r.restart.join(', ')}` : '') +
+      (r.problems.length ? `; not applied: ${r.problems.join('; ')}` : '')
+    );
+  };
+  /** server.conf read again: what changed and took effect, what needs a restart; a file that does not read changes nothing. */
+  const reloadConfig = (): { error: string } | { applied: string[]; restart: string[]; problems: string[] } => {
+    let next: ServerConfig;
+    try {
+      next = readServerConfig(paths);
+    } catch (e) {
+      return { error: e instanceof Error ? e.message : String(e) };
+    }
+    const applied: string[] = [];
+    const problems: string[] = [];
+    // the IdP CA files: read again even when the list is the same (a CA file rotated in place); the command line's list wins, as at start
+    const files = o.idpCaFile !== undefined ? (typeof o.idpCaFile === 'string' ? [o.idpCaFile] : [...o.idpCaFile]) : (next.idpCaFiles ?? []);
+    try {
+      const pem = readIdpCaFiles(files, o.idpCaFile !== undefined ? '--idp-ca-file' : `${paths.serverConf}: idp_ca_file`);
+      idp.fetch = httpsFetch(pem);
+      if (files.length > 0) applied.push(`idp_ca_file (${files.length} file${files.length === 1 ? '' : 's'} read again)`);
+      else if ((inForce.idpCaFiles ?? []).length > 0) applied.push('idp_ca_file (none now)');
+    } catch (e) {
+      problems.push(`${e instanceof Error ? e.message : String(e)}; the IdP CAs in force stay`);
+    }
+    if (next.idpHoldSeconds !== inForce.idpHoldSeconds) {
+      kdc.setIdpHold(next.idpHoldSeconds * 1000);
+      applied.push(`idp_hold_seconds ${inForce.idpHoldSeconds} -> ${next.idpHoldSeconds}`);
+    }
+    if (next.searchSizeLimit !== inForce.searchSizeLimit) {
+      server.searchSizeLimit = next.searchSizeLimit;
+      applied.push(`search_size_limit ${inForce.searchSizeLimit} -> ${next.searchSizeLimit}`);
+    }
+    if (next.searchTimeLimit !== inForce.searchTimeLimit) {
+      server.searchTimeLimit = next.searchTimeLimit;
+      applied.push(`search_time_limit ${inForce.searchTimeLimit} -> ${next.searchTimeLimit}`);
+    }
+    if ((next.logFormat ?? 'text') !== log.format) {
+      applied.push(`log_format ${log.format} -> ${next.logFormat ?? 'text'}`);
+      log.setFormat(next.logFormat ?? 'text');
+    }
+    if (next.metricsAllow.join(',') !== inForce.metricsAllow.join(',')) {
+      metricsAllow = allowList(next.metricsAllow);
+      applied.push(`metrics_allow ${next.metricsAllow.join(', ')}`);
+    }
+    const restart = RESTART_SETTINGS.filter(([, get]) => JSON.stringify(get(next)) !== JSON.stringify(get(inForce))).map(([name]) => name);
+    // what needs a restart is still the old value in force: compared again at the next reload
+    inForce = { ...next, ...Object.fromEntries(RESTART_FIELDS.map((k) => [k, inForce[k]])) } as ServerConfig;
+    return { applied, restart, problems };
+  };
   return {
     paths,
     config,
@@ -328,6 +434,8 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, id
     ldap,
     ldapPort,
     ldapsPort,
+    metrics,
+    reload,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -355,6 +463,25 @@ export { readServerConfig };
 function configuredPorts(c: ServerConfig): ServerPorts {
   return { kdc: c.kdcPort, kpasswd: c.kpasswdPort, https: c.httpsPort, ldap: c.ldapPort, ldaps: c.ldapsPort };
 }
+/** The ServerConfig fields a running server cannot change, and the server.conf settings they come from. */
+const RESTART_FIELDS = ['realm', 'domain', 'hostname', 'baseDn', 'listen', 'httpsPort', 'httpPort', 'kdcPort', 'kpasswdPort', 'ldapPort', 'ldapsPort', 'ldap', 'apiMaxConnections', 'storeCacheMb', 'database'] as const;
+const RESTART_SETTINGS: Array<[string, (c: ServerConfig) => unknown]> = [
+  ['realm', (c) => c.realm],
+  ['domain', (c) => c.domain],
+  ['hostname', (c) => c.hostname],
+  ['base_dn', (c) => c.baseDn],
+  ['listen', (c) => c.listen],
+  ['https_port', (c) => c.httpsPort],
+  ['http_port', (c) => c.httpPort],
+  ['kdc_port', (c) => c.kdcPort],
+  ['kpasswd_port', (c) => c.kpasswdPort],
+  ['ldap_port', (c) => c.ldapPort],
+  ['ldaps_port', (c) => c.ldapsPort],
+  ['ldap_* limits', (c) => c.ldap],
+  ['api_max_connections', (c) => c.apiMaxConnections],
+  ['store_cache_mb', (c) => c.storeCacheMb ?? null],
+  ['database', (c) => c.database ?? null],
+];
 
 /** Starts `server` listening; resolves with the port it got (a free one for 0), rejects when it cannot listen. */
 function listenOn(server: NetServer, port: number, host: string): Promise<number> {

@@ -17,7 +17,9 @@
  * do writes nothing and logs nothing. The tree is checked at every start,
  * so a newly registered object's container and entries reach realms made
  * before without a step of their own; a change that is not an addition
- * (moving or rewriting entries) is a step.
+ * (moving or rewriting entries) is a step, and so are the entries a realm
+ * starts with but keeps only while no one deletes them (ObjectDef.initial:
+ * the allow_all access rule), which the start must not add again.
  *
  * A directory recorded at a higher version than this code knows was
  * upgraded by a newer release, whose data this code may misread: the start
@@ -37,7 +39,8 @@
  * near its end (kdc-cert.ts), not here.
  */
 import { findPrincipal } from '../account/lookup.js';
-import { containers, idRangeDn } from '../directory/layout.js';
+import { containers, GLOBAL_PWPOLICY, globalPwpolicyDn, idRangeDn, realmContainerDn } from '../directory/layout.js';
+import { policyAttributes, policyOf } from '../account/password-policy.js';
 import { DirectoryError, type Directory, type WriteOp } from '../directory/types.js';
 import { changepwPrincipal } from '../kerberos/principal.js';
 import { realmTree, type Registered, REGISTERED } from '../objects/index.js';
@@ -47,7 +50,10 @@ import { SERVER_VERSION } from './version.js';
 import type { Logger } from '../log/logger.js';
 
 /** The directory version this code writes and reads: the last step's. */
-export const DIRECTORY_VERSION = 2;
+export const DIRECTORY_VERSION = 4;
+
+/** The lockout figures releases before password policies read from the realm container. */
+const REALM_LOCKOUT_ATTRIBUTES = ['krbPwdMaxFailure', 'krbPwdFailureCountInterval', 'krbPwdLockoutDuration'] as const;
 
 /** One versioned change to a stored realm: what it brings the directory to, in words, and the change; it returns what it did, or null when there was nothing to do. */
 export interface UpgradeStep {
@@ -91,6 +97,43 @@ export const UPGRADE_STEPS: readonly UpgradeStep[] = [
       const r = randomRange();
       const added = await addMissing(dir, [rangeEntry(dir.baseDn, realm, r)]);
       return added.length > 0 ? `added ${dn}, IDs ${r.base} to ${r.base + r.size - 1}` : null;
+    },
+  },
+  {
+    version: 3,
+    name: 'the entries a realm starts with (the HBAC rules allow_all and allow_systemd-user), for realms made before them, once',
+    async run(dir, realm) {
+      // the default entries the initial ones name (the HBAC services and service groups) first, as init adds them;
+      // other objects' default entries are theirs to add (a step of their own, or the start's pass over the defaults)
+      const tree = realmTree({ baseDn: dir.baseDn, realm });
+      const hbac = `cn=hbac,${dir.baseDn}`.toLowerCase();
+      const named = tree.entries.filter((op) => op.dn.toLowerCase().endsWith(`,${hbac}`));
+      const added = [...(await addMissing(dir, named)), ...(await addMissing(dir, tree.initial))];
+      return added.length > 0 ? `added ${added.join('; ')}` : null;
+    },
+  },
+  {
+    version: 4,
+    name: "the global password policy, with the lockout figures the realm container held",
+    async run(dir, realm) {
+      const realmDn = realmContainerDn(dir.baseDn, realm);
+      const held = (await dir.get(realmDn, REALM_LOCKOUT_ATTRIBUTES))?.attrs ?? {};
+      const moved = REALM_LOCKOUT_ATTRIBUTES.filter((a) => held[a]?.length);
+      const did: string[] = [];
+      const policyDn = globalPwpolicyDn(dir.baseDn);
+      const policy = await dir.get(policyDn);
+      const figures = policyAttributes(policyOf(GLOBAL_PWPOLICY, { ...policy?.attrs, ...held }));
+      if (!policy) {
+        const added = await addMissing(dir, [{ kind: 'add', dn: policyDn, attrs: { objectClass: ['top', 'krbPwdPolicy'], cn: [GLOBAL_PWPOLICY], ...figures } }]);
+        if (added.length > 0) did.push(`added ${policyDn}`);
+      } else if (moved.length > 0) {
+        await dir.modify(policyDn, moved.map((a) => ({ op: 'replace' as const, attr: a, values: figures[a]! })));
+      }
+      if (moved.length > 0) {
+        await dir.modify(realmDn, moved.map((a) => ({ op: 'delete' as const, attr: a })));
+        did.push(`moved ${moved.map((a) => `${a} ${held[a]![0]}`).join(', ')} from ${realmDn} to it`);
+      }
+      return did.length > 0 ? did.join('; ') : null;
     },
   },
 ];

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
 
@@ -20,8 +20,8 @@ describe('authorization matrix', () => {
 
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
-    await admin.call('user_add', ['ursula'], { first: 'Ursula', last: 'User', password: 'Ursula-pass-1' });
-    await admin.call('user_add', ['dana'], { first: 'Dana', last: 'Delegate', password: 'Dana-pass-123' });
+    await addActiveUser(admin, 'ursula', 'Ursula-pass-1', { first: 'Ursula', last: 'User' });
+    await addActiveUser(admin, 'dana', 'Dana-pass-123', { first: 'Dana', last: 'Delegate' });
     await admin.call('group_add', ['idp-admins'], { description: 'people who manage IdPs' });
     const gm = await admin.call('group_add_member', ['idp-admins'], { users: ['dana', 'nobody'] });
     assert.equal(gm.completed, 1);
@@ -111,7 +111,7 @@ describe('authorization matrix', () => {
 
   it('a disabled account loses its session at once', async () => {
     const temp = new RpcSession(realm.url, realm.ca);
-    await admin.call('user_add', ['tess'], { first: 'Tess', last: 'T', password: 'Tess-pass-123' });
+    await addActiveUser(admin, 'tess', 'Tess-pass-123', { first: 'Tess', last: 'T' });
     assert.equal((await temp.login('tess', 'Tess-pass-123')).status, 200);
     assert.equal((await temp.raw('ping')).status, 200);
     await admin.call('user_mod', ['tess'], { disabled: true });

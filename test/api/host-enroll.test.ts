@@ -10,6 +10,8 @@
  * of the host's Kerberos principal), logged with its reason and never the
  * password. An administrator enrols with their own credentials; nobody
  * else without the password; the enrolment endpoint runs nothing else.
+ * Every enrolment is logged as a login is, by host and way in:
+ * `enroll host=FQDN method=password|admin outcome=ok|denied`.
  */
 import { after, before, describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +19,7 @@ import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliClient, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { cliClient, startAdminRealm, userSession, type TestRealm, addActiveUser } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { runTool } from '../support/mit-tools.js';
 import { rpcError } from '../support/expect.js';
@@ -48,7 +50,7 @@ describe('host enrolment with a one-time password', () => {
     conf = loadClientConfig(client.conf);
     env = client.env;
     nobody = new RpcSession(realm.url, realm.ca);
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L', password: 'Alice-pass-1' });
+    await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'L' });
   });
   after(async () => realm.stop());
 
@@ -84,11 +86,13 @@ describe('host enrolment with a one-time password', () => {
       { hostname: 'localhost', kdcPort: realm.server.kdcPort, kpasswdPort: realm.server.kpasswdPort, httpsPort: realm.server.httpsPort, ldapPort: realm.server.ldapPort, ldapsPort: realm.server.ldapsPort },
     ]);
     await kinitWith(e, 'web');
+    assert.ok(realm.log.some((l) => / enroll host=web\.example\.test method=password outcome=ok$/.test(l)), 'the enrolment is logged by host, as a login');
     const shown = await admin.call('host_show', ['web.example.test'], {});
     assert.equal(shown.result.has_password, false);
     assert.equal(shown.result.has_keytab, true);
     await assert.rejects(enrollHost(conf, { fqdn: 'web.example.test', password: result.randompassword }), /no such host, or its one-time password is wrong, used already or not set/);
     assert.ok(realm.log.some((l) => /command=host_enroll .*outcome=EnrolmentRefused\(1010\) reason="host web.example.test: the host has no one-time password/.test(l)));
+    assert.ok(realm.log.some((l) => / enroll host=web\.example\.test method=password outcome=denied error=EnrolmentRefused\(1010\) reason="host web.example.test: the host has no one-time password/.test(l)));
   });
 
   it('--password sets the one-time password; a new enrolment gives the next key version', async () => {
@@ -134,6 +138,12 @@ describe('host enrolment with a one-time password', () => {
     ]) {
       assert.ok(realm.log.some((l) => l.includes(`rpc request principal=- command=host_enroll`) && l.includes(`reason="host ${host}: ${reason}`)), `${host}: ${reason}`);
     }
+    for (const host of ['db', 'nosuch', 'nopass']) {
+      assert.ok(realm.log.some((l) => l.includes(` enroll host=${host}.example.test method=password outcome=denied error=EnrolmentRefused(1010) reason="host ${host}.example.test: `)), host);
+    }
+    // a name that is no host name cannot forge a field or a line
+    await enrolRaw('evil outcome=ok\nenroll host=x', { password: 'Wrong-OTP-0004' });
+    assert.ok(realm.log.some((l) => l.includes(' enroll host="evil outcome=ok\\nenroll host=x" method=password outcome=denied error=ValidationError(3009)')));
     assert.ok(!realm.log.some((l) => /Wrong-OTP|Right-OTP/.test(l)), 'no password in the log');
     // a wrong one did not use the password up
     await kinitWith(await enrollHost(conf, { fqdn: 'db.example.test', password: 'Right-OTP-0815' }), 'db');
@@ -171,6 +181,8 @@ describe('host enrolment with a one-time password', () => {
     const alice = await userSession(realm, 'alice', 'Alice-pass-1');
     const notAdmin = await rpcError(alice.call('host_enroll', ['new.example.test'], {}));
     assert.equal(notAdmin.code, 2100);
+    assert.ok(realm.log.some((l) => / enroll host=new\.example\.test method=admin outcome=ok principal=admin@EXAMPLE\.TEST$/.test(l)));
+    assert.ok(realm.log.some((l) => / enroll host=new\.example\.test method=admin outcome=denied error=ACIError\(2100\) principal=alice@EXAMPLE\.TEST$/.test(l)));
     const anonymous = await enrolRaw('new.example.test', {});
     assert.equal(anonymous.response.error?.name, 'NotAuthenticated');
     const other = await nobody.raw('user_find', [], {}, '/dirid/session/enroll');

@@ -15,7 +15,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { rpcError } from '../support/expect.js';
@@ -256,7 +256,7 @@ describe('idp-check', () => {
 
   it('an unknown reference is not found; readers who may not manage IdP references may not check them', async () => {
     assert.equal((await rpcError(admin.call('idp_check', ['nosuch']))).code, 4001);
-    await admin.call('user_add', ['reader'], { first: 'Rea', last: 'Der', password: 'Reader-pass-1' });
+    await addActiveUser(admin, 'reader', 'Reader-pass-1', { first: 'Rea', last: 'Der' });
     const reader = new RpcSession(realm.url, realm.ca);
     assert.equal((await reader.login('reader', 'Reader-pass-1')).status, 200);
     assert.equal((await reader.call('idp_show', ['good'])).value, 'good');

@@ -12,7 +12,7 @@ import { after, before, describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { ldapTools, type LdapTools } from '../support/ldap-tools.js';
 import { DEFAULT_LOCKOUT } from '../../src/account/state.js';
@@ -33,7 +33,7 @@ describe('every password login costs the same hash work', () => {
     ({ realm, admin } = await startAdminRealm());
     tools = ldapTools(realm);
     const user = (login: string, options: Record<string, unknown>) => admin.call('user_add', [login], { first: login, last: 'Test', ...options } as never);
-    await user('wendy', { password: 'Wendy-pass-1' });
+    await addActiveUser(admin, 'wendy', 'Wendy-pass-1');
     await user('nopass', {});
     await user('dora', { password: 'Dora-pass-12', disabled: true });
     await user('erin', { password: 'Erin-pass-12' });

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startTestRealm, type TestRealm } from '../support/realm.js';
 import { runTool } from '../support/mit-tools.js';
 import { httpsPost, RpcSession } from '../support/rpc-client.js';
 import { asWithPassword, tgsExchange } from '../../src/kerberos/client.js';
@@ -24,7 +24,7 @@ describe('Negotiate (SPNEGO) on the API', () => {
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}` };
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('user_add', ['bob'], { first: 'Bob', last: 'B', password: 'Bob-password-1' });
+    await addActiveUser(admin, 'bob', 'Bob-password-1', { first: 'Bob', last: 'B' });
     assert.equal((await runTool('kinit', ['admin'], env, `${realm.adminPassword}\n`)).code, 0);
   });
   after(async () => realm.stop());

@@ -4,11 +4,12 @@
  * missing, it is required; wrong, it is refused with a reason that says so
  * and counted like a failed login (the realm's lockout included); right, the
  * change goes through. An administrator's own password is no exception;
- * another user's password set by an administrator needs none.
+ * another user's password set by an administrator needs none, and has
+ * expired: its user chooses a new one at the first login.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm, ADMIN_PASSWORD } from '../support/realm.js';
+import { addActiveUser, ADMIN_PASSWORD, changeOwnPassword, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 describe("passwd's current password", () => {
@@ -19,7 +20,7 @@ describe("passwd's current password", () => {
 
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
-    await admin.call('user_add', ['carol'], { first: 'C', last: 'C', password: 'Carol-pass-1' });
+    await addActiveUser(admin, 'carol', 'Carol-pass-1', { first: 'C', last: 'C' });
     carol = new RpcSession(realm.url, realm.ca);
     assert.equal((await carol.login('carol', 'Carol-pass-1')).status, 200);
   });
@@ -52,6 +53,9 @@ describe("passwd's current password", () => {
     // the change ended every session of admin's, this one too (docs/access.md): a new login
     assert.equal((await admin.login('admin', 'Admin-pass-new1')).status, 200);
     await admin.call('passwd', ['carol', 'Carol-pass-3']);
-    assert.equal((await new RpcSession(realm.url, realm.ca).login('carol', 'Carol-pass-3')).status, 200);
+    const expired = await new RpcSession(realm.url, realm.ca).login('carol', 'Carol-pass-3');
+    assert.equal(expired.headers['x-dirid-rejection-reason'], 'password-expired');
+    assert.equal((await changeOwnPassword(admin, 'carol', 'Carol-pass-3', 'Carol-pass-4')).headers['x-dirid-pwchange-result'], 'ok');
+    assert.equal((await new RpcSession(realm.url, realm.ca).login('carol', 'Carol-pass-4')).status, 200);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 describe('passwd of one\'s own password', () => {
@@ -17,7 +17,7 @@ describe('passwd of one\'s own password', () => {
   before(async () => {
     let admin: RpcSession;
     ({ realm, admin } = await startAdminRealm());
-    await admin.call('user_add', ['bob'], { first: 'B', last: 'B', password: 'Bob-pass-123' });
+    await addActiveUser(admin, 'bob', 'Bob-pass-123', { first: 'B', last: 'B' });
     bob = new RpcSession(realm.url, realm.ca);
     assert.equal((await bob.login('bob', 'Bob-pass-123')).status, 200);
   });

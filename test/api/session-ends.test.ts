@@ -7,13 +7,14 @@
  * its name back) or deleted (also once another user has its name), is
  * refused at its next use with 401 NotAuthenticated, over real HTTPS
  * requests; the password changed with MIT kpasswd (the password service)
- * and OpenLDAP's ldappasswd (Password Modify) too. A fresh login works; changes that are none of these (a name, an
+ * and OpenLDAP's ldappasswd (Password Modify) too. A fresh login works (after a
+ * reset, once the user has replaced the expired password); changes that are none of these (a name, an
  * unlock) leave the session alone.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { addActiveUser, changeOwnPassword, grantRole, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { runTool } from '../support/mit-tools.js';
 import { ldapTools } from '../support/ldap-tools.js';
@@ -24,19 +25,25 @@ describe('a session ends when the password changes, the account is disabled, ren
 
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
-    await admin.call('user_add', ['uadm'], { first: 'U', last: 'A', password: 'Uadm-pass-123' });
+    await addActiveUser(admin, 'uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
     await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
   });
   after(async () => realm.stop());
 
   /** A user made now, logged in, and a copy of its cookie (as one taken from the browser). */
   async function loggedIn(login: string, password: string): Promise<{ session: RpcSession; copy: RpcSession }> {
-    await admin.call('user_add', [login], { first: 'F', last: 'L', password });
+    await addActiveUser(admin, login, password, { first: 'F', last: 'L' });
     const session = await userSession(realm, login, password);
     const copy = new RpcSession(realm.url, realm.ca);
     copy.cookie = session.cookie;
     assert.equal((await copy.raw('ping')).status, 200, 'the copy works before');
     return { session, copy };
+  }
+
+  /** The first login after an administrator set the password: the user replaces it, then logs in with their own. */
+  async function firstLogin(login: string, temporary: string, own: string): Promise<RpcSession> {
+    assert.equal((await changeOwnPassword(admin, login, temporary, own)).headers['x-dirid-pwchange-result'], 'ok');
+    return userSession(realm, login, own);
   }
 
   /** The cookie is refused at its next use: 401 NotAuthenticated, no command run. */
@@ -57,7 +64,8 @@ describe('a session ends when the password changes, the account is disabled, ren
     await admin.call('passwd', ['reset', 'Reset-pass-02']);
     await ended(copy);
     await ended(session);
-    const fresh = await userSession(realm, 'reset', 'Reset-pass-02');
+    // the administrator's password has expired: the user chooses a new one at the first login
+    const fresh = await firstLogin('reset', 'Reset-pass-02', 'Reset-pass-03');
     assert.equal((await fresh.raw('ping')).status, 200);
   });
 
@@ -66,7 +74,7 @@ describe('a session ends when the password changes, the account is disabled, ren
     const a = await loggedIn('helped', 'Helped-pass-1');
     await uadm.call('passwd', ['helped', 'Helped-pass-2']);
     await ended(a.copy);
-    const b = await userSession(realm, 'helped', 'Helped-pass-2');
+    const b = await firstLogin('helped', 'Helped-pass-2', 'Helped-pass-2a');
     await admin.call('user_mod', ['helped'], { password: 'Helped-pass-3' });
     await ended(b);
     // the stamp is the server's: set back by a delegate, it would bring the ended session back
@@ -121,7 +129,7 @@ describe('a session ends when the password changes, the account is disabled, ren
     const { copy } = await loggedIn('gone', 'Gone-pass-0001');
     await admin.call('user_del', ['gone']);
     await ended(copy, /the account no longer exists/);
-    await admin.call('user_add', ['gone'], { first: 'New', last: 'Gone', password: 'Gone-pass-0002' });
+    await addActiveUser(admin, 'gone', 'Gone-pass-0002', { first: 'New', last: 'Gone' });
     await ended(copy, /the account was deleted and another made under its name/);
   });
 

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ApiContract } from '../../src/contract/api-contract.js';
-import { LOCAL_COMMANDS } from '../../src/cli/local-commands.js';
+import { LOCAL_COMMANDS, LOCAL_FLAGS } from '../../src/cli/local-commands.js';
 import { LOCAL_OPTIONS } from '../../src/cli/args.js';
 import { COMMAND_OPTIONS } from '../../src/server/usage.js';
 
@@ -109,8 +109,8 @@ function problems(file: string, text: string): Found[] {
       if (cmd === undefined || !/^[a-z][a-z0-9-]*$/.test(cmd)) continue;
       const options = words.slice(i + 1).map(optionName).filter((o): o is string => o !== null);
       if (Object.hasOwn(LOCAL_COMMANDS, cmd)) {
-        const letters: readonly string[] = LOCAL_COMMANDS[cmd as keyof typeof LOCAL_COMMANDS];
-        for (const o of options) if (o !== '-h' && o !== '--help' && !letters.some((l) => o === `-${l}`)) found.push({ where, problem: `dirid ${cmd} has no option ${o}` });
+        const names: readonly string[] = [...LOCAL_COMMANDS[cmd as keyof typeof LOCAL_COMMANDS], ...((LOCAL_FLAGS as Record<string, readonly string[]>)[cmd] ?? [])];
+        for (const o of options) if (o !== '-h' && o !== '--help' && !names.some((l) => o === (l.length === 1 ? `-${l}` : `--${l}`))) found.push({ where, problem: `dirid ${cmd} has no option ${o}` });
       } else checkApiCommand(cmd, options, where, found);
     }
     if (matched) continue;

@@ -88,8 +88,11 @@ describe('PostgreSQL: several handles on one database', { skip: !postgresql && '
     assert.ok(await moved(g));
     await new Promise((r) => setTimeout(r, 100));
     g = a.generation;
+    // a subtree watched on this handle: the other handle's commits do not say where they wrote, so each moves it
+    const watched = a.subtreeGeneration(`cn=elsewhere,${base}`);
     await b.add(`cn=gen,${base}`, { objectClass: ['person'], sn: ['Gen'] });
     assert.ok(await moved(g), "another handle's commit reaches this handle's generation");
+    assert.ok(a.subtreeGeneration(`cn=elsewhere,${base}`) > watched, "and every subtree it watches");
     g = a.generation;
     await directoryFailure(b.batch([{ kind: 'modify', dn: `cn=gen,${base}`, mods: [{ op: 'replace', attr: 'sn', values: ['Later'] }] }, { kind: 'add', dn: `cn=x,cn=missing,${base}`, attrs: { objectClass: ['person'], sn: ['x'] } }]));
     await new Promise((r) => setTimeout(r, 200));

@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { isWithin, normalizeDn } from '../../src/directory/dn.js';
 import { compileFilter, parseFilter } from '../../src/directory/filter.js';
 import { indexKeys } from '../../src/directory/plan.js';
-import { coreSchema, mergeSchemas } from '../../src/directory/schema.js';
+import { coreSchema, generalizedTime, mergeSchemas } from '../../src/directory/schema.js';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { DirectoryStorage, Maybe, OutgoingReference, Reference, Sealed, StorageTx } from '../../src/directory/storage.js';
 import { DirectoryError, UniquenessViolation, type Attributes, type Directory, type Entry, type Schema, type SchemaDefinition, type SearchRequest, type SearchResult } from '../../src/directory/types.js';
@@ -301,6 +301,42 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
       }
     });
 
+    it('moves the generation of a subtree only when a commit writes within or above it', async () => {
+      const { dir, done } = await start();
+      try {
+        const boss = `cn=Boss Man,${people}`;
+        const team = `cn=team,${base}`;
+        await person(dir, 'Boss Man');
+        await dir.add(team, { objectClass: ['top', 'group'], member: [people] });
+        await dir.add(`ou=other,${base}`, { objectClass: ['top', 'organizationalUnit'], ou: ['other'] });
+        const g0 = dir.subtreeGeneration(people);
+        assert.equal(g0, dir.generation, 'watched from the first call: taken as written now');
+        assert.equal(dir.subtreeGeneration(team), dir.generation);
+        await dir.add(`cn=x,ou=other,${base}`, { objectClass: ['top', 'group'], cn: ['x'] });
+        assert.equal(dir.subtreeGeneration(people), g0, 'a write elsewhere');
+        await assert.rejects(dir.batch([{ kind: 'modify', dn: boss, mods: [{ op: 'replace', attr: 'age', values: ['7'] }] }, { kind: 'delete', dn: `cn=nobody,${people}` }]));
+        assert.equal(dir.subtreeGeneration(people), g0, 'a write that rolled back');
+        await dir.modify(boss, [{ op: 'replace', attr: 'age', values: ['50'] }]);
+        const g1 = dir.subtreeGeneration(people);
+        assert.ok(g1 > g0, 'a write within');
+        assert.equal(g1, dir.generation);
+        const t0 = dir.subtreeGeneration(team);
+        // a rename rewrites the references to it: the referrer is written too
+        await dir.modify(team, [{ op: 'add', attr: 'member', values: [boss] }]);
+        const t1 = dir.subtreeGeneration(team);
+        assert.ok(t1 > t0);
+        await dir.rename(boss, 'cn=Big Boss');
+        assert.ok(dir.subtreeGeneration(team) > t1, "a rename elsewhere rewrote the team's member");
+        // a write above: the subtree itself moves
+        const g2 = dir.subtreeGeneration(people);
+        await dir.rename(people, 'ou=folks');
+        assert.ok(dir.subtreeGeneration(people) > g2, 'renamed away from above');
+        await dir.rename(`ou=folks,${base}`, people.split(',')[0]!);
+      } finally {
+        await done();
+      }
+    });
+
     it('keeps references intact: restrict, remove, renames of entries and subtrees', async () => {
       const { dir, done } = await start();
       try {
@@ -316,7 +352,12 @@ for (const backend of [sqliteBackend, mapBackend(false), mapBackend(true)]) {
         assert.equal(refused.dn, boss);
         assert.deepEqual((await dir.get(team))!.attrs.member, [boss, worker, people], 'a refused delete drops no reference');
 
+        // a referrer rewritten by a rename is modified: its modifyTimestamp moves (seconds: wait for the next one)
+        const teamModified = (await dir.get(team))!.attrs.modifyTimestamp![0]!;
+        while (generalizedTime() === teamModified) await new Promise((r) => setTimeout(r, 50));
         const bigBoss = await dir.rename(boss, 'cn=Big Boss');
+        assert.ok((await dir.get(team))!.attrs.modifyTimestamp![0]! > teamModified, 'the rename modified the referrer');
+        assert.ok((await dir.get(worker))!.attrs.modifyTimestamp![0]! > teamModified);
         assert.equal(bigBoss, `cn=Big Boss,${people}`);
         assert.equal(await dir.get(boss), null);
         assert.deepEqual((await dir.get(bigBoss))!.attrs.cn, ['Big Boss'], 'the old RDN value leaves, the new one joins');

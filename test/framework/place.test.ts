@@ -26,13 +26,23 @@ describe('places derived from the registry', () => {
         `cn=roles,cn=accounts,${BASE}`,
         `cn=services,cn=accounts,${BASE}`,
         `cn=computers,cn=accounts,${BASE}`,
+        `cn=hostgroups,cn=accounts,${BASE}`,
+        `cn=hbacservices,cn=hbac,${BASE}`,
+        `cn=hbacservicegroups,cn=hbac,${BASE}`,
+        `cn=rules,cn=hbac,${BASE}`,
         `cn=idp,${BASE}`,
         `cn=privileges,cn=pbac,${BASE}`,
+        // the sudo rules, commands and command groups, and the sudoRole entries hosts read (a view)
+        `cn=sudorules,cn=sudo,${BASE}`,
+        `cn=sudocmds,cn=sudo,${BASE}`,
+        `cn=sudocmdgroups,cn=sudo,${BASE}`,
+        `ou=sudoers,${BASE}`,
+        `cn=pwpolicies,cn=accounts,${BASE}`,
       ].sort(),
     );
   });
 
-  it("the tree holds init's containers (cn=servers among them now), parents first, and the built-in privileges", () => {
+  it("the tree holds init's containers (cn=servers among them now), parents first, the built-in privileges, HBAC services and service groups, the initial HBAC rules and the global password policy", () => {
     const tree = realmTree(at);
     const dns = tree.containers.map((op) => op.dn);
     assert.deepEqual(dns, [
@@ -42,17 +52,36 @@ describe('places derived from the registry', () => {
       `cn=roles,cn=accounts,${BASE}`,
       `cn=services,cn=accounts,${BASE}`,
       `cn=computers,cn=accounts,${BASE}`,
+      `cn=hostgroups,cn=accounts,${BASE}`,
+      `cn=hbac,${BASE}`,
+      `cn=hbacservices,cn=hbac,${BASE}`,
+      `cn=hbacservicegroups,cn=hbac,${BASE}`,
+      `cn=rules,cn=hbac,${BASE}`,
       `cn=idp,${BASE}`,
       `cn=pbac,${BASE}`,
       `cn=privileges,cn=pbac,${BASE}`,
+      `cn=sudo,${BASE}`,
+      `cn=sudocmds,cn=sudo,${BASE}`,
+      `cn=sudocmdgroups,cn=sudo,${BASE}`,
+      `cn=sudorules,cn=sudo,${BASE}`,
+      `cn=pwpolicies,cn=accounts,${BASE}`,
       `cn=kerberos,${BASE}`,
       `cn=etc,${BASE}`,
       `cn=ranges,cn=etc,${BASE}`,
       `cn=servers,cn=etc,${BASE}`,
     ]);
+    const entries = tree.entries.map((op) => op.dn);
+    // the services before the groups that name them
+    assert.equal(entries[0], `cn=sshd,cn=hbacservices,cn=hbac,${BASE}`);
+    assert.ok(entries.indexOf(`cn=Sudo,cn=hbacservicegroups,cn=hbac,${BASE}`) > entries.indexOf(`cn=sudo-i,cn=hbacservices,cn=hbac,${BASE}`));
     assert.deepEqual(
-      tree.entries.map((op) => op.dn),
-      ['IdP Administrators', 'User Administrators', 'Group Administrators'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+      entries.filter((dn) => dn.endsWith(`cn=privileges,cn=pbac,${BASE}`)),
+      ['IdP Administrators', 'User Administrators', 'Group Administrators', 'Sudo Administrator', 'Host Group Administrators', 'HBAC Administrator', 'Password Policy Administrators'].map((p) => `cn=${p},cn=privileges,cn=pbac,${BASE}`),
+    );
+    assert.ok(entries.includes(`cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`));
+    assert.deepEqual(
+      tree.initial.map((op) => op.dn),
+      ['allow_all', 'allow_systemd-user'].map((r) => `cn=${r},cn=rules,cn=hbac,${BASE}`),
     );
   });
 

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp } from '../support/pty.js';
@@ -51,7 +51,7 @@ describe('account state is checked on every way in', () => {
 
   /** A user with a TGT, a service ticket for the API (through curl) and a session cookie, all working. */
   async function activeUser(user: string, password: string): Promise<RpcSession> {
-    await admin.call('user_add', [user], { first: user, last: 'Test', password });
+    await addActiveUser(admin, user, password, { first: user, last: 'Test' });
     const k = await kinit(user, password);
     assert.equal(k.code, 0, k.stderr);
     const n = await curlNegotiate(user);
@@ -141,7 +141,7 @@ describe('account state is checked on every way in', () => {
     assert.ok(realm.log.some((l) => /kdc as_req .*client=lara@EXAMPLE.TEST .*outcome=KDC_ERR_CLIENT_REVOKED reason="client lara@EXAMPLE.TEST: account locked after too many failed logins, until \d{4}-/.test(l)), 'the KDC log says why');
     assert.ok(realm.log.some((l) => /login method=password user=lara outcome=denied error=AccountLocked\(1005\) reason="account locked after too many failed logins, until \d{4}-/.test(l)));
     // user-unlock: only for those who manage users; an administrator's ends the lockout at once
-    await admin.call('user_add', ['uma'], { first: 'Uma', last: 'U', password: 'Uma-pass-123' });
+    await addActiveUser(admin, 'uma', 'Uma-pass-123', { first: 'Uma', last: 'U' });
     const uma = new RpcSession(realm.url, realm.ca);
     assert.equal((await uma.login('uma', 'Uma-pass-123')).status, 200);
     await assert.rejects(uma.call('user_unlock', ['lara']), (e: Error & { errorName?: string }) => e.errorName === 'ACIError' && /not allowed to unlock user accounts/.test(e.message));
@@ -165,7 +165,7 @@ describe('account state is checked on every way in', () => {
   });
 
   it('a correct password resets the count: failures before it do not add up with failures after it', async () => {
-    await admin.call('user_add', ['rita'], { first: 'Rita', last: 'R', password: 'Rita-pass-12' });
+    await addActiveUser(admin, 'rita', 'Rita-pass-12', { first: 'Rita', last: 'R' });
     for (let i = 0; i < 5; i++) assert.match((await kinit('rita', 'wrong-password')).stderr, /Password incorrect/);
     const generation = realm.server.dir.generation;
     assert.equal((await new RpcSession(realm.url, realm.ca).login('rita', 'Rita-pass-12')).status, 200);
@@ -220,7 +220,7 @@ describe('account state and IdP logins', () => {
     admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
     await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
-    await admin.call('user_add', ['ivy'], { first: 'Ivy', last: 'I', password: 'Ivy-pass-123' });
+    await addActiveUser(admin, 'ivy', 'Ivy-pass-123', { first: 'Ivy', last: 'I' });
     await admin.call('user_mod', ['ivy'], { user_auth_type: ['idp', 'password'], idp: 'testidp', idp_user_id: 'ivy-sub' });
   });
   after(async () => {

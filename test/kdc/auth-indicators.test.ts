@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
@@ -79,7 +79,7 @@ describe('authentication indicators', () => {
     db = new PrincipalDb(realm.server.dir, REALM);
     const data = join(realm.dataDir, 'realm');
     env = { KRB5_CONFIG: join(data, 'krb5.conf') };
-    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-12' });
+    await addActiveUser(admin, 'carol', 'Carol-pass-12', { first: 'Carol', last: 'C' });
     await admin.call('service_add', ['HTTP/plain.example.test'], { force: true });
     await admin.call('service_add', ['HTTP/strong.example.test'], { auth_ind: ['hardened'], force: true });
     await admin.call('service_add', ['HTTP/federated.example.test'], { auth_ind: ['idp'], force: true });

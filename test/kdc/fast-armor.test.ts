@@ -17,7 +17,7 @@ import type { PaData } from '../../src/kerberos/asn1/primitives.js';
 import { profile, type EncryptionKey } from '../../src/kerberos/crypto/index.js';
 import { ErrorCode, KeyUsage, PaType } from '../../src/kerberos/iana.js';
 import { sendUdp } from '../../src/kerberos/transport.js';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startTestRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 
 const REALM = 'EXAMPLE.TEST';
@@ -34,7 +34,7 @@ describe('FAST armor is checked like any AP-REQ', () => {
     realm = await startTestRealm();
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'L', password: PASSWORD });
+    await addActiveUser(admin, 'alice', PASSWORD, { first: 'Alice', last: 'L' });
     armorTgt = await asWithPassword(send, { nameType: 1, nameString: ['admin'] }, REALM, realm.adminPassword);
     aliceKey = profile(18).stringToKey(PASSWORD, `${REALM}alice`);
   });

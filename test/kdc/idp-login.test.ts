@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startTestRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
 import { diridKinitViaIdp, idpPrompts, kinitViaIdp, pty } from '../support/pty.js';
@@ -115,7 +115,7 @@ describe('IdP login through the KDC (device flow)', () => {
   });
 
   it('never offers the idp mechanism to users who are not linked; their passwords keep working', async () => {
-    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-1' });
+    await addActiveUser(admin, 'carol', 'Carol-pass-1', { first: 'Carol', last: 'C' });
     const r = await runTool('kinit', ['-T', armor, '-c', `FILE:${join(realm.dataDir, 'carol.cc')}`, 'carol'], env, 'Carol-pass-1\n');
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stdout + r.stderr, /Authenticate at/);
@@ -138,7 +138,7 @@ describe('dirid kinit for linked users', () => {
     await admin.login('admin', realm.adminPassword);
     // issuer only: discovery fills the endpoints
     await admin.call('idp_add', ['disco'], { client_id: idp.clientId, secret: idp.clientSecret, issuer_url: idp.issuer, scope: 'openid email' });
-    await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D', password: 'Dora-pass-12' });
+    await addActiveUser(admin, 'dora', 'Dora-pass-12', { first: 'Dora', last: 'D' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp', 'password'], idp: 'disco', idp_user_id: 'dora-sub' });
     await admin.call('user_add', ['ivy'], { first: 'Ivy', last: 'I' });
     await admin.call('user_mod', ['ivy'], { user_auth_type: ['idp'], idp: 'disco', idp_user_id: 'ivy-sub' });

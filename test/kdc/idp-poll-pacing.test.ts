@@ -111,7 +111,7 @@ describe('device-flow token polls through the KDC: their pace, and an IdP not re
     const ctx = { db: { dir }, caches: { idpWaits: { holdMs, limit: 1000, active: 0 }, idpStarts: new IdpStarts() }, now: () => Date.now(), idp: new IdpClient(httpsFetch(idp.caPem)), cookies: new CookieJar(randomBytes(32)), note: {} };
     return ctx as unknown as ExchangeContext;
   };
-  const user = (link: string): KdcPrincipal => ({ dn: `uid=pace,${base}`, name: 'pace', keys: [], account: {} as KdcPrincipal['account'], authTypes: ['idp'], idpLink: `cn=${link},cn=idps,${base}`, idpSub: 'pace-sub', isUser: true, kind: 'user' });
+  const user = (link: string): KdcPrincipal => ({ dn: `uid=pace,${base}`, name: 'pace', keys: [], account: {} as KdcPrincipal['account'], lockout: { maxFailures: 0, failureIntervalSec: 0, lockoutSec: 0 }, authTypes: ['idp'], idpLink: `cn=${link},cn=idps,${base}`, idpSub: 'pace-sub', isUser: true, kind: 'user' });
 
   /** The IdP's device answers give `interval`; token requests are timed from here on. */
   function watch(interval: number): void {

@@ -17,7 +17,7 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
 import { startServer } from '../../src/server/start.js';
 import { findPrincipal } from '../../src/account/lookup.js';
 import { runTool } from '../support/mit-tools.js';
@@ -96,7 +96,8 @@ describe('the password service with MIT kpasswd and kinit', () => {
     assert.ok(p && p.keys.length > 0, `${user} has keys`);
     return Math.max(...p.keys.map((k) => k.kvno));
   };
-  const addUser = (user: string, password: string) => admin.call('user_add', [user], { first: user, last: 'Test', password });
+  /** A user with a password of its own (one an administrator sets has expired: the user replaced it). */
+  const addUser = (user: string, password: string) => addActiveUser(admin, user, password, { first: user, last: 'Test' });
   const lines = (re: RegExp) => realm.log.filter((l) => re.test(l));
 
   it('is written to krb5.conf (kpasswd_server) and sssd.conf with the port it chose, and logged', () => {
@@ -110,7 +111,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
   it('kpasswd changes a password: the new one logs in, the old one no longer does, the key version goes up', async () => {
     await addUser('alice', 'Alice-old-1');
     assert.equal((await kinit('alice', 'Alice-old-1\n')).code, 0);
-    assert.equal(await kvnoOf('alice'), 1);
+    assert.equal(await kvnoOf('alice'), 2, "the administrator's key version 1, hers 2");
     const r = await kpasswd('alice', 'Alice-old-1\nAlice-new-22\nAlice-new-22\n');
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /Password for alice@EXAMPLE\.TEST: \nEnter new password: \nEnter it again: \nPassword changed\.\n$/);
@@ -125,7 +126,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
     assert.match(old.stderr, /Password incorrect/);
     const k = await kinit('alice', 'Alice-new-22\n');
     assert.equal(k.code, 0, k.stderr);
-    assert.equal(await kvnoOf('alice'), 2);
+    assert.equal(await kvnoOf('alice'), 3);
     // the directory password (API login) changed with the keys
     assert.equal((await new RpcSession(realm.url, realm.ca).login('alice', 'Alice-new-22')).status, 200);
   });
@@ -137,7 +138,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
     assert.match(r.stdout, /^Password change rejected: invalid 'password': must be at least 8 characters$/m);
     assert.ok(lines(/kpasswd chpw transport=tcp client=sam@EXAMPLE\.TEST .*outcome=SOFTERROR/).length === 1);
     assert.equal((await kinit('sam', 'Sam-pass-123\n')).code, 0, 'the old password still works');
-    assert.equal(await kvnoOf('sam'), 1);
+    assert.equal(await kvnoOf('sam'), 2);
   });
 
   it('kpasswd over UDP, when TCP is refused (MIT tries UDP only then)', async () => {
@@ -213,7 +214,10 @@ describe('the password service with MIT kpasswd and kinit', () => {
     const set = kpasswdRequest(adminTicket, 'Bob-set-4567', { version: KpasswdVersion.SET_PASSWORD, target: { name: 'bob', realm: 'EXAMPLE.TEST' } });
     assert.deepEqual(readKpasswdReply(await sendUdp({ host: '127.0.0.1', port }, set.msg), set), { code: KpasswdResult.SUCCESS, text: 'Password changed' });
     assert.equal(lines(/kpasswd setpw transport=udp client=admin@EXAMPLE\.TEST target=bob@EXAMPLE\.TEST outcome=SUCCESS/).length, 1);
-    assert.equal((await kinit('bob', 'Bob-set-4567\n')).code, 0);
+    // the administrator's password has expired: kinit has bob choose his own
+    const first = await kinit('bob', 'Bob-set-4567\nBob-mine-7890\nBob-mine-7890\n');
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    assert.match(first.stdout, /Password expired\.  You must change it now\./);
 
     const carlTicket = await changepwTicket(kdcPort, 'EXAMPLE.TEST', 'carl', 'Carl-pass-123');
     const other = kpasswdRequest(carlTicket, 'Bob-by-carl-1', { version: KpasswdVersion.SET_PASSWORD, target: { name: 'bob', realm: 'EXAMPLE.TEST' } });
@@ -224,7 +228,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
     const own = kpasswdRequest(carlTicket, 'Carl-own-4567', { version: KpasswdVersion.SET_PASSWORD });
     assert.deepEqual(readKpasswdReply(await sendTcp({ host: '127.0.0.1', port }, own.msg), own), { code: KpasswdResult.SUCCESS, text: 'Password changed' });
     assert.equal((await kinit('carl', 'Carl-own-4567\n')).code, 0);
-    assert.equal((await kinit('bob', 'Bob-set-4567\n')).code, 0, "bob's password is the administrator's");
+    assert.equal((await kinit('bob', 'Bob-mine-7890\n')).code, 0, "bob's password is his own");
   });
 
   it('tickets for kadmin/changepw come from the password only: none from a TGT, and one without INITIAL may not change its own password', async () => {
@@ -330,7 +334,7 @@ describe('the password service with MIT kpasswd and kinit', () => {
     assert.equal(readKpasswdReply(first, call).code, KpasswdResult.SUCCESS);
     assert.equal(lines(/kpasswd chpw transport=udp client=rex@EXAMPLE\.TEST/).length, 1);
     assert.equal((await kinit('rex', 'Rex-new-45678\n')).code, 0);
-    assert.equal(await kvnoOf('rex'), 2);
+    assert.equal(await kvnoOf('rex'), 3);
   });
 });
 

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startTestRealm, type TestRealm } from '../support/realm.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
 import { RpcSession } from '../support/rpc-client.js';
 
@@ -23,7 +23,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     env = { KRB5_CONFIG: join(dataDir, 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'cc')}`, KRB5_TRACE: '' };
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pass-1' });
+    await addActiveUser(admin, 'alice', 'Alice-pass-1', { first: 'Alice', last: 'Liddell' });
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'Disabled', password: 'Dora-pass-12', disabled: true });
   });
   after(async () => realm.stop());

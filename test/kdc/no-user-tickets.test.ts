@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { runTool } from '../support/mit-tools.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { newRandomKeys } from '../../src/account/keys.js';
@@ -23,7 +23,7 @@ describe('tickets are issued for services, hosts and the realm only', () => {
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'none.cc')}` };
-    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-1' });
+    await addActiveUser(admin, 'carol', 'Carol-pass-1', { first: 'Carol', last: 'C' });
     await admin.call('service_add', ['HTTP/web.example.test'], { force: true });
     await admin.call('host_add', ['client1.example.test']);
   });

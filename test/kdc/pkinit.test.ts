@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, startTestRealm, type TestRealm } from '../support/realm.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { runTool } from '../support/mit-tools.js';
 import { pty } from '../support/pty.js';
@@ -33,7 +33,6 @@ import { ErrorCode, PaType } from '../../src/kerberos/iana.js';
 import { tgsExchange } from '../../src/kerberos/client.js';
 import { kerberosLogin, AuthRefusal } from '../../src/objects/login.js';
 import { Accounts } from '../../src/account/state.js';
-import { realmContainerDn } from '../../src/directory/layout.js';
 import { startServer } from '../../src/server/start.js';
 
 const REALM = 'EXAMPLE.TEST';
@@ -52,11 +51,11 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     env = { KRB5_CONFIG: join(realm.dataDir, 'realm', 'krb5.conf'), KRB5CCNAME: `FILE:${join(realm.dataDir, 'default.cc')}` };
     const admin = new RpcSession(realm.url, realm.ca);
     await admin.login('admin', realm.adminPassword);
-    await admin.call('user_add', ['carol'], { first: 'Carol', last: 'C', password: 'Carol-pass-1' });
+    await addActiveUser(admin, 'carol', 'Carol-pass-1', { first: 'Carol', last: 'C' });
     await admin.call('idp_add', ['testidp'], idpReference(idp, 'openid email'));
     await admin.call('user_add', ['dora'], { first: 'Dora', last: 'D' });
     await admin.call('user_mod', ['dora'], { user_auth_type: ['idp'], idp: 'testidp', idp_user_id: 'dora-sub' });
-    await admin.call('user_add', ['erin'], { first: 'Erin', last: 'E', password: 'Erin-pass-12' });
+    await addActiveUser(admin, 'erin', 'Erin-pass-12', { first: 'Erin', last: 'E' });
     await admin.call('user_mod', ['erin'], { user_auth_type: ['idp', 'password'], idp: 'testidp', idp_user_id: 'erin-sub' });
     anon = `FILE:${join(realm.dataDir, 'anon.cc')}`;
   });
@@ -221,7 +220,7 @@ describe('anonymous PKINIT, field by field', () => {
 
   it('the API and LDAP never take the anonymous principal for an account, even one of that name', async () => {
     await admin.call('service_add', ['WELLKNOWN/ANONYMOUS@EXAMPLE.TEST'], {}).catch(() => undefined);
-    const accounts = new Accounts(realm.server.dir, realmContainerDn(realm.server.dir.baseDn, REALM));
+    const accounts = new Accounts(realm.server.dir);
     for (const name of ['WELLKNOWN/ANONYMOUS@WELLKNOWN:ANONYMOUS', 'WELLKNOWN/ANONYMOUS@EXAMPLE.TEST']) {
       const r = await kerberosLogin(accounts, name);
       assert.ok(r instanceof AuthRefusal, name);

@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { ldapTools, type LdapTools } from '../support/ldap-tools.js';
 
@@ -23,7 +23,7 @@ describe('LDAP simple bind with a user DN in another letter case', () => {
   before(async () => {
     ({ realm, admin } = await startAdminRealm());
     tools = ldapTools(realm);
-    await admin.call('user_add', ['robert'], { first: 'Robert', last: 'Roe', password: 'Robert-pass-1' });
+    await addActiveUser(admin, 'robert', 'Robert-pass-1', { first: 'Robert', last: 'Roe' });
   });
   after(async () => realm.stop());
 

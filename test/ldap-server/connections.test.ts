@@ -14,7 +14,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Accounts } from '../../src/account/state.js';
-import { realmContainerDn } from '../../src/directory/layout.js';
 import { ControlOid, ExtendedOid, ResultCode } from '../../src/ldap/codes.js';
 import { decodePagedResultsValue, pagedResultsControl } from '../../src/ldap/controls.js';
 import { encodeMessage, type OutgoingMessage } from '../../src/ldap/protocol.js';
@@ -69,7 +68,7 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
     const data = join(realm.dataDir, 'realm');
     small = new LdapService({
       dir,
-      accounts: new Accounts(dir, realmContainerDn(dir.baseDn, 'EXAMPLE.TEST')),
+      accounts: new Accounts(dir),
       realm: 'EXAMPLE.TEST',
       registry: buildRegistry(),
       server: { version: '0', apiVersion: '0', realm: 'EXAMPLE.TEST', domain: 'example.test', searchSizeLimit: 100, searchTimeLimit: 2 },

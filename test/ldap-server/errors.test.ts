@@ -56,7 +56,7 @@ describe('the subschema entry', () => {
 
   it('describes every non-secret attribute type and every class, each under its own OID', () => {
     const secrets = realmSchema.attributeTypes.filter((a) => a.syntax === 'secret').map((a) => a.name);
-    assert.deepEqual(secrets.sort(), ['dirIdpClientKey', 'dirIdpClientSecret', 'krbPrincipalKey', 'userPassword']);
+    assert.deepEqual(secrets.sort(), ['dirEnrolmentPassword', 'dirIdpClientKey', 'dirIdpClientSecret', 'krbPrincipalKey', 'passwordHistory', 'userPassword']);
     assert.equal(attrs.attributeTypes!.length, realmSchema.attributeTypes.length - secrets.length);
     assert.equal(attrs.objectClasses!.length, realmSchema.objectClasses.length);
     const oids = [...attrs.attributeTypes!, ...attrs.objectClasses!].map(oidOf);

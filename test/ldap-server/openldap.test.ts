@@ -13,7 +13,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { runTool } from '../support/mit-tools.js';
 import { ldapTools, type LdapTools } from '../support/ldap-tools.js';
@@ -43,10 +43,10 @@ describe('the LDAP service with OpenLDAP clients', () => {
       ['dave', 'Dave', 'Lock'],
       ['erin', 'Erin', 'Change'],
     ] as const) {
-      await admin.call('user_add', [uid], { first, last, password: `${first}-pass-1` });
+      await addActiveUser(admin, uid, `${first}-pass-1`, { first, last });
     }
-    await admin.call('group_add', ['staff'], { description: 'Staff' });
-    await admin.call('group_add_member', ['staff'], { users: ['alice', 'bob'] });
+    await admin.call('group_add', ['crew'], { description: 'Crew' });
+    await admin.call('group_add_member', ['crew'], { users: ['alice', 'bob'] });
     await admin.call('idp_add', ['corp'], { client_id: 'corp-client', secret: IDP_SECRET, auth_uri: 'https://idp.example/a', token_uri: 'https://idp.example/t' });
     await admin.call('idp_add', ['corpkey'], { client_id: 'corp-key', client_auth: 'private_key_jwt', auth_uri: 'https://idp.example/a', token_uri: 'https://idp.example/t' });
   });
@@ -120,9 +120,9 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.match(r.stdout, /^homeDirectory: \/home\/bob$/m);
     assert.match(r.stdout, /^loginShell: \/bin\/bash$/m);
     assert.match(r.stdout, /^gecos: Bob Builder$/m);
-    const g = await search([...asUser('alice', 'Alice-pass-1'), '-b', GROUPS, '(cn=staff)', 'member', 'gidNumber']);
+    const g = await search([...asUser('alice', 'Alice-pass-1'), '-b', GROUPS, '(cn=crew)', 'member', 'gidNumber']);
     assert.equal(g.code, 0, g.stderr);
-    assert.deepEqual(dns(g.stdout), [`cn=staff,${GROUPS}`]);
+    assert.deepEqual(dns(g.stdout), [`cn=crew,${GROUPS}`]);
     assert.match(g.stdout, /^gidNumber: \d+$/m);
     assert.match(g.stdout, new RegExp(`^member: ${dnOf('alice')}$`, 'm'));
     assert.match(g.stdout, new RegExp(`^member: ${dnOf('bob')}$`, 'm'));
@@ -279,7 +279,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
   });
 
   it('refuses a user whose login is the IdP alone their own password change, through LDAP and the API alike, while an admin may set one', async () => {
-    await admin.call('user_add', ['fay'], { first: 'Fay', last: 'Linked', password: 'Fay-pass-1' });
+    await addActiveUser(admin, 'fay', 'Fay-pass-1', { first: 'Fay', last: 'Linked' });
     const fay = new RpcSession(realm.url, realm.ca);
     assert.equal((await fay.login('fay', 'Fay-pass-1')).status, 200);
     await admin.call('user_mod', ['fay'], { user_auth_type: ['idp'], idp: 'corp', idp_user_id: 'fay-sub' });
@@ -292,9 +292,11 @@ describe('the LDAP service with OpenLDAP clients', () => {
     // the API's passwd, on a session opened before the link
     await assert.rejects(fay.call('passwd', ['fay', 'Fay-pass-2']), (e: Error & { errorName?: string }) => e.errorName === 'ACIError' && reason.test(e.message));
     assert.equal((await tools.run('ldapwhoami', asUser('fay', 'Fay-pass-2'))).code, 49, 'nothing changed');
-    // an administrator may still set a password for the user
+    // an administrator may still set a password for the user, which has expired, as every password an administrator sets
     await admin.call('passwd', ['fay', 'Fay-pass-3']);
-    assert.equal((await tools.run('ldapwhoami', asUser('fay', 'Fay-pass-3'))).code, 0);
+    const set = await tools.run('ldapwhoami', asUser('fay', 'Fay-pass-3'));
+    assert.equal(set.code, 49);
+    assert.match(set.stderr, /password expired/);
     await admin.call('user_del', ['fay']);
   });
 
@@ -339,7 +341,7 @@ describe('the LDAP service with OpenLDAP clients', () => {
     assert.equal(tls.code, 0, tls.stderr);
     assert.equal(tls.stdout.trim(), `dn:${dnOf('alice')}`);
     assert.match(tls.stderr, /SASL SSF: 0/);
-    const tlsSearch = await search(['-Y', 'GSSAPI', '-ZZ', '-H', ldap, '-b', GROUPS, '(cn=staff)', 'member'], env);
+    const tlsSearch = await search(['-Y', 'GSSAPI', '-ZZ', '-H', ldap, '-b', GROUPS, '(cn=crew)', 'member'], env);
     assert.equal(tlsSearch.code, 0, tlsSearch.stderr);
     assert.match(tlsSearch.stdout, new RegExp(`^member: ${dnOf('alice')}$`, 'm'));
   });

@@ -98,6 +98,25 @@ describe('logger: JSON lines', () => {
     assert.doesNotMatch(lines[0]!, /[\n\u2028\u202e]/);
     assert.equal((JSON.parse(lines[0]!) as { user: string }).user, forged);
   });
+
+  it('a format changed at a reload applies to the root and every child made before, from the next line on', () => {
+    const lines: string[] = [];
+    const root = createLogger({ write: (l) => lines.push(l), now: () => Date.parse(TIME) });
+    const conn = root.child({ component: 'ldap', conn: 7 });
+    conn.info('bind', { dn: 'uid=a,dc=x' });
+    root.setFormat('json');
+    assert.equal(root.format, 'json');
+    conn.info('search', { base: 'dc=x' });
+    root.info('reload');
+    root.setFormat('text');
+    conn.info('unbind');
+    assert.deepEqual(lines, [
+      `${TIME} ldap bind conn=7 dn="uid=a,dc=x"`,
+      `{"time":"${TIME}","level":"info","component":"ldap","event":"search","conn":7,"base":"dc=x"}`,
+      `{"time":"${TIME}","level":"info","component":"server","event":"reload"}`,
+      `${TIME} ldap unbind conn=7`,
+    ]);
+  });
 });
 
 describe('logger: secrets', () => {

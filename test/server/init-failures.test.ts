@@ -3,7 +3,8 @@
  * refuses the connection, after the master key is written) leaves the data
  * directory as it found it, so the next init in the same directory is not
  * refused for a realm that was never made. An address to listen on that is
- * none is refused before anything is written.
+ * none is refused before anything is written, and so is an ID range below
+ * 1000 or past the 32-bit limit.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { initRealm } from '../../src/server/init.js';
 
 const BIN = new URL('../../bin/dirid-server.js', import.meta.url).pathname;
 const REFUSING_DATABASE = 'postgresql://nouser@127.0.0.1:1/db';
@@ -34,6 +36,17 @@ describe('dirid-server init that fails', () => {
     assert.equal(r.status, 1, r.stderr);
     assert.equal(r.stderr, "dirid-server: ERROR: invalid --listen '0.0.0.0:88': give an IP address (0.0.0.0 for every interface, 127.0.0.1 for loopback) or a host name\n");
     assert.equal(existsSync(data), false);
+  });
+
+  it('init refuses a range below 1000 or past the 32-bit limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dirid-range-'));
+    try {
+      const o = { dataDir: join(dir, 'r'), realm: 'R.TEST', domain: 'r.test', hostname: 'localhost', adminPassword: 'Secret123-admin' };
+      await assert.rejects(initRealm({ ...o, idStart: 10 }), /invalid ID range: the first ID must be at least 1000/);
+      await assert.rejects(initRealm({ ...o, idStart: 2_147_400_000 }), /invalid ID range: the range must end at 2147483646 or below/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('removes the data directory it made, and a retry with SQLite succeeds there', () => {

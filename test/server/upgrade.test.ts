@@ -7,8 +7,10 @@
  * directory goes from version 0 to DIRECTORY_VERSION, logged; every entry,
  * password, key and sealed secret is as it was, MIT kinit takes alice's
  * password and the service's keytab, and the realm's tree holds what the
- * registry declares; a second start changes and logs nothing; a directory
- * recorded at a newer version is refused, naming both versions. In
+ * registry declares, the access rule allow_all among them (once: deleted,
+ * it stays deleted at the next start); a second start changes and logs
+ * nothing; a directory recorded at a newer version is refused, naming both
+ * versions. In
  * process: an object registered after the realm was made (declared here,
  * one registry line each, a one-of-a-kind policy among them) gets its
  * containers, schema and default entries from the upgrade, and its
@@ -26,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Attributes, Directory } from '../../src/directory/types.js';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
-import { idRangeDn, realmContainerDn, realmPrincipalDn } from '../../src/directory/layout.js';
+import { globalPwpolicyDn, idRangeDn, realmContainerDn, realmPrincipalDn } from '../../src/directory/layout.js';
 import { tgsPrincipal } from '../../src/kerberos/principal.js';
 import { findPrincipal } from '../../src/account/lookup.js';
 import { dataPaths, readServerConfig } from '../../src/server/config.js';
@@ -43,7 +45,7 @@ import type { CallContext } from '../../src/framework/command.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { runTool } from '../support/mit-tools.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
-import { capturedLog, untimed } from '../support/log-lines.js';
+import { capturedLog, parseTextLine, untimed } from '../support/log-lines.js';
 
 const FIXTURE = new URL('../data/upgrade/release-2026-11-stop25.tar', import.meta.url).pathname;
 const REALM = 'UPGRADE.TEST';
@@ -95,6 +97,17 @@ function stop(p: ServerProcess): Promise<void> {
   });
 }
 
+/**
+ * An entry as stored after a start, less what a login there recorded (the
+ * last successful login, to the hour, and so the modification time), when
+ * the entry as it was had none: what the test's own kinit wrote.
+ */
+function withoutLoginRecord(now: Stored | undefined, was: Stored): Stored | undefined {
+  if (!now || now.attrs.krbLastSuccessfulAuth === undefined || was.attrs.krbLastSuccessfulAuth !== undefined) return now;
+  const { krbLastSuccessfulAuth: _login, modifyTimestamp: _modified, ...attrs } = now.attrs;
+  return { ...now, attrs: { ...attrs, ...(was.attrs.modifyTimestamp ? { modifyTimestamp: was.attrs.modifyTimestamp } : {}) } };
+}
+
 /** The upgrade's log lines (the realm's name, UPGRADE.TEST, is not one). */
 const UPGRADE_LINE = / upgrade (?:start|added|step|done) realm=/;
 
@@ -131,6 +144,13 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     assert.match(out, new RegExp(` upgrade start realm=${REALM} from=0 to=${DIRECTORY_VERSION}\\n`));
     assert.match(out, / upgrade step realm=UPGRADE\.TEST version=1 name="the password service's principal kadmin\/changepw, for realms made before it" did="nothing to do"\n/);
     assert.match(out, / upgrade step realm=UPGRADE\.TEST version=2 name="the POSIX ID range, for realms made before it" did="nothing to do"\n/);
+    // the HBAC services, service groups and privileges the rules come after, then the rules
+    assert.match(
+      out,
+      new RegExp(
+        ` upgrade step realm=${REALM} version=3 name="the entries a realm starts with \\(the HBAC rules allow_all and allow_systemd-user\\), for realms made before them, once" did="added cn=sshd,cn=hbacservices,cn=hbac,${BASE}; .*; cn=allow_all,cn=rules,cn=hbac,${BASE}; cn=allow_systemd-user,cn=rules,cn=hbac,${BASE}"\n`,
+      ),
+    );
     assert.match(out, new RegExp(` upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}\\n`));
 
     // the password and the keys, through MIT kinit against the upgraded realm's KDC
@@ -146,7 +166,7 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     const after1 = await withStore(data, snapshot);
     for (const [dn, was] of before0) {
       if (rewrittenAtStart(dn)) continue;
-      assert.deepEqual(after1.get(dn), was, `${dn} is as the previous release left it`);
+      assert.deepEqual(withoutLoginRecord(after1.get(dn), was), was, `${dn} is as the previous release left it`);
     }
     assert.deepEqual(after1.get(`cn=testidp,cn=idp,${BASE}`)?.secrets.dirIdpClientSecret, ['Upgrade-idp-secret-1'], 'the IdP client secret still opens with the master key');
     // what this code needs: the version record, and every container and entry the registry declares
@@ -154,8 +174,13 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     assert.deepEqual(record?.attrs.dirVersion, [String(DIRECTORY_VERSION)]);
     assert.deepEqual(record?.attrs.dirRelease, [SERVER_VERSION]);
     const tree = realmTree({ baseDn: BASE, realm: REALM });
-    for (const op of [...tree.containers, ...tree.entries]) assert.ok(after1.has(op.dn.toLowerCase()), `${op.dn} is there`);
-    for (const dn of after1.keys()) if (!before0.has(dn)) assert.equal(dn, versionRecordDn(BASE), `only the version record is new (${dn})`);
+    const added = new Set([...tree.containers, ...tree.entries, ...tree.initial].map((op) => op.dn.toLowerCase()));
+    for (const dn of added) assert.ok(after1.has(dn), `${dn} is there`);
+    // the realm grants what it granted: allow_all, enabled
+    assert.deepEqual(after1.get(`cn=allow_all,cn=rules,cn=hbac,${BASE}`)?.attrs.ipaEnabledFlag, ['TRUE']);
+    for (const dn of after1.keys()) if (!before0.has(dn)) assert.ok(dn === versionRecordDn(BASE) || added.has(dn), `only the version record and what the registry declares since (the HBAC and sudo objects among them) are new (${dn})`);
+    // step 4: the global password policy, with the lockout figures of releases before policies
+    assert.match(out, new RegExp(` upgrade step realm=${REALM} version=4 name="the global password policy, with the lockout figures the realm container held" did="added cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`));
   });
 
   it('a second start runs no step and changes nothing', async () => {
@@ -168,6 +193,21 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     const after2 = await withStore(data, snapshot);
     for (const [dn, was] of before2) if (!rewrittenAtStart(dn)) assert.deepEqual(after2.get(dn), was, dn);
     assert.equal(after2.size, before2.size);
+  });
+
+  it('allow_all, once deleted, stays deleted at the next start, while a deleted built-in HBAC service comes back', async () => {
+    const allowAll = `cn=allow_all,cn=rules,cn=hbac,${BASE}`;
+    const gdm = `cn=gdm,cn=hbacservices,cn=hbac,${BASE}`;
+    await withStore(data, (dir) => dir.batch([{ kind: 'delete', dn: allowAll }, { kind: 'delete', dn: gdm }]));
+    server = await startServerProcess(data);
+    const out = server.out();
+    await stop(server);
+    server = undefined;
+    assert.ok(out.includes(` upgrade added realm=${REALM} entries="${gdm}"\n`), out);
+    await withStore(data, async (dir) => {
+      assert.equal(await dir.get(allowAll), null, 'an administrator deleted it: it stays deleted');
+      assert.ok(await dir.get(gdm));
+    });
   });
 
   it('a directory recorded at a newer version is refused, naming both versions', async () => {
@@ -258,9 +298,10 @@ describe('an object registered after the realm was made', () => {
   it('gets its containers and default entries from the upgrade, and its commands and the read rule work', async () => {
     const { lines: log, log: logger } = capturedLog();
     await upgradeDirectory(dir, { realm: REALM, log: logger.child({ component: 'upgrade' }), registered });
-    const said = log.map(untimed);
-    assert.ok(said.includes(`upgrade added realm=${REALM} containers=${JSON.stringify(`cn=misc,${BASE},cn=notes,cn=misc,${BASE}`)}`), log.join('\n'));
-    assert.ok(said.includes(`upgrade added realm=${REALM} entries=${JSON.stringify(`cn=welcome,cn=notes,cn=misc,${BASE},cn=note policy,${realmContainerDn(BASE, REALM)}`)}`), log.join('\n'));
+    // (with what this release's own objects add to a realm the previous release made)
+    const addedDns = (what: 'containers' | 'entries') => log.map(parseTextLine).find((l) => l.event === 'added' && l.fields[what] !== undefined)?.fields[what] ?? '';
+    assert.ok(addedDns('containers').endsWith(`,cn=misc,${BASE},cn=notes,cn=misc,${BASE}`), log.join('\n'));
+    assert.ok(addedDns('entries').endsWith(`,cn=welcome,cn=notes,cn=misc,${BASE},cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
 
     const registry = buildRegistry({}, registered);
     const ctx: CallContext = {
@@ -322,6 +363,9 @@ describe('the upgrade on PostgreSQL', () => {
         { kind: 'delete', dn: changepw.dn },
         { kind: 'delete', dn: idRangeDn(BASE, REALM) },
         { kind: 'delete', dn: versionRecordDn(BASE) },
+        // releases before password policies: no global policy, lockout figures (set by hand) on the realm container
+        { kind: 'delete', dn: globalPwpolicyDn(BASE) },
+        { kind: 'modify', dn: realmContainerDn(BASE, REALM), mods: [{ op: 'replace', attr: 'krbPwdMaxFailure', values: ['3'] }, { op: 'replace', attr: 'krbPwdLockoutDuration', values: ['0'] }] },
       ]);
     });
 
@@ -333,16 +377,25 @@ describe('the upgrade on PostgreSQL', () => {
     try {
       assert.ok(await findPrincipal(server.dir, `kadmin/changepw@${REALM}`));
       assert.ok(await server.dir.get(idRangeDn(BASE, REALM)));
+      const policy = await server.dir.get(globalPwpolicyDn(BASE));
+      assert.deepEqual([policy?.attrs.krbPwdMaxFailure, policy?.attrs.krbPwdFailureCountInterval, policy?.attrs.krbPwdLockoutDuration, policy?.attrs.krbPwdMinLength], [['3'], ['60'], ['0'], ['8']]);
+      const realmEntry = await server.dir.get(realmContainerDn(BASE, REALM));
+      assert.equal(realmEntry?.attrs.krbPwdMaxFailure, undefined, 'moved, not copied');
     } finally {
       await server.stop();
     }
     const lines = upgradeLines(log).map(untimed);
-    assert.equal(lines.length, 5, lines.join('\n'));
+    assert.equal(lines.length, 7, lines.join('\n'));
     assert.equal(lines[0], `upgrade start realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
     assert.equal(lines[1], `upgrade added realm=${REALM} containers="cn=servers,cn=etc,${BASE}"`);
     assert.equal(lines[2], `upgrade step realm=${REALM} version=1 name="the password service's principal kadmin/changepw, for realms made before it" did="added kadmin/changepw@${REALM}"`);
     assert.match(lines[3]!, new RegExp(`^upgrade step realm=${REALM} version=2 name="the POSIX ID range, for realms made before it" did="added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+"$`));
-    assert.equal(lines[4], `upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
+    assert.match(lines[4]!, /^upgrade step realm=UPGRADE\.TEST version=3 name="the entries a realm starts with .*" did="nothing to do"$/);
+    assert.equal(
+      lines[5],
+      `upgrade step realm=${REALM} version=4 name="the global password policy, with the lockout figures the realm container held" did="added ${globalPwpolicyDn(BASE)}; moved krbPwdMaxFailure 3, krbPwdLockoutDuration 0 from ${realmContainerDn(BASE, REALM)} to it"`,
+    );
+    assert.equal(lines[6], `upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
 
     const second: string[] = [];
     await (await start(second)).stop();

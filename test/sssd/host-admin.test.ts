@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 
@@ -46,7 +46,7 @@ describe('a host administrator: password users through every PAM phase of pam_ss
 
   before(async () => {
     ({ realm, admin } = await startAdminRealm({ idStart: BASE }));
-    for (const u of ['alice', 'bob', 'carl', 'dave', 'eve']) await admin.call('user_add', [u], { first: u, last: 'Host', password: `${u}-Pw-1234` });
+    for (const u of ['alice', 'bob', 'carl', 'dave', 'eve']) await addActiveUser(admin, u, `${u}-Pw-1234`, { first: u, last: 'Host' });
     await admin.call('group_add', ['devs']);
     await admin.call('group_add', ['ops']);
     await admin.call('group_add', ['all']);
@@ -62,8 +62,8 @@ describe('a host administrator: password users through every PAM phase of pam_ss
       caFile: join(data, 'ca.crt'),
       sssdConf: ({ keytab, caFile, ccDir }) =>
         readFileSync(join(data, 'sssd.conf'), 'utf8')
-          .replaceAll('/etc/krb5.keytab', keytab)
-          .replaceAll('/etc/dirid/ca.crt', caFile)
+          .replaceAll(join(data, 'host.keytab'), keytab)
+          .replaceAll(join(data, 'ca.crt'), caFile)
           .replace(
             /^(\[domain\/[^\]]+\])$/m,
             // a short cache, so that changes in dirid are seen within the test (the account check is the written file's own)

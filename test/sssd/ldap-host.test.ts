@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { startTestIdp, type TestIdp, idpReference } from '../support/oidc-idp.js';
 import { sssdHost, type SssdHost } from '../support/sssd.js';
 
@@ -32,7 +32,7 @@ describe('a host of the realm: SSSD with the LDAP id provider and the krb5 auth 
     let admin;
     ({ realm, admin } = await startAdminRealm({ idpCaFile: idpCa, idStart: BASE }));
     await admin.call('idp_add', ['hostidp'], idpReference(idp));
-    await admin.call('user_add', ['alice'], { first: 'Alice', last: 'Liddell', password: 'Alice-pw-1234' });
+    await addActiveUser(admin, 'alice', 'Alice-pw-1234', { first: 'Alice', last: 'Liddell' });
     await admin.call('user_add', ['frank'], { first: 'Frank', last: 'Idp', user_auth_type: ['idp'], idp: 'hostidp', idp_user_id: 'frank-sub' });
     await admin.call('group_add', ['developers']);
     await admin.call('group_add_member', ['developers'], { users: ['alice', 'frank'] });
@@ -46,8 +46,8 @@ describe('a host of the realm: SSSD with the LDAP id provider and the krb5 auth 
       // the file dirid-server wrote for hosts, with this host's paths
       sssdConf: ({ keytab, caFile, ccDir }) => {
         const text = readFileSync(join(data, 'sssd.conf'), 'utf8')
-          .replaceAll('/etc/krb5.keytab', keytab)
-          .replaceAll('/etc/dirid/ca.crt', caFile)
+          .replaceAll(join(data, 'host.keytab'), keytab)
+          .replaceAll(join(data, 'ca.crt'), caFile)
           .replace(/^(\[domain\/[^\]]+\])$/m, `$1\nkrb5_ccname_template = FILE:${ccDir}/krb5cc_%U\ncache_credentials = false\ndebug_level = 6`);
         return text;
       },
@@ -60,11 +60,16 @@ describe('a host of the realm: SSSD with the LDAP id provider and the krb5 auth 
     rmSync(idpCa, { force: true });
   });
 
-  it('dirid-server wrote an sssd.conf for hosts naming its LDAP and KDC ports', () => {
+  it('dirid-server wrote an sssd.conf naming its LDAP and KDC ports and the CA its krb5.conf and default.conf name', () => {
     const conf = readFileSync(join(realm.dataDir, 'realm', 'sssd.conf'), 'utf8');
     assert.match(conf, new RegExp(`^ldap_uri = ldap://localhost:${realm.server.ldapPort}$`, 'm'));
     assert.match(conf, new RegExp(`^krb5_server = localhost:${realm.server.kdcPort}$`, 'm'));
     assert.match(conf, /^\[prompting\//m);
+    // the files of the data directory agree on the CA: the one beside them
+    const ca = join(realm.dataDir, 'realm', 'ca.crt');
+    assert.match(conf, new RegExp(`^ldap_tls_cacert = ${ca.replace(/[.]/g, '\\.')}$`, 'm'));
+    assert.match(readFileSync(join(realm.dataDir, 'realm', 'krb5.conf'), 'utf8'), new RegExp(`pkinit_anchors = FILE:${ca.replace(/[.]/g, '\\.')}\n`));
+    assert.match(readFileSync(join(realm.dataDir, 'realm', 'default.conf'), 'utf8'), new RegExp(`^ca_file = ${ca.replace(/[.]/g, '\\.')}$`, 'm'));
   });
 
   it('getent and id resolve users, private groups and groups from dirid', async () => {

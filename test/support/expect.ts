@@ -22,3 +22,12 @@ export async function directoryFailure(p: Promise<unknown>): Promise<DirectoryEr
   }
   return assert.fail('expected a DirectoryError');
 }
+
+/** Refused with ValidationError (3009) naming `option`, `name` as a name hosts reserve (objects/posix.ts) and `why`. */
+export async function reservedName(p: Promise<unknown>, option: string, name: string, why: RegExp): Promise<void> {
+  const e = await rpcError(p);
+  assert.equal(e.code, 3009, e.message);
+  assert.match(e.message, new RegExp(`^invalid '${option}': "${name}" is a name hosts reserve \\(`));
+  assert.match(e.message, why);
+  assert.match(e.message, /a user or group of that name would get its rights on hosts; choose another$/);
+}

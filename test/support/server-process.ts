@@ -18,8 +18,8 @@ export interface ServerProcess {
   out(): string;
 }
 
-export async function startServerProcess(dataDir: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [SERVER_BIN, 'start', '--data-dir', dataDir, ...EPHEMERAL_PORT_ARGS], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServerProcess(dataDir: string, extraArgs: readonly string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [SERVER_BIN, 'start', '--data-dir', dataDir, ...EPHEMERAL_PORT_ARGS, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {

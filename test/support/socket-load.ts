@@ -25,8 +25,8 @@ import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { asPasswordMaker, udpLoad } from '../../bench/support/kdc-load.js';
-import { LdapClient } from '../../bench/support/ldap-client.js';
+import { asPasswordMaker, udpLoad } from './kdc-load.js';
+import { LdapClient } from './ldap-load-client.js';
 import { DEFAULT_TCP_LIMITS } from '../../src/kdc/listener.js';
 import { ResultCode } from '../../src/ldap/codes.js';
 import { encodeMessage } from '../../src/ldap/protocol.js';
@@ -38,6 +38,7 @@ import { corpus, targetNamed } from '../fuzz/targets.js';
 import { prng } from './prng.js';
 import { RpcSession } from './rpc-client.js';
 import { residentBytes, type LoadServerJob, type LoadServerPorts, type LoadServerReport } from './socket-load-server.js';
+import { addActiveUser } from './realm.js';
 
 const MiB = 1024 * 1024;
 const ADMIN_PASSWORD = 'Load-admin-123';
@@ -881,7 +882,7 @@ export async function socketLoad(o: SocketLoadOptions): Promise<SocketLoadReport
       ['probe', PROBE_PASSWORD],
       ['fuzzer', FUZZER_PASSWORD],
     ] as const)
-      await admin.call('user_add', [u], { first: u, last: 'Load', password: pw });
+      await addActiveUser(admin, u, pw, { first: u, last: 'Load' });
     for (let i = 0; i < SEEDED; i++) await admin.call('user_add', [`seed-${i}`], { first: `Seed${i}`, last: 'Load', email: [`seed-${i}@load.test`] });
     const probe = new RpcSession(base, caPem);
     if ((await probe.login('probe', PROBE_PASSWORD)).status !== 200) throw new Error('probe login failed');

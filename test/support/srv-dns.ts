@@ -27,7 +27,8 @@ export interface SrvDns {
 
 const READY_MS = 10_000;
 
-export async function startSrvDns(records: SrvRecord[]): Promise<SrvDns> {
+/** `txt`: TXT records too (such as `_kerberos.DOMAIN`, naming the realm). */
+export async function startSrvDns(records: SrvRecord[], txt: Array<{ name: string; text: string }> = []): Promise<SrvDns> {
   if (records.length === 0) throw new Error('startSrvDns: no record');
   const deadline = Date.now() + READY_MS;
   let last = '';
@@ -41,6 +42,7 @@ export async function startSrvDns(records: SrvRecord[]): Promise<SrvDns> {
       '--no-resolv',
       '--no-hosts',
       ...records.map((r) => `--srv-host=${r.name},${r.target},${r.port},${r.priority ?? 0},${r.weight ?? 100}`),
+      ...txt.map((t) => `--txt-record=${t.name},${t.text}`),
       '--user=root',
     ]);
     let stderr = '';

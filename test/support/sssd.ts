@@ -10,9 +10,12 @@
  * Users are resolved by SSSD's files provider from a private passwd file,
  * or, given a domain section (the sssd.conf dirid writes for hosts), by the
  * LDAP id provider from dirid's LDAP service; `exec` then runs getent and id
- * against it through a private nsswitch.conf.
+ * against it through a private nsswitch.conf, whose `sudoers: files sss`
+ * sends sudo to SSSD's sudo responder too (with `sudo`, the distribution's
+ * own /etc/pam.d files, pam-auth-update's profiles with pam_sss, serve
+ * sudo's PAM service, and the machine's /etc/sudoers is read as it is).
  */
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pty, type PtyRun } from './pty.js';
@@ -34,6 +37,12 @@ export interface SssdHostOptions {
   sssdConf?: (paths: { keytab: string; caFile: string; ccDir: string }) => string;
   /** the realm CA, for an LDAP id provider */
   caFile?: string;
+  /** for sudo: the distribution's /etc/pam.d (sudo's service and the common-* files pam-auth-update wrote) beside the test's service */
+  sudo?: boolean;
+  /** the host's keytab (default the realm's host.keytab, host/localhost's) */
+  keytab?: string;
+  /** PAM services besides dirid-test, each with the same pam_sss stack (`sshd`, `su`: the names SSSD's access checks see) */
+  pamServices?: readonly string[];
 }
 
 export interface SssdHost {
@@ -77,10 +86,10 @@ export function sssdHost(o: SssdHostOptions): SssdHost {
   const kdc = /^\s*kdc = (\S+)/m.exec(krb5conf)?.[1];
   if (!kdc) throw new Error('the realm krb5.conf names no KDC');
   writeFileSync(join(dir, 'krb5.conf'), krb5conf);
-  copyFileSync(join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
+  copyFileSync(o.keytab ?? join(o.dataDir, 'host.keytab'), join(dir, 'host.keytab'));
   chmodSync(join(dir, 'host.keytab'), 0o600);
   if (o.caFile) copyFileSync(o.caFile, join(dir, 'ca.crt'));
-  writeFileSync(join(dir, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nnetgroup: sss\nservices: files sss\nshadow: files\nhosts: files\n');
+  writeFileSync(join(dir, 'nsswitch.conf'), 'passwd: files sss\ngroup: files sss\nnetgroup: sss\nservices: files sss\nshadow: files\nhosts: files\nsudoers: files sss\n');
   const conf = o.sssdConf ? o.sssdConf({ keytab: join(dir, 'host.keytab'), caFile: join(dir, 'ca.crt'), ccDir: join(dir, 'cc') }) : `[sssd]
 services = nss, pam
 domains = test
@@ -107,8 +116,11 @@ cache_credentials = false
 `;
   writeFileSync(join(etcSssd, 'sssd.conf'), conf, { mode: 0o600 });
   chmodSync(join(etcSssd, 'sssd.conf'), 0o600);
+  if (o.sudo) for (const f of readdirSync('/etc/pam.d')) if (statSync(join('/etc/pam.d', f)).isFile()) copyFileSync(join('/etc/pam.d', f), join(pamd, f));
   // every phase through pam_sss, as pam-auth-update sets a host up (without the local pam_unix beside it)
-  writeFileSync(join(pamd, PAM_SERVICE), 'auth required pam_sss.so\naccount required pam_sss.so\npassword required pam_sss.so\nsession required pam_sss.so\n');
+  for (const service of [PAM_SERVICE, ...(o.pamServices ?? [])]) {
+    writeFileSync(join(pamd, service), 'auth required pam_sss.so\naccount required pam_sss.so\npassword required pam_sss.so\nsession required pam_sss.so\n');
+  }
   const script = join(dir, 'run.sh');
   const commands = join(dir, 'commands.sh');
   writeFileSync(
@@ -116,7 +128,7 @@ cache_credentials = false
     `#!/bin/sh
 # runs inside the private mount and UTS namespaces: the host is called localhost,
 # as the realm's ldap/ and host/ principals name it (libldap names a server it
-# reaches over loopback by the machine's own name otherwise)
+# reaches over loopback by the machine's own name otherwise); a host is who its keytab says
 set -e
 hostname localhost
 mount --bind ${etcSssd} /etc/sssd
@@ -132,6 +144,10 @@ SSSD=$!
 trap 'kill $SSSD 2>/dev/null; wait $SSSD 2>/dev/null' EXIT
 i=0
 while [ ! -S /var/lib/sss/pipes/pam ] || [ ! -S /var/lib/sss/pipes/nss ]; do i=$((i+1)); [ $i -gt 100 ] && { echo "sssd did not start"; exit 3; }; sleep 0.1; done
+# and the sudo responder, when sssd.conf asks for it
+if grep -q '^services *=.*sudo' /etc/sssd/sssd.conf; then
+  while [ ! -S /var/lib/sss/pipes/sudo ]; do i=$((i+1)); [ $i -gt 100 ] && { echo "the sudo responder did not start"; exit 3; }; sleep 0.1; done
+fi
 # pam_sss asks the responder what to prompt for (here: the idp challenge) only where this file says it may
 touch /var/lib/sss/pubconf/pam_preauth_available
 if [ "$1" = --exec ]; then . ${commands}; else pamtester -v ${PAM_SERVICE} "$@"; fi

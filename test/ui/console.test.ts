@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import type { Page } from 'playwright-core';
-import { startAdminRealm, type TestRealm } from '../support/realm.js';
+import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import { RpcSession } from '../support/rpc-client.js';
 import { launchChromium, launchChromiumWithKerberos, type TestBrowser } from '../support/browser.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -252,7 +252,7 @@ describe('the web console', () => {
 
   it('shows a user without the privilege the references, but no edit controls and no secret', async () => {
     await admin.call('idp_add', ['visible'], { provider: 'keycloak', organization: 'r', base_url: 'kc.example.test', client_id: 'vis', secret: SECRET });
-    await admin.call('user_add', ['ursula'], { first: 'Ursula', last: 'User', password: 'Ursula-pass-1' });
+    await addActiveUser(admin, 'ursula', 'Ursula-pass-1', { first: 'Ursula', last: 'User' });
     const ctx = await chromium.context();
     const page = await ctx.newPage();
     const w = watch(page);
