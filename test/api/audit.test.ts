@@ -9,13 +9,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
+import { addActiveUser, changeOwnPassword, startAdminRealm, userSession, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
 import { parseTextLine } from '../support/log-lines.js';
 import { ldapTools } from '../support/ldap-tools.js';
 
 const PASSWORD = 'Audit-Password-0815';
 const NEW_PASSWORD = 'Audit-Password-0816';
+/** bob's own, chosen at his first login (the administrator's has expired) */
+const OWN_PASSWORD = 'Audit-Password-0817';
 const IDP_SECRET = 'Audit-Idp-Secret-4711';
 const BASE = 'dc=example,dc=test';
 const bobDn = `uid=bob,cn=users,cn=accounts,${BASE}`;
@@ -78,7 +80,7 @@ describe('the audit trail', () => {
   });
 
   it('a refused command writes nothing and no write line', async () => {
-    await admin.call('user_add', ['carl'], { first: 'Carl', last: 'C', password: PASSWORD });
+    await addActiveUser(admin, 'carl', PASSWORD, { first: 'Carl', last: 'C' });
     const carl = await userSession(realm, 'carl', PASSWORD);
     const since = realm.log.length;
     const r = await carl.raw('user_disable', ['bob'], {});
@@ -88,9 +90,15 @@ describe('the audit trail', () => {
   });
 
   it("LDAP Password Modify: the write is logged on the LDAP connection's line, and the bind says its method", async () => {
+    // the password the administrator set has expired: bob chooses his own through the session's password change, which is logged
+    const before = realm.log.length;
+    const changed = await changeOwnPassword(admin, 'bob', PASSWORD, OWN_PASSWORD);
+    assert.equal(changed.headers['x-dirid-pwchange-result'], 'ok', changed.body);
+    const change = realm.log.slice(before).map(parseTextLine).find((l) => l.event === 'password_change');
+    assert.deepEqual([change?.component, change?.fields.user, change?.fields.outcome], ['rpc', 'bob', 'ok'], realm.log.slice(before).join('\n'));
     const since = realm.log.length;
     const tools = ldapTools(realm);
-    const r = await tools.run('ldappasswd', ['-H', realm.ldapsUrl, '-x', '-D', bobDn, '-w', PASSWORD, '-s', NEW_PASSWORD]);
+    const r = await tools.run('ldappasswd', ['-H', realm.ldapsUrl, '-x', '-D', bobDn, '-w', OWN_PASSWORD, '-s', NEW_PASSWORD]);
     assert.equal(r.code, 0, r.stderr);
     const lines = realm.log.slice(since).map(parseTextLine);
     const bind = lines.find((l) => l.component === 'ldap' && l.event === 'bind');
@@ -102,7 +110,7 @@ describe('the audit trail', () => {
     assert.equal(w.fields.conn, bind.fields.conn);
     assert.deepEqual([w.fields.principal, w.fields.command, w.fields.dn], ['bob@EXAMPLE.TEST', 'passwd', bobDn]);
     assert.ok(w.fields.attrs!.split(',').includes('userPassword'), w.fields.attrs);
-    for (const l of realm.log) assert.ok(!l.includes(NEW_PASSWORD), l);
+    for (const l of realm.log) assert.ok(!l.includes(NEW_PASSWORD) && !l.includes(OWN_PASSWORD), l);
   });
 
   it('a lockout is logged once, the failed-login counts are not logged as writes', async () => {

@@ -217,6 +217,6 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
     }
     assert.equal(request?.component, 'rpc', server.out().slice(before));
     editConf((t) => t.replace('log_format = json\n', ''));
-    await hup(/^server reload realm=EXAMPLE\.TEST applied="[^"]*log_format json -> text"$/);
+    await hup(/^server reload realm=EXAMPLE\.TEST applied="[^"]*log_format json -> text"( |$)/);
   });
 });
