@@ -40,8 +40,8 @@ let out = '';
 const port = await new Promise<number>((resolve) => {
   server.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
-    const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-    if (m && /KDC listening/.test(out)) resolve(Number(m[1]));
+    const m = / service=https url=https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    if (m && / server started /.test(out)) resolve(Number(m[1]));
   });
 });
 server.stdout!.resume();

@@ -104,8 +104,8 @@ let out = '';
 const ports = await new Promise<{ kdc: number; https: number }>((resolve) => {
   const started = (d: Buffer) => {
     out += d.toString();
-    const k = /KDC listening on 127\.0\.0\.1:(\d+)/.exec(out);
-    const h = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    const k = / service=kdc address=127\.0\.0\.1 port=(\d+) /.exec(out);
+    const h = / service=https url=https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
     if (!k || !h) return;
     // the server logs every request from now on: kept, this listener would search an ever longer log on the load's core
     server.stdout!.off('data', started);

@@ -66,8 +66,8 @@ pin(ours.pid!, 0);
 const ports = await (async () => {
   for (let i = 0; i < 600; i++) {
     const out = readFileSync(join(tmp, 'server.log'), 'utf8');
-    const k = /KDC listening on 127\.0\.0\.1:(\d+)/.exec(out);
-    const h = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    const k = / service=kdc address=127\.0\.0\.1 port=(\d+) /.exec(out);
+    const h = / service=https url=https:\/\/127\.0\.0\.1:(\d+)/.exec(out);
     if (k && h) return { kdc: Number(k[1]), https: Number(h[1]) };
     await new Promise((r) => setTimeout(r, 50));
   }

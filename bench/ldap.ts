@@ -242,10 +242,11 @@ function loadAndServeDirid(job: DiridJob, logPath: string): { holder: { child: C
         log.write(d);
         if (found) return;
         seen += d.toString();
-        const m = /LDAP listening on ldap:\/\/127\.0\.0\.1:(\d+)\/ \(StartTLS\) and ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(seen);
-        if (m) {
+        const ldap = / service=ldap url=ldap:\/\/127\.0\.0\.1:(\d+)\//.exec(seen);
+        const ldaps = / service=ldaps url=ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(seen);
+        if (ldap && ldaps) {
           found = true;
-          resolve({ type: 'ready', ldapPort: Number(m[1]), ldapsPort: Number(m[2]), loadSeconds: r.loadSeconds, viewBuildMs: r.viewBuildMs });
+          resolve({ type: 'ready', ldapPort: Number(ldap[1]), ldapsPort: Number(ldaps[1]), loadSeconds: r.loadSeconds, viewBuildMs: r.viewBuildMs });
         }
       });
       server.once('exit', (code) => resolve({ type: 'error', message: `dirid-server exited with code ${code} before listening` }));

@@ -50,11 +50,11 @@ printf 'Upgrade-admin-1\n' > "$WORK/admin.password"
   --kdc-port 0 --kpasswd-port 0 --ldap-port 0 --ldaps-port 0 > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 300); do
-  grep -q 'LDAP listening on' "$WORK/server.log" && break
+  grep -qE 'LDAP listening on| server started ' "$WORK/server.log" && break
   kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
   sleep 0.1
 done
-grep -q 'LDAP listening on' "$WORK/server.log" || { cat "$WORK/server.log" >&2; exit 1; }
+grep -qE 'LDAP listening on| server started ' "$WORK/server.log" || { cat "$WORK/server.log" >&2; exit 1; }
 
 export KRB5_CONFIG="$DATA/krb5.conf" KRB5CCNAME="$CC" XDG_CACHE_HOME="$WORK/cache" HOME="$WORK"
 dirid() { "$NODE" "$SRC/bin/dirid.js" -c "$DATA/default.conf" "$@"; }

@@ -50,6 +50,7 @@ import { generalizedTime } from '../directory/schema.js';
 import { DirectoryError, type Directory, type Entry, type Modification } from '../directory/types.js';
 import { findPrincipal } from './lookup.js';
 import { hasObjectClass } from '../directory/entry.js';
+import { silentLogger, type Logger } from '../log/logger.js';
 import { DEFAULT_POLICY, passwordPolicies, type MaybePolicy, type PasswordPolicy } from './password-policy.js';
 
 export interface Account {
@@ -251,7 +252,11 @@ function lostRace(e: unknown): boolean {
 const NO_LOCKOUT: LockoutPolicy = Object.freeze({ maxFailures: 0, failureIntervalSec: 0, lockoutSec: 0 });
 
 export class Accounts {
-  constructor(readonly dir: Directory) {}
+  /** `log`: where a lockout is logged (an audit event, docs/logging.md) */
+  constructor(
+    readonly dir: Directory,
+    private readonly log: Logger = silentLogger,
+  ) {}
 
   /** The entry of the principal named `principal` (`name@REALM`); null unless exactly one. */
   find(principal: string): Promise<Entry | null> {
@@ -290,7 +295,9 @@ export class Accounts {
   /**
    * Counts a wrong password at `now` (users only), from the counters as
    * stored now: the next count replaces the one read by compare-and-set,
-   * again from a fresh read when another server counted meanwhile.
+   * again from a fresh read when another server counted meanwhile. The
+   * failure that reaches the limit locks the account and is logged
+   * (`lockout`); the counts themselves are not, being noise.
    */
   failedPassword(a: Account, policy: LockoutPolicy, now: number): Promise<void> {
     if (!a.isUser || policy.maxFailures === 0) return Promise.resolve();
@@ -305,6 +312,9 @@ export class Accounts {
         mods.push({ op: 'replace', attr: 'krbLastFailedAuth', values: [generalizedTime(new Date(now))] });
         try {
           await modifyIfPresent(this.dir, a.dn, mods);
+          if (n === policy.maxFailures) {
+            this.log.warn('lockout', { dn: a.dn, failures: n, until: policy.lockoutSec > 0 ? new Date(now + policy.lockoutSec * 1000).toISOString() : 'an administrator unlocks it' });
+          }
           return;
         } catch (err) {
           if (!lostRace(err) || attempt >= 20) throw err;

@@ -38,6 +38,7 @@ import { compileSchema, generalizedTime } from './schema.js';
 import { openSecret, sealSecret } from './secrets.js';
 import { isPromise, wait, type DirectoryStorage, type Maybe, type Sealed, type Steps, type StorageTx, type StoredEntry } from './storage.js';
 import { unique } from './unique.js';
+import { written } from './written.js';
 import {
   DirectoryError,
   type Attributes,
@@ -189,21 +190,28 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
 
   // ---- writing -------------------------------------------------------------
 
+  // each reports what it committed (written.ts: a command's audit trail)
   async add(dn: string, attrs: Attributes): Promise<void> {
-    return this.write((tx) => this.addSteps(tx, dn, attrs));
+    await this.write((tx) => this.addSteps(tx, dn, attrs));
+    written([{ kind: 'add', dn, attrs }]);
   }
   async modify(dn: string, mods: Modification[]): Promise<void> {
-    return this.write((tx) => this.modifySteps(tx, dn, mods));
+    await this.write((tx) => this.modifySteps(tx, dn, mods));
+    written([{ kind: 'modify', dn, mods }]);
   }
   async delete(dn: string): Promise<void> {
-    return this.write((tx) => this.deleteSteps(tx, dn));
+    await this.write((tx) => this.deleteSteps(tx, dn));
+    written([{ kind: 'delete', dn }]);
   }
   async rename(dn: string, newRdn: string): Promise<string> {
-    return this.write((tx) => this.renameSteps(tx, dn, newRdn));
+    const to = await this.write((tx) => this.renameSteps(tx, dn, newRdn));
+    written([{ kind: 'rename', dn, newRdn }]);
+    return to;
   }
   async batch(ops: WriteOp[]): Promise<void> {
     if (!Array.isArray(ops)) throw new DirectoryError('unwillingToPerform', 'a batch is a list of writes');
-    return this.write((tx) => this.batchSteps(tx, ops));
+    await this.write((tx) => this.batchSteps(tx, ops));
+    written(ops);
   }
   async close(): Promise<void> {
     if (this.queue) await this.queue;

@@ -8,6 +8,7 @@
 import type { Attributes, Directory, Entry, Modification, SchemaDefinition } from '../directory/types.js';
 import { publicError, PublicError } from './errors.js';
 import { convertParam, type ParamDef, type ParamValue } from './params.js';
+import type { Logger } from '../log/logger.js';
 
 /** Who is calling. */
 export interface Principal {
@@ -124,6 +125,8 @@ export interface CallContext {
    * then asks for no current_password. The API never sets it.
    */
   ownPasswordProven?: boolean;
+  /** the transport's logger for this call: each directory write the command commits is logged on it (dispatch.ts, audit.ts) */
+  log?: Logger;
 }
 
 /** An argument or option of a command. */

@@ -22,6 +22,7 @@ import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import type { CookieJar } from './cookie-jar.js';
 import { AccountRefused, KdcError } from './errors.js';
 import { armoredReply, type FastState } from './fast.js';
+import { errorFields, type Logger } from '../log/logger.js';
 
 /** Where the error is answered: what the KRB-ERROR names and how it travels. */
 export interface ErrorScene {
@@ -33,7 +34,7 @@ export interface ErrorScene {
   fast?: FastState | undefined;
   /** the exchange's cookie jar (in an armored conversation, bound to its armor) */
   cookies: CookieJar;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 /** The KRB-ERROR for `thrown`, and its code (for the log line). */
@@ -59,16 +60,16 @@ export function krbErrorReply(thrown: unknown, at: ErrorScene): { code: number; 
 }
 
 /** The code, e-text and hints a thrown value is answered with. */
-function answerOf(thrown: unknown, log: (line: string) => void): { code: number; eText: string; hints?: PaData[] | undefined; eData?: Buffer | undefined } {
+function answerOf(thrown: unknown, log: Logger): { code: number; eText: string; hints?: PaData[] | undefined; eData?: Buffer | undefined } {
   if (thrown instanceof KdcError) return { code: thrown.code, eText: thrown.message, hints: thrown.hints, eData: thrown.eData };
   if (thrown instanceof AccountRefused) return { code: refusalCode(thrown.refusal, thrown.role), eText: thrown.message };
   if (thrown instanceof ApError) return { code: thrown.code, eText: thrown.message };
   if (thrown instanceof DirectoryError && thrown.code === 'unavailable') {
-    log(`${new Date().toISOString()} kdc ${thrown.message}`);
+    log.error('directory_unavailable', { error: thrown.message });
     return { code: ErrorCode.KDC_ERR_SVC_UNAVAILABLE, eText: 'the directory database cannot be reached' };
   }
   // a malformed part of a request is the client's doing: no stack in the log
-  if (!(thrown instanceof Asn1Error)) log(`${new Date().toISOString()} kdc internal error: ${thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown)}`);
+  if (!(thrown instanceof Asn1Error)) log.error('internal_error', errorFields(thrown));
   return { code: ErrorCode.KRB_ERR_GENERIC, eText: 'internal error' };
 }
 

@@ -27,6 +27,7 @@ import { UdpTcpListener, type TcpLimits, type Transport } from './listener.js';
 import { KpasswdService, type PasswordChanger } from './kpasswd.js';
 import type { PkinitIdentity } from './pkinit-identity.js';
 import { DEFAULT_START_LIMITS, type AnonymousArmorIdp, type StartLimits } from './idp-starts.js';
+import type { Logger } from '../log/logger.js';
 
 /** MIT's default max_dgram_reply_size. */
 export const MAX_UDP_REPLY = 4096;
@@ -38,7 +39,8 @@ export interface KdcOptions {
   cookieKey: Buffer;
   /** the server's IdP client: HTTPS to IdP endpoints, discovery documents and key sets it keeps */
   idp: IdpClient;
-  log: (line: string) => void;
+  /** the KDC's logger (component kdc); the password service's is its child (component kpasswd) */
+  log: Logger;
   now?: () => number;
   /** how long a device-flow answer may be held while the IdP says "pending" (default 10 s) */
   idpHoldMs?: number;
@@ -54,18 +56,6 @@ export interface KdcOptions {
   observe?: (exchange: string, transport: Transport, outcome: string, ms: number, note: KdcNote) => void;
 }
 
-/** The time now as ISO 8601 for the log line, made again only when the millisecond changes (a busy KDC logs several requests in one). */
-let isoMs = -1;
-let isoText = '';
-function isoNow(): string {
-  const ms = Date.now();
-  if (ms !== isoMs) {
-    isoMs = ms;
-    isoText = new Date(ms).toISOString();
-  }
-  return isoText;
-}
-
 export class Kdc {
   readonly db: PrincipalDb;
   private readonly answers = new AnswerOnce();
@@ -76,7 +66,7 @@ export class Kdc {
   readonly cookies: CookieJar;
 
   constructor(private readonly o: KdcOptions) {
-    this.db = new PrincipalDb(o.dir, o.realm);
+    this.db = new PrincipalDb(o.dir, o.realm, o.log.child({ component: 'account' }));
     this.now = o.now ?? Date.now;
     this.cookies = new CookieJar(o.cookieKey);
     this.caches = kdcCaches(o.idpHoldMs, { ...DEFAULT_START_LIMITS, ...o.idpPending });
@@ -143,10 +133,17 @@ export class Kdc {
     const ms = performance.now() - started;
     const kind = req ? (req.msgType === MsgType.AS_REQ ? 'AS_REQ' : 'TGS_REQ') : 'UNKNOWN';
     this.o.observe?.(kind, transport, outcome, ms, note);
-    this.o.log(
-      `${isoNow()} kdc ${kind} ${transport} client=${note.client ?? '-'} server=${note.server ?? '-'} outcome=${outcome}` +
-        `${note.etype ? ` etype=${note.etype}` : ''}${note.preauth ? ` preauth=${JSON.stringify(note.preauth)}` : ''}${note.authind ? ` authind=${JSON.stringify(note.authind)}` : ''}${reason ? ` reason=${JSON.stringify(reason.slice(0, 200))}` : ''} duration_ms=${ms.toFixed(2)}`,
-    );
+    this.o.log.info(req ? (req.msgType === MsgType.AS_REQ ? 'as_req' : 'tgs_req') : 'malformed', {
+      transport,
+      client: note.client ?? null,
+      server: note.server ?? null,
+      outcome,
+      etype: note.etype || undefined,
+      preauth: note.preauth,
+      authind: note.authind,
+      reason: reason?.slice(0, 200),
+      duration_ms: Math.round(ms * 100) / 100,
+    });
     return reply;
   }
 
@@ -166,6 +163,6 @@ export class Kdc {
 
   /** The password service of this KDC's realm, changing passwords by `change`; the caller makes it listen. */
   passwordService(change: PasswordChanger): KpasswdService {
-    return new KpasswdService({ db: this.db, realm: this.o.realm, replays: this.caches.replays, change, now: this.now, log: this.o.log, ...(this.o.tcp ? { tcp: this.o.tcp } : {}) });
+    return new KpasswdService({ db: this.db, realm: this.o.realm, replays: this.caches.replays, change, now: this.now, log: this.o.log.child({ component: 'kpasswd' }), ...(this.o.tcp ? { tcp: this.o.tcp } : {}) });
   }
 }

@@ -36,6 +36,7 @@ import { microseconds, wholeSeconds } from '../kerberos/time.js';
 import { UdpTcpListener, type TcpLimits, type Transport } from './listener.js';
 import { AnswerOnce } from './lookaside.js';
 import { keyFor, type PrincipalDb } from './principals.js';
+import { elapsedMs, errorFields, type Logger } from '../log/logger.js';
 
 /**
  * What the password-change rule made of a request: changed; or refused
@@ -54,7 +55,7 @@ export interface KpasswdOptions {
   replays: ReplayCache;
   change: PasswordChanger;
   now: () => number;
-  log: (line: string) => void;
+  log: Logger;
   /** the TCP bounds of its listener (listener.ts defaults) */
   tcp?: Partial<TcpLimits>;
 }
@@ -119,7 +120,7 @@ export class KpasswdService {
   }
 
   private async process(raw: Buffer, transport: Transport): Promise<Buffer | null> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     const note: Note = {};
     let outcome: number;
     let reply: Buffer | null;
@@ -146,10 +147,15 @@ export class KpasswdService {
       if (accepted) reply = this.resultReply(accepted, refusal.result, refusal.message);
       else reply = e instanceof KpasswdFormatError && transport === 'udp' ? null : this.errorReply(refusal);
     }
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    this.o.log(
-      `${new Date().toISOString()} kpasswd ${note.kind ?? 'MALFORMED'} ${transport} client=${note.client ?? '-'} target=${note.target ?? '-'} outcome=${resultName(outcome)}${reply ? '' : ' dropped'}${note.reason !== undefined ? ` reason=${JSON.stringify(note.reason)}` : ''} duration_ms=${ms.toFixed(2)}`,
-    );
+    this.o.log.info(note.kind?.toLowerCase() ?? 'malformed', {
+      transport,
+      client: note.client ?? null,
+      target: note.target ?? null,
+      outcome: resultName(outcome),
+      dropped: reply ? undefined : true,
+      reason: note.reason,
+      duration_ms: elapsedMs(started),
+    });
     return reply;
   }
 
@@ -222,7 +228,7 @@ export class KpasswdService {
   private refusalOf(e: unknown): Refusal {
     if (e instanceof Refusal) return e;
     if (e instanceof KpasswdFormatError) return new Refusal(KpasswdResult.MALFORMED, e.message);
-    this.o.log(`${new Date().toISOString()} kpasswd internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    this.o.log.error('internal_error', errorFields(e));
     return new Refusal(KpasswdResult.HARDERROR, 'internal error');
   }
 

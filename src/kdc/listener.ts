@@ -19,6 +19,7 @@
 import { createSocket, type Socket as UdpSocket, type SocketOptions } from 'node:dgram';
 import { lookup as dnsLookup } from 'node:dns';
 import { createServer, isIP, type Server as TcpServer, type Socket } from 'node:net';
+import type { Logger } from '../log/logger.js';
 
 export type Transport = 'udp' | 'tcp';
 
@@ -34,7 +35,7 @@ const literalLookup: NonNullable<SocketOptions['lookup']> = (hostname, options, 
 };
 
 export interface DatagramService {
-  /** what the log lines name the listener */
+  /** what errors name the listener */
   name: string;
   /** the largest TCP message read */
   maxTcpMessage: number;
@@ -42,7 +43,8 @@ export interface DatagramService {
   handle(raw: Buffer, transport: Transport, from?: string): Promise<Buffer | null>;
   /** the answer to a TCP message too long to read, sent before the connection closes; null: close without one */
   oversize(): Buffer | null;
-  log(line: string): void;
+  /** the service's logger: its lines say `udp_error`, `tcp_closed_oldest`, `tcp_too_slow` */
+  log: Logger;
 }
 
 /** The bounds of the TCP side of a listener. */
@@ -105,7 +107,7 @@ export class UdpTcpListener {
           () => {},
         );
       });
-      udp.on('error', (e) => this.service.log(`${new Date().toISOString()} ${name} udp error ${e.message}`));
+      udp.on('error', (e) => this.service.log.error('udp_error', { error: e.message }));
       this.udp = udp;
       this.tcp = tcp;
       return chosen;
@@ -117,7 +119,7 @@ export class UdpTcpListener {
     const name = this.service.name;
     if (this.sockets.size >= this.limits.maxConnections) {
       const oldest = this.sockets.values().next().value!;
-      this.service.log(`${new Date().toISOString()} ${name} tcp closing the oldest connection from=${oldest.remoteAddress ?? '?'}:${oldest.remotePort ?? '?'} reason="more than ${this.limits.maxConnections} connections"`);
+      this.service.log.warn('tcp_closed_oldest', { from: `${oldest.remoteAddress ?? '?'}:${oldest.remotePort ?? '?'}`, reason: `more than ${this.limits.maxConnections} connections` });
       oldest.destroy();
       this.sockets.delete(oldest);
     }
@@ -133,7 +135,7 @@ export class UdpTcpListener {
     };
     const hurry = () => {
       deadline ??= setTimeout(() => {
-        this.service.log(`${new Date().toISOString()} ${name} tcp from=${s.remoteAddress ?? '?'}:${s.remotePort ?? '?'} a message did not arrive whole within ${this.limits.messageMs} ms; closing`);
+        this.service.log.warn('tcp_too_slow', { from: `${s.remoteAddress ?? '?'}:${s.remotePort ?? '?'}`, reason: `a message did not arrive whole within ${this.limits.messageMs} ms; closing` });
         s.destroy();
       }, this.limits.messageMs);
     };

@@ -14,6 +14,7 @@ import { parseKeys, type StoredKey } from '../account/keys.js';
 import { realmContainerDn } from '../directory/layout.js';
 import { DEFAULT_MAX_LIFE, DEFAULT_MAX_RENEW } from '../account/realm-policy.js';
 import { principalKind, type PrincipalKind } from '../account/lookup.js';
+import type { Logger } from '../log/logger.js';
 
 export interface KdcPrincipal {
   dn: string;
@@ -60,11 +61,13 @@ export class PrincipalDb {
   private readonly cache = new Map<string, { p: KdcPrincipal | null; generation: number; expires: number }>();
   readonly accounts: Accounts;
 
+  /** `log`: where the accounts' lockouts are logged */
   constructor(
     readonly dir: Directory,
     readonly realm: string,
+    log?: Logger,
   ) {
-    this.accounts = new Accounts(dir);
+    this.accounts = new Accounts(dir, log);
   }
 
   /**

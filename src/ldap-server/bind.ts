@@ -53,7 +53,7 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
   if (a.method === 'sasl') return saslBind(ctx, conn, req.name, a.mechanism, a.credentials);
   if (a.method !== 'simple') throw refuse('authMethodNotSupported', 'use a simple bind over TLS, or SASL GSSAPI');
   const name = req.name;
-  if (name === '' && a.password.length === 0) return { response: success(), note: 'method=anonymous' };
+  if (name === '' && a.password.length === 0) return { response: success() };
   if (name === '') throw invalid('a password without a name');
   // RFC 4513 §5.1.2: a name without a password is an unauthenticated bind, which we refuse
   if (a.password.length === 0) throw refuse('unwillingToPerform', 'unauthenticated bind (a DN with an empty password) is not allowed');
@@ -75,12 +75,12 @@ export async function bind(ctx: ServiceContext, conn: LdapConnection, req: BindR
     const error = outcome.publicError.errorName === 'PasswordExpired' ? PasswordPolicyError.passwordExpired : outcome.publicError.errorName === 'AccountLocked' ? PasswordPolicyError.accountLocked : undefined;
     if (!policy || error === undefined) throw outcome;
     const refused: BindResponse = { op: 'bindResponse', resultCode: ldapCodeOf(outcome.publicError), matchedDN: '', diagnosticMessage: outcome.publicError.message };
-    return { response: refused, controls: [passwordPolicyControl({ error })], note: `method=simple reason=${JSON.stringify(outcome.message)}` };
+    return { response: refused, controls: [passwordPolicyControl({ error })], note: { reason: outcome.message } };
   }
   if (!sameDn(outcome.dn, name)) throw invalid('the DN is not the entry of that user');
   conn.principal = outcome;
   const expires = policy ? (await ctx.accounts.get(outcome.dn))?.passwordExpiration : undefined;
   const left = expires ? expires.getTime() - Date.now() : Infinity;
   const warning = left < EXPIRY_WARNING_MS ? [passwordPolicyControl({ timeBeforeExpiration: Math.max(0, Math.floor(left / 1000)) })] : undefined;
-  return { response: success(), ...(warning ? { controls: warning } : {}), note: `method=simple dn=${JSON.stringify(outcome.dn)}` };
+  return { response: success(), ...(warning ? { controls: warning } : {}), note: { dn: outcome.dn } };
 }

@@ -36,6 +36,7 @@ import type { SaslGssapiServer } from '../kerberos/sasl-gssapi.js';
 import { toLdapResult } from './errors.js';
 import { PagedSearches } from './paged.js';
 import { SaslFrameReader } from './sasl-frames.js';
+import { errorFields, type Fields, type Logger } from '../log/logger.js';
 
 /** Octets of unread answers past which we wait for the client before writing more. */
 const HIGH_WATER = 256 * 1024;
@@ -59,7 +60,8 @@ export interface ConnectionHost {
   readonly limits: ConnectionLimits;
   readonly secureContext: SecureContext;
   readonly decodeOptions: DecodeOptions;
-  log(line: string): void;
+  /** the service's logger (component ldap); each connection logs through a child carrying its `conn=` */
+  readonly log: Logger;
   /** told of each operation answered: its name, its result code's name (or abandoned), milliseconds (the server's metrics) */
   observe?(operation: string, outcome: string, ms: number): void;
   /** runs one request (not unbind or abandon) and returns its final response */
@@ -72,8 +74,8 @@ export interface OpResult {
   controls?: Control[];
   /** runs once the response is written out (StartTLS, a SASL layer) */
   after?: () => void;
-  /** a few words for the log line */
-  note?: string;
+  /** what the operation's log line adds (a search's base, scope and entries; a bind's method) */
+  note?: Fields;
 }
 
 /** Thrown (and caught by the connection) when an operation's answer is no longer wanted. */
@@ -99,21 +101,27 @@ export class Operation {
 
 let nextId = 1;
 
-let stampMs = -1;
-let stamp = '';
-/** The log's timestamp (ISO 8601, to the millisecond), made once per millisecond: every request writes a line. */
-function timestamp(): string {
-  const ms = Date.now();
-  if (ms !== stampMs) {
-    stampMs = ms;
-    stamp = new Date(ms).toISOString();
-  }
-  return stamp;
+/** An operation's event in the log: its protocol name without `Request` (bindRequest: bind, extendedReq: extended), made once per name. */
+const events = new Map<string, string>();
+function eventOf(name: RequestOpName | 'undecodable'): string {
+  let e = events.get(name);
+  if (e === undefined) events.set(name, (e = name.replace(/Req(?:uest)?$/, '')));
+  return e;
+}
+
+/** How a bind authenticates, for its log line. */
+function bindMethod(req: LdapRequest): string | undefined {
+  if (req.op !== 'bindRequest') return undefined;
+  const a = req.authentication;
+  if (a.method === 'simple') return req.name === '' && a.password.length === 0 ? 'anonymous' : 'simple';
+  return a.method === 'sasl' ? `sasl/${a.mechanism}` : 'other';
 }
 
 export class LdapConnection {
   readonly id = nextId++;
   readonly peer: string;
+  /** this connection's logger: the service's, with `conn=` */
+  readonly log: Logger;
   private socket: Socket;
   /** TLS is in force (LDAPS, or after StartTLS) */
   tls: boolean;
@@ -148,10 +156,11 @@ export class LdapConnection {
     this.socket = socket;
     this.tls = tls;
     this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.log = host.log.child({ conn: this.id });
     this.framer = new LdapFramer({ maxMessageSize: host.limits.maxMessageSize });
     this.attach(socket);
     this.awaitPdu();
-    host.log(`${timestamp()} ldap conn=${this.id} open from=${this.peer} tls=${tls}`);
+    this.log.info('open', { from: this.peer, tls });
   }
 
   /** Whether the client has not yet sent one whole PDU (such connections go first when the service is full). */
@@ -171,7 +180,7 @@ export class LdapConnection {
         if (this.framer.buffered > 0 || this.pdus === 0) this.awaitPdu();
         return;
       }
-      this.host.log(`${timestamp()} ldap conn=${this.id} no whole PDU within ${this.host.limits.pduTimeout / 1000} s; closing`);
+      this.log.warn('pdu_timeout', { reason: `no whole PDU within ${this.host.limits.pduTimeout / 1000} s; closing` });
       this.destroy();
     }, this.host.limits.pduTimeout);
   }
@@ -211,7 +220,7 @@ export class LdapConnection {
   }
 
   private readonly onError = (e: Error) => {
-    if (!this.gone) this.host.log(`${timestamp()} ldap conn=${this.id} error ${JSON.stringify(e.message)}`);
+    if (!this.gone) this.log.info('socket_error', { error: e.message });
   };
 
   private readonly onClose = () => {
@@ -220,13 +229,13 @@ export class LdapConnection {
     this.stopPduClock();
     for (const op of this.ops.values()) op.abandoned = true;
     this.paged.clear();
-    this.host.log(`${timestamp()} ldap conn=${this.id} closed`);
+    this.log.info('closed');
     this.host.closed(this);
   };
 
   private readonly onTimeout = () => {
     if (this.ops.size > 0 || this.exclusive) return;
-    this.host.log(`${timestamp()} ldap conn=${this.id} idle timeout`);
+    this.log.info('idle_timeout');
     this.end();
   };
 
@@ -238,7 +247,7 @@ export class LdapConnection {
         for (let t = this.layerIn.next(); t; t = this.layerIn.next()) this.framer.push(this.layer!.decode(t));
       } catch (e) {
         // a layer that no longer verifies cannot carry even a notice
-        this.host.log(`${timestamp()} ldap conn=${this.id} security layer: ${e instanceof Error ? e.message : String(e)}`);
+        this.log.warn('security_layer_error', { error: e instanceof Error ? e.message : String(e) });
         this.destroy();
         return;
       }
@@ -259,7 +268,7 @@ export class LdapConnection {
   }
 
   private fault(e: unknown): void {
-    this.host.log(`${timestamp()} ldap conn=${this.id} error internal ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    this.log.error('internal_error', errorFields(e));
     this.destroy();
   }
 
@@ -324,7 +333,7 @@ export class LdapConnection {
   private refuseUndecodable(e: LdapDecodeError): void {
     const op = e.op && Object.hasOwn(RESPONSE_TO, e.op) ? (e.op as RequestOpName) : undefined;
     const responseOp = op ? RESPONSE_TO[op] : null;
-    this.host.log(`${timestamp()} ldap conn=${this.id} op=${e.messageId ?? '-'} ${op ?? 'undecodable'} outcome=${resultCodeName(e.resultCode)}(${e.resultCode}) reason=${JSON.stringify(e.message)}`);
+    this.log.info(eventOf(op ?? 'undecodable'), { op: e.messageId ?? null, outcome: `${resultCodeName(e.resultCode)}(${e.resultCode})`, reason: e.message });
     if (e.messageId !== undefined && op && responseOp) {
       this.writeResult(e.messageId, op, e.resultCode, e.message);
       return;
@@ -337,14 +346,14 @@ export class LdapConnection {
   private accept(m: LdapMessage<LdapRequest>): void {
     const req = m.protocolOp;
     if (req.op === 'unbindRequest') {
-      this.host.log(`${timestamp()} ldap conn=${this.id} op=${m.messageId} unbind`);
+      this.log.info('unbind', { op: m.messageId });
       this.end();
       return;
     }
     if (req.op === 'abandonRequest') {
       const target = this.ops.get(req.idToAbandon);
       if (target) target.abandoned = true;
-      this.host.log(`${timestamp()} ldap conn=${this.id} op=${m.messageId} abandon id=${req.idToAbandon} found=${target !== undefined}`);
+      this.log.info('abandon', { op: m.messageId, id: req.idToAbandon, found: target !== undefined });
       return;
     }
     // another request between the steps of a SASL bind ends that bind (RFC 4513 §5.2.1.2)
@@ -392,7 +401,7 @@ export class LdapConnection {
   /** Answers a request with a bare result of its response type. */
   private answer(op: Operation, resultCode: ResultCode, diagnosticMessage: string): void {
     this.host.observe?.(op.name, resultCodeName(resultCode), 0);
-    this.host.log(`${timestamp()} ldap conn=${this.id} op=${op.messageId} ${op.name} outcome=${resultCodeName(resultCode)}(${resultCode}) reason=${JSON.stringify(diagnosticMessage)}`);
+    this.log.info(eventOf(op.name), { op: op.messageId, outcome: `${resultCodeName(resultCode)}(${resultCode})`, reason: diagnosticMessage });
     this.writeResult(op.messageId, op.name, resultCode, diagnosticMessage);
   }
 
@@ -417,11 +426,12 @@ export class LdapConnection {
     const started = performance.now();
     let outcome: string;
     let counted: string;
-    let note = '';
+    let error: string | undefined;
+    let note: Fields | undefined;
     try {
       const r = await this.host.handle(this, op, m);
       if (op.abandoned || this.closed) throw new Abandoned();
-      note = r.note ? ` ${r.note}` : '';
+      note = r.note;
       const code = 'resultCode' in r.response ? r.response.resultCode : ResultCode.success;
       counted = resultCodeName(code);
       outcome = `${counted}(${code})`;
@@ -431,17 +441,17 @@ export class LdapConnection {
     } catch (e) {
       if (e instanceof Abandoned) outcome = counted = 'abandoned';
       else {
-        const r = toLdapResult(e, this.host.log);
+        const r = toLdapResult(e, this.log);
         counted = resultCodeName(r.resultCode);
-        outcome = `${counted}(${r.resultCode}) error=${r.name}`;
-        note = ` reason=${JSON.stringify(e instanceof Error ? e.message : String(e))}`;
+        outcome = `${counted}(${r.resultCode})`;
+        error = r.name;
+        note = { reason: e instanceof Error ? e.message : String(e) };
         if (!op.abandoned && !this.closed) this.writeResult(op.messageId, op.name, r.resultCode, r.diagnosticMessage, r.matchedDN);
       }
     }
     const elapsed = performance.now() - started;
     this.host.observe?.(op.name, counted, elapsed);
-    const ms = elapsed.toFixed(1);
-    this.host.log(`${timestamp()} ldap conn=${this.id} op=${op.messageId} ${op.name} principal=${this.principal?.name ?? '-'} outcome=${outcome}${note} duration_ms=${ms}`);
+    this.log.info(eventOf(op.name), { op: op.messageId, method: bindMethod(m.protocolOp), principal: this.principal?.name ?? null, outcome, error, ...note, duration_ms: Math.round(elapsed * 10) / 10 });
   }
 
   /**
@@ -510,7 +520,7 @@ export class LdapConnection {
           resolve();
         };
         const timer = setTimeout(() => {
-          this.host.log(`${timestamp()} ldap conn=${this.id} the client has not read its answers for ${this.host.limits.idleTimeout / 1000} s; closing`);
+          this.log.warn('client_not_reading', { reason: `the client has not read its answers for ${this.host.limits.idleTimeout / 1000} s; closing` });
           this.destroy();
           done();
         }, this.host.limits.idleTimeout);
@@ -524,7 +534,7 @@ export class LdapConnection {
   upgradeToTls(): void {
     if (this.framer.buffered > 0) {
       // RFC 4511 §4.14.1: nothing may follow the request before the handshake
-      this.host.log(`${timestamp()} ldap conn=${this.id} data after StartTLS before the handshake; closing`);
+      this.log.warn('protocol_violation', { reason: 'data after StartTLS before the handshake; closing' });
       this.destroy();
       return;
     }
@@ -543,7 +553,7 @@ export class LdapConnection {
   installLayer(exchange: SaslGssapiServer): void {
     if (exchange.layer <= 1) return;
     if (this.framer.buffered > 0) {
-      this.host.log(`${timestamp()} ldap conn=${this.id} data after the SASL bind before its layer; closing`);
+      this.log.warn('protocol_violation', { reason: 'data after the SASL bind before its layer; closing' });
       this.destroy();
       return;
     }
@@ -554,7 +564,7 @@ export class LdapConnection {
   /** Sends a Notice of Disconnection (RFC 4511 §4.4.1) and closes. */
   disconnect(code: ResultCode, message: string): void {
     if (this.closed) return;
-    this.host.log(`${timestamp()} ldap conn=${this.id} notice of disconnection ${resultCodeName(code)}(${code}) reason=${JSON.stringify(message)}`);
+    this.log.info('disconnect', { outcome: `${resultCodeName(code)}(${code})`, reason: message });
     const notice = noticeOfDisconnection(code, message);
     this.closing = true;
     for (const op of this.ops.values()) op.abandoned = true;

@@ -13,6 +13,7 @@ import { ResultCode, type ResultCodeName } from '../ldap/codes.js';
 import { DirectoryError, type DirectoryErrorCode } from '../directory/types.js';
 import { PublicError, toPublicError, type ErrorName } from '../framework/errors.js';
 import { AuthRefusal } from '../objects/login.js';
+import { errorFields, type Logger } from '../log/logger.js';
 
 /** A refusal the service itself decides, with the result code and the message the client sees. */
 export class LdapRefusal extends Error {
@@ -109,17 +110,17 @@ export function ldapCodeOf(e: PublicError): ResultCode {
 }
 
 /** Any thrown value as the LDAPResult a client may see; an unexpected one is logged through `log`. */
-export function toLdapResult(err: unknown, log: (line: string) => void): LdapOutcome {
+export function toLdapResult(err: unknown, log: Logger): LdapOutcome {
   if (err instanceof LdapRefusal) return { resultCode: err.resultCode, diagnosticMessage: err.message, matchedDN: err.matchedDN, name: 'refused' };
   if (err instanceof LdapDecodeError) return { resultCode: err.resultCode, diagnosticMessage: err.message, matchedDN: '', name: 'decode' };
   if (err instanceof AuthRefusal) err = err.publicError;
   if (err instanceof DirectoryError) {
     const [code, message] = directoryCodes[err.code];
     // the directory's own refusal is a fault worth a look (a secret that does not decrypt...)
-    if (err.code === 'unwillingToPerform') log(`${new Date().toISOString()} ldap error directory ${err.message}`);
+    if (err.code === 'unwillingToPerform') log.error('directory_error', { error: err.message });
     return { resultCode: ResultCode[code], diagnosticMessage: message, matchedDN: '', name: `directory:${err.code}` };
   }
   const pub = toPublicError(err);
-  if (pub !== err) log(`${new Date().toISOString()} ldap error internal ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  if (pub !== err) log.error('internal_error', errorFields(err));
   return { resultCode: ldapCodeOf(pub), diagnosticMessage: pub.message, matchedDN: '', name: `${pub.errorName}(${pub.code})` };
 }

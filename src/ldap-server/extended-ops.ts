@@ -80,7 +80,7 @@ async function passwordModify(ctx: ServiceContext, conn: LdapConnection, req: Ex
     }
   }
   // the bind proved who the user is, and an old password given was checked above (as FreeIPA's Password Modify takes it)
-  const call = { dir: ctx.dir, principal: p, server: ctx.server, cache: new Map<string, unknown>(), registry: ctx.registry, ownPasswordProven: true };
+  const call = { dir: ctx.dir, principal: p, server: ctx.server, cache: new Map<string, unknown>(), registry: ctx.registry, ownPasswordProven: true, log: conn.log };
   await dispatch(call, 'passwd', [p.uid, newPassword], {});
-  return { response: { op: 'extendedResp', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' }, note: 'passwd' };
+  return { response: { op: 'extendedResp', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' }, note: { extended: 'passwordModify' } };
 }

@@ -44,7 +44,7 @@ export async function saslBind(ctx: ServiceContext, conn: LdapConnection, _name:
   if (!step.done) {
     return {
       response: { op: 'bindResponse', resultCode: ResultCode.saslBindInProgress, matchedDN: '', diagnosticMessage: '', serverSaslCreds: step.serverToken },
-      note: 'method=GSSAPI step',
+      note: { step: 'continue' },
     };
   }
   conn.saslExchange = null;
@@ -56,6 +56,6 @@ export async function saslBind(ctx: ServiceContext, conn: LdapConnection, _name:
   return {
     response: { op: 'bindResponse', resultCode: ResultCode.success, matchedDN: '', diagnosticMessage: '' },
     after: () => conn.installLayer(done),
-    note: `method=GSSAPI principal=${step.client} layer=${step.layer}`,
+    note: { client: step.client, layer: step.layer },
   };
 }

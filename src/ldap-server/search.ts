@@ -41,6 +41,7 @@ import { refuse } from './errors.js';
 import { hostAccessAttributes } from './host-access.js';
 import { ROOT_DSE_OPERATIONAL, rootDseAttributes } from './root-dse.js';
 import { SUBSCHEMA_DN, SUBSCHEMA_OPERATIONAL, subschemaAttributes } from './subschema.js';
+import type { Fields } from '../log/logger.js';
 
 export const ANONYMOUS_REFUSAL = 'anonymous clients may read the root DSE only: bind first (a simple bind over TLS, or SASL GSSAPI)';
 
@@ -171,7 +172,7 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
 
   const { size, deadline } = limits(ctx, req);
   const limit = await runParts(out, parts, filter, size, deadline);
-  return { response: done(limitCode(limit)), note: `base=${JSON.stringify(base)} scope=${effectiveScope} entries=${out.sent}` };
+  return { response: done(limitCode(limit)), note: { base, scope: effectiveScope, entries: out.sent } };
 }
 
 /**
@@ -280,7 +281,7 @@ interface PagedArgs {
 async function pagedSearch(req: SearchRequest, out: Output, a: PagedArgs): Promise<OpResult> {
   const { ctx, conn } = out;
   const key = JSON.stringify([conn.principal?.dn ?? '', normalizeDn(a.base), a.scope, a.filter, req.attributes, req.typesOnly]);
-  const end = (code: ResultCode, total: number, note: string): OpResult => ({ response: done(code), controls: [pagedResultsControl({ size: total, cookie: Buffer.alloc(0) })], note });
+  const end = (code: ResultCode, total: number, note: Fields): OpResult => ({ response: done(code), controls: [pagedResultsControl({ size: total, cookie: Buffer.alloc(0) })], note });
   let dns: string[];
   let total: number;
   let limit: 'size' | 'time' | undefined;
@@ -288,12 +289,12 @@ async function pagedSearch(req: SearchRequest, out: Output, a: PagedArgs): Promi
     const state = conn.paged.take(a.cookie);
     if (!state || state.key !== key) throw refuse('unwillingToPerform', 'the paged results cookie is unknown on this connection or belongs to another search');
     // a page size of 0 ends the paged search (RFC 2696 §3)
-    if (a.size === 0) return end(ResultCode.success, state.total, 'paged=ended');
+    if (a.size === 0) return end(ResultCode.success, state.total, { paged: 'ended' });
     dns = state.dns;
     total = state.total;
     limit = state.limit;
   } else {
-    if (a.size === 0) return end(ResultCode.success, 0, 'paged=empty');
+    if (a.size === 0) return end(ResultCode.success, 0, { paged: 'empty' });
     const { size, deadline } = limits(ctx, req);
     dns = [];
     limit = await runParts(out, a.parts, a.filter, size, deadline, dns);
@@ -304,7 +305,7 @@ async function pagedSearch(req: SearchRequest, out: Output, a: PagedArgs): Promi
     const e = await entryAt(ctx, dn, out.attrs);
     if (e) await sendEntry(out, e);
   }
-  const note = `base=${JSON.stringify(a.base)} scope=${a.scope} paged entries=${page.length} left=${dns.length}`;
+  const note = { base: a.base, scope: a.scope, paged: true, entries: page.length, left: dns.length };
   if (dns.length === 0) return end(limitCode(limit), total, note);
   const cookie = conn.paged.keep({ key, dns, total, ...(limit ? { limit } : {}) });
   const controls: Control[] = [pagedResultsControl({ size: total, cookie })];

@@ -26,6 +26,7 @@ import type { LdapRequest } from '../ldap/protocol-requests.js';
 import { LdapConnection, type ConnectionHost, type ConnectionLimits, type Operation, type OpResult } from './connection.js';
 import type { ServiceContext } from './context.js';
 import { handle } from './operations.js';
+import type { Logger } from '../log/logger.js';
 
 /** The service's limits, as server.conf sets them (seconds for times). */
 export interface LdapLimits {
@@ -56,7 +57,8 @@ export interface LdapServiceOptions {
   limits: LdapLimits;
   /** whether a SASL GSSAPI ticket's server (name@REALM) is one of the LDAP service's own names (server/acceptor-names.ts) */
   acceptsTicketFor(server: string): Promise<boolean>;
-  log(line: string): void;
+  /** the service's logger (component ldap) */
+  log: Logger;
   /** told of each operation answered (the server's metrics) */
   observe?(operation: string, outcome: string, ms: number): void;
 }
@@ -101,8 +103,8 @@ export class LdapService implements ConnectionHost {
     };
   }
 
-  log(line: string): void {
-    this.o.log(line);
+  get log(): Logger {
+    return this.o.log;
   }
 
   observe(operation: string, outcome: string, ms: number): void {
@@ -126,7 +128,7 @@ export class LdapService implements ConnectionHost {
 
   private async listenOne(port: number, host: string, tls: boolean): Promise<number> {
     const server = createServer({ noDelay: true }, (socket) => this.accept(socket, tls));
-    server.on('error', (e) => this.o.log(`${new Date().toISOString()} ldap listener error ${JSON.stringify(e.message)}`));
+    server.on('error', (e) => this.o.log.error('listener_error', { error: e.message }));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -153,13 +155,13 @@ export class LdapService implements ConnectionHost {
         }
       }
       if (silent) {
-        this.o.log(`${new Date().toISOString()} ldap conn=${silent.id} closed for a new connection reason="more than ${this.maxConnections} connections, and this one has sent no whole PDU"`);
+        silent.log.warn('closed_silent', { reason: `more than ${this.maxConnections} connections, and this one has sent no whole PDU` });
         silent.destroy();
         this.connections.delete(silent);
       }
     }
     if (this.connections.size >= this.maxConnections) {
-      this.o.log(`${new Date().toISOString()} ldap refused from=${raw.remoteAddress ?? '?'}:${raw.remotePort ?? '?'} reason="more than ${this.maxConnections} connections"`);
+      this.o.log.warn('refused', { from: `${raw.remoteAddress ?? '?'}:${raw.remotePort ?? '?'}`, reason: `more than ${this.maxConnections} connections` });
       socket.end(noticeOfDisconnection(ResultCode.busy, `the server has ${this.maxConnections} connections open; try again later`));
       setTimeout(() => socket.destroy(), 5000).unref();
       return;

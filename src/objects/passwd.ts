@@ -97,6 +97,8 @@ export interface PasswordChangeEnv {
   accounts: Accounts;
   registry: CommandRegistry;
   server: ServerInfo;
+  /** the password service's logger: the change is logged on it as a write (framework/audit.ts) */
+  log?: CallContext['log'];
 }
 
 /**
@@ -129,7 +131,7 @@ export async function kerberosPasswordChange(env: PasswordChangeEnv, change: { c
   }
   try {
     // the password service takes one's own change only on an initial ticket, which that password itself obtained (kdc/kpasswd.ts)
-    await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry, ownPasswordProven: true }, 'passwd', [login, change.password], {});
+    await dispatch({ dir: env.dir, principal, server: env.server, cache: new Map(), registry: env.registry, ownPasswordProven: true, ...(env.log ? { log: env.log } : {}) }, 'passwd', [login, change.password], {});
     return { outcome: 'changed' };
   } catch (e) {
     if (!(e instanceof PublicError)) throw e;

@@ -9,17 +9,18 @@
  */
 import { publicError, PublicError, toPublicError, type ErrorName } from '../framework/errors.js';
 import { CodecError, type RpcError, type WireValue } from './codec/types.js';
+import { errorFields, type Logger } from '../log/logger.js';
 
 /** Any thrown value as the RPC error a client may see; an internal one is logged through `log`. */
-export function toRpcError(err: unknown, log: (line: string) => void): RpcError {
+export function toRpcError(err: unknown, log: Logger): RpcError {
   let pub: PublicError;
   if (err instanceof CodecError) pub = publicError('ProtocolError', { reason: err.message });
   else {
     pub = toPublicError(err);
     if (pub === err) {
       // a public error says it all
-    } else if (pub.errorName === 'DatabaseError') log(`${new Date().toISOString()} error ${err instanceof Error ? err.message : String(err)}`);
-    else log(`${new Date().toISOString()} error internal ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    } else if (pub.errorName === 'DatabaseError') log.error('database_error', errorFields(err, false));
+    else log.error('internal_error', errorFields(err));
   }
   const data: Record<string, WireValue> = {};
   for (const [k, v] of Object.entries(pub.params)) data[k] = v;

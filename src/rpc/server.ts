@@ -12,8 +12,11 @@
  * to the framework and encodes. Every error it answers with, whatever the
  * endpoint (JSON-RPC, XML-RPC, a 401 refusal, a login's text answer, a
  * failure outside any command), takes its wire form from rpc/errors.ts.
- * Every call is logged as one line without argument values, and every
- * Negotiate login with the caller's authentication indicators. Whether an
+ * Every call is logged as one line without argument values (`rpc request`),
+ * every login (password, Negotiate with the caller's authentication
+ * indicators, a session cookie refused) as `rpc login` with its method and
+ * outcome, and every directory write a command makes as `rpc write`
+ * (framework/dispatch.ts; docs/logging.md). Whether an
  * account may authenticate is account/state.ts's to say, on every way in
  * (password login, Negotiate, each request on a session cookie, which also
  * ends once the password changed or the account was disabled, renamed or
@@ -34,6 +37,7 @@ import { rejectionReason, toRpcError } from './errors.js';
 import { SessionCodec, SESSION_COOKIE, parseCookies } from './session.js';
 import type { SessionBinding } from '../account/state.js';
 import { createUiHandler } from './ui-static.js';
+import type { Logger } from '../log/logger.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** What `/dirid/session/enroll` runs, without credentials: the command checks the host's one-time password itself. */
@@ -67,7 +71,8 @@ export interface RpcServerOptions {
   checkSession?(p: Principal, binding: SessionBinding): Promise<AuthRefusal | null>;
   /** milliseconds a request body may take to arrive (BODY_TIMEOUT_MS) */
   bodyTimeoutMs?: number;
-  log(line: string): void;
+  /** the API's logger (component rpc) */
+  log: Logger;
   /** told of each command answered: its method, ok or the error's name, milliseconds (the server's metrics) */
   observe?(command: string, outcome: string, ms: number): void;
   /** where the built web console lives (default: dist/ui, rpc/ui-static.ts) */
@@ -81,9 +86,9 @@ type Encoding = 'json' | 'xml';
  * never stored by a browser or a proxy (`no-store`); an answer meant to be
  * kept (a published key set) says so in `headers`.
  */
-/** A value of a log line's field: as it is when it is a plain name, quoted (and cut) otherwise, so no value can forge a field or a line. */
-function logValue(v: string): string {
-  return /^[A-Za-z0-9._@/-]{1,255}$/.test(v) ? v : JSON.stringify(v.slice(0, 255));
+/** A login event's own fields (a client's words), each cut to 255 characters; the logger escapes them. */
+function cutFields(fields: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.slice(0, 255)]));
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string | string[]> = {}): void {
@@ -198,35 +203,33 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
   }
 
   async function call(enc: Encoding, body: Buffer, principal: Principal | null, res: ServerResponse, extraHeaders: Record<string, string | string[]> = {}, only?: ReadonlySet<string>): Promise<void> {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     let request: RpcRequest | undefined;
     let outcome = 'ok';
-    let reason = '';
+    let reason: string | undefined;
     let errorName: string | undefined;
     let responseBody: string;
     try {
       request = enc === 'json' ? decodeJsonRequest(body) : decodeXmlRequest(body);
       if (only && !only.has(request.method)) throw publicError('NotAuthenticated');
-      const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry };
+      const ctx = { dir: opts.dir, principal, server: opts.server, cache: new Map<string, unknown>(), registry: opts.registry, log: opts.log };
       const result = await dispatch(ctx, request.method, request.args, request.options);
       responseBody = encode(enc, { result: resultToWire(result), error: null, id: request.id ?? null, principal: principal?.name ?? null, version: opts.server.version });
     } catch (err) {
       // a command that refuses credentials of its own (host_enroll's one-time password) says why in the log only
-      if (err instanceof AuthRefusal) reason = ` reason=${JSON.stringify(err.message)}`;
+      if (err instanceof AuthRefusal) reason = err.message;
       const answer = errorResponse(enc, err instanceof AuthRefusal ? err.publicError : err, request?.id ?? null, principal);
       outcome = `${answer.name}(${answer.code})`;
       errorName = answer.name;
       responseBody = answer.body;
     }
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const ms = performance.now() - started;
     opts.observe?.(request?.method ?? '-', errorName ?? 'ok', ms);
-    const now = new Date().toISOString();
-    opts.log(`${now} rpc principal=${principal?.name ?? '-'} command=${request?.method ?? '-'} encoding=${enc} outcome=${outcome}${reason} duration_ms=${ms.toFixed(1)}`);
+    opts.log.info('request', { principal: principal?.name ?? null, command: request?.method.slice(0, 64) ?? null, encoding: enc, outcome, reason, duration_ms: Math.round(ms * 10) / 10 });
     // a command that is a login of its own (host_enroll) is logged as the logins are, by what it logs in
     const login = request && opts.registry.has(request.method) ? opts.registry.get(request.method).loginEvent?.(request.args, request.options) : undefined;
     if (login) {
-      const fields = Object.entries(login.fields).map(([k, v]) => `${k}=${logValue(v)}`).join(' ');
-      opts.log(`${now} ${login.event} ${fields} outcome=${outcome === 'ok' ? 'ok' : `denied error=${outcome}`}${reason}${principal ? ` principal=${principal.name}` : ''}`);
+      opts.log.info(login.event, { ...cutFields(login.fields), outcome: outcome === 'ok' ? 'ok' : 'denied', error: outcome === 'ok' ? undefined : outcome, reason, principal: principal?.name });
     }
     send(res, 200, contentType(enc), responseBody, extraHeaders);
   }
@@ -282,13 +285,13 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
           user && password && user.length <= 256 && password.length <= 1024
             ? await opts.passwordLogin(user, password)
             : new AuthRefusal(publicError('InvalidCredentials'), 'user name or password missing or too long');
-        const who = JSON.stringify(user.slice(0, 64));
+        const who = user.slice(0, 64);
         if (outcome instanceof AuthRefusal) {
           const err = toRpcError(outcome.publicError, opts.log);
-          opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=denied error=${err.name}(${err.code}) reason=${JSON.stringify(outcome.message)}`);
+          opts.log.info('login', { method: 'password', user: who, outcome: 'denied', error: `${err.name}(${err.code})`, reason: outcome.message });
           return send(res, 401, 'text/plain; charset=utf-8', `${err.message}\n`, { 'X-Dirid-Rejection-Reason': rejectionReason(err) });
         }
-        opts.log(`${new Date().toISOString()} login method=password user=${who} outcome=ok`);
+        opts.log.info('login', { method: 'password', user: who, principal: outcome.name, outcome: 'ok' });
         send(res, 200, 'text/plain; charset=utf-8', `Authenticated as ${outcome.name}\n`, { 'Set-Cookie': await sessionCookie(outcome) });
       },
       '/dirid/session/change_password': async () => {
@@ -298,7 +301,6 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         const user = form.get('user') ?? '';
         const oldPassword = form.get('old_password') ?? '';
         const newPassword = form.get('new_password') ?? '';
-        const who = JSON.stringify(user.slice(0, 64));
         const fits = user && oldPassword && newPassword && user.length <= 256 && oldPassword.length <= 1024 && newPassword.length <= 1024;
         const done = !opts.changePassword
           ? { outcome: 'failed' as const, message: 'password changes are not served here' }
@@ -306,7 +308,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
             ? await opts.changePassword({ user, oldPassword, newPassword })
             : { outcome: 'denied' as const, message: 'user name, old or new password missing or too long' };
         const result = done.outcome === 'changed' ? 'ok' : done.outcome === 'rejected' ? 'policy-error' : done.outcome === 'denied' ? 'invalid-password' : 'error';
-        opts.log(`${new Date().toISOString()} password change user=${who} outcome=${result}${done.outcome === 'changed' ? '' : ` reason=${JSON.stringify(done.message)}`}`);
+        opts.log.info('password_change', { user: user.slice(0, 64), outcome: result, reason: done.outcome === 'changed' ? undefined : done.message });
         const headers: Record<string, string> = { 'X-Dirid-Pwchange-Result': result };
         if (done.outcome === 'rejected') headers['X-Dirid-Pwchange-Policy-Error'] = done.message.replace(/[^\x20-\x7e]/g, '?');
         send(res, 200, 'text/plain; charset=utf-8', done.outcome === 'changed' ? 'Password change successful\n' : `Password change rejected: ${done.message}\n`, headers);
@@ -334,7 +336,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         await readBody(req, bodyTimeout);
         const cookie = parseCookies(req.headers.cookie)[SESSION_COOKIE];
         const principal = cookie ? opts.sessions.principalFrom(cookie) : null;
-        opts.log(`${new Date().toISOString()} logout principal=${principal?.name ?? '-'}`);
+        opts.log.info('logout', { principal: principal?.name ?? null });
         send(res, 200, 'text/plain; charset=utf-8', 'Logged out\n', { 'Set-Cookie': opts.sessions.clearingCookie() });
       },
     };
@@ -350,7 +352,7 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
         // password changed (or that was disabled, renamed, deleted) since, loses its session at once
         const refusal = opts.checkSession ? await opts.checkSession(principal, session.binding) : null;
         if (refusal) {
-          opts.log(`${new Date().toISOString()} session principal=${principal.name} outcome=denied error=${refusal.publicError.errorName}(${refusal.publicError.code}) reason=${JSON.stringify(refusal.message)}`);
+          opts.log.info('login', { method: 'session', principal: principal.name, outcome: 'denied', error: `${refusal.publicError.errorName}(${refusal.publicError.code})`, reason: refusal.message });
           return refused(enc, res, refusal.publicError, false);
         }
         await call(enc, body, principal, res);
@@ -380,11 +382,11 @@ export function createRpcHandler(opts: RpcServerOptions): (req: IncomingMessage,
     try {
       const outcome = await opts.negotiate(m[1]!);
       const ind = outcome.principal.authIndicators ?? [];
-      opts.log(`${new Date().toISOString()} login method=negotiate principal=${outcome.principal.name} outcome=ok auth_indicators=${ind.length ? ind.join(',') : '-'}`);
+      opts.log.info('login', { method: 'negotiate', principal: outcome.principal.name, outcome: 'ok', auth_indicators: ind });
       return outcome;
     } catch (err) {
-      const error = err instanceof AuthRefusal ? ` error=${err.publicError.errorName}(${err.publicError.code})` : '';
-      opts.log(`${new Date().toISOString()} login method=negotiate outcome=denied${error} reason=${JSON.stringify(err instanceof Error ? err.message : 'error')}`);
+      const error = err instanceof AuthRefusal ? `${err.publicError.errorName}(${err.publicError.code})` : undefined;
+      opts.log.info('login', { method: 'negotiate', outcome: 'denied', error, reason: err instanceof Error ? err.message : 'error' });
       return err instanceof AuthRefusal ? err : null;
     }
   }

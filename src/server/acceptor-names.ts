@@ -15,6 +15,7 @@
  */
 import type { Directory } from '../directory/types.js';
 import { ownServerNames, realmServerNames, type ServerNames } from './servers.js';
+import type { Logger } from '../log/logger.js';
 
 /** The services that accept tickets: the HTTPS API and the LDAP service. */
 export type AcceptingService = 'http' | 'ldap';
@@ -35,7 +36,7 @@ export interface AcceptorNamesOptions {
   initial: readonly ServerNames[];
   minRefreshMs?: number;
   now?: () => number;
-  log(line: string): void;
+  log: Logger;
 }
 
 export class AcceptorNames {
@@ -71,7 +72,7 @@ export class AcceptorNames {
           this.sets = nameSets(servers);
         },
         (e: unknown) => {
-          this.o.log(`dirid-server: could not read the realm's servers (${e instanceof Error ? e.message : String(e)}); tickets for servers recorded since the last read are refused`);
+          this.o.log.warn('servers_unread', { error: e instanceof Error ? e.message : String(e), effect: "tickets for servers recorded since the last read are refused" });
         },
       )
       .finally(() => {
@@ -82,7 +83,7 @@ export class AcceptorNames {
 }
 
 /** The acceptor names of the server `self` of `realm`, over the servers `dir` records. */
-export function realmAcceptorNames(dir: Directory, realm: string, self: string, log: (line: string) => void, minRefreshMs?: number): AcceptorNames {
+export function realmAcceptorNames(dir: Directory, realm: string, self: string, log: Logger, minRefreshMs?: number): AcceptorNames {
   return new AcceptorNames({
     load: () => realmServerNames(dir, realm, self),
     initial: [ownServerNames(realm, self)],

@@ -15,6 +15,7 @@ import { isIP } from 'node:net';
 import { ConfigError, formatIni, parseIni } from '../cli/ini.js';
 import { connectionTargets } from '../directory/pg-hosts.js';
 import { DEFAULT_START_LIMITS, type AnonymousArmorIdp } from '../kdc/idp-starts.js';
+import type { LogFormat } from '../log/logger.js';
 import { writeFileAtomic, type DataPaths } from './data-paths.js';
 
 export { dataPaths, writeFileAtomic, type DataPaths } from './data-paths.js';
@@ -53,6 +54,8 @@ export interface ServerConfig {
   storeCacheMb?: number;
   /** a PostgreSQL connection URL: the store is there, shared by every server of the realm (docs/servers.md); else SQLite in the data directory */
   database?: string;
+  /** the server log's lines: `text` (the default) or `json` lines (docs/logging.md) */
+  logFormat?: LogFormat;
   /** the networks /dirid/metrics answers (server.conf metrics_allow: addresses or CIDR blocks separated by commas; docs/operations.md) */
   metricsAllow: string[];
 }
@@ -161,7 +164,7 @@ const SERVER_SETTINGS = new Set([
   'ldap_max_message_size', 'ldap_max_connections', 'ldap_max_operations', 'ldap_idle_timeout', 'ldap_pdu_timeout', 'ldap_size_limit', 'ldap_time_limit',
   'api_max_connections', 'search_size_limit', 'search_time_limit',
   'idp_ca_file', 'idp_hold_seconds', 'idp_anonymous_armor', 'idp_pending_per_user', 'idp_pending_per_armor', 'idp_pending_per_address',
-  'store_cache_mb', 'database', 'metrics_allow',
+  'store_cache_mb', 'database', 'log_format', 'metrics_allow',
 ]);
 /**
  * The longest hold of a device-flow answer (docs/device-flow.md): MIT's
@@ -181,6 +184,8 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
   const idpCaFiles = idpCaFilesOf(s.idp_ca_file);
   const anonymousArmor = s.idp_anonymous_armor || 'deny';
   if (anonymousArmor !== 'deny' && anonymousArmor !== 'allow') throw new ConfigError('server.conf: idp_anonymous_armor must be deny or allow');
+  const logFormat = s.log_format || 'text';
+  if (logFormat !== 'text' && logFormat !== 'json') throw new ConfigError('server.conf: log_format must be text or json');
   return {
     realm: s.realm!,
     domain: s.domain!,
@@ -215,6 +220,7 @@ export function readServerConfig(paths: DataPaths): ServerConfig {
     },
     ...(s.store_cache_mb && s.store_cache_mb !== 'auto' ? { storeCacheMb: cacheMb(s.store_cache_mb) } : {}),
     ...(s.database ? { database: databaseUrl(s.database, `${paths.serverConf}: database`) } : {}),
+    ...(logFormat === 'json' ? { logFormat } : {}),
     metricsAllow: metricsAllowOf(s.metrics_allow),
   };
 }
@@ -286,6 +292,7 @@ export function writeServerConfig(paths: DataPaths, c: ServerConfig): void {
   const idpCa = idpCaFileValue(c.idpCaFiles ?? []);
   if (idpCa) server.idp_ca_file = idpCa;
   if (c.database) server.database = c.database;
+  if (c.logFormat) server.log_format = c.logFormat;
   if (c.metricsAllow.join(',') !== DEFAULT_METRICS_ALLOW.join(',')) server.metrics_allow = c.metricsAllow.join(', ');
   writeFileAtomic(paths.serverConf, formatIni({ server }), 0o600);
 }

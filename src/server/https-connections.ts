@@ -17,6 +17,7 @@ import type { Socket } from 'node:net';
 import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { Logger } from '../log/logger.js';
 
 export interface HttpsConnectionBounds {
   handshakeMs: number;
@@ -31,7 +32,7 @@ interface Connection {
   handshake: NodeJS.Timeout | undefined;
 }
 
-export function boundHttpsConnections(server: Server, bounds: HttpsConnectionBounds, log: (line: string) => void): void {
+export function boundHttpsConnections(server: Server, bounds: HttpsConnectionBounds, log: Logger): void {
   // oldest first (a Map keeps insertion order); the TLS socket finds its connection by the peer's address and port
   const open = new Map<string, Connection>();
   const key = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
@@ -45,13 +46,13 @@ export function boundHttpsConnections(server: Server, bounds: HttpsConnectionBou
           break;
         }
       }
-      const reason = `reason="more than ${bounds.maxConnections} connections"`;
+      const reason = `more than ${bounds.maxConnections} connections`;
       if (!idle) {
-        log(`${new Date().toISOString()} https refused from=${from(raw)} ${reason}, every one serving a request`);
+        log.warn('refused', { from: from(raw), reason: `${reason}, every one serving a request` });
         raw.destroy();
         return;
       }
-      log(`${new Date().toISOString()} https closing a connection serving no request from=${from(idle.raw)} for a new one ${reason}`);
+      log.warn('closed_idle', { from: from(idle.raw), reason: `${reason}: a connection serving no request closed for a new one` });
       open.delete(key(idle.raw));
       idle.raw.destroy();
     }

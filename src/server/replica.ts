@@ -23,6 +23,7 @@ import { realmServers, registerServer, writeServerFiles, type RealmServer } from
 import { openRealmStore } from './store.js';
 import { upgradeDirectory } from './upgrade.js';
 import { findPrincipal } from '../account/lookup.js';
+import { createLogger } from '../log/logger.js';
 
 export interface ReplicaOptions {
   /** the data directory of a server of the realm (with the realm CA's key) */
@@ -53,7 +54,7 @@ export async function prepareReplica(o: ReplicaOptions, log: (line: string) => v
   const dir = await openRealmStore(from, config, false);
   try {
     // the new server's entries go into a directory at this code's version
-    await upgradeDirectory(dir, { realm: config.realm, log });
+    await upgradeDirectory(dir, { realm: config.realm, log: createLogger({ write: log, component: 'upgrade' }) });
     const names = serverPrincipalNames(hostname, config.realm);
     if (await findPrincipal(dir, names.host)) {
       throw new InitError(`${names.host} already exists: ${hostname} is already a server or host of the realm`);

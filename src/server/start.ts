@@ -62,6 +62,8 @@ import { idpConfigOf } from '../oauth/types.js';
 import { realmServers, registerServer, serverPrincipals, writeServerFiles, type RealmServer, type ServerPorts } from './servers.js';
 import { LdapService, type LdapLimits } from '../ldap-server/server.js';
 import { realmAcceptorNames } from './acceptor-names.js';
+import { createLogger, type Logger, type RootLogger } from '../log/logger.js';
+import { lineSink } from '../log/sink.js';
 import { ServerMetrics, timedDirectory } from './metrics.js';
 import { allowList, withOpsEndpoints } from './ops-http.js';
 
@@ -106,6 +108,7 @@ export interface StartOptions {
   ldapPort?: number;
   ldapsPort?: number;
   bounds?: ListenerBounds;
+  /** where the log's lines go, one at a time without their newline (default: standard output, a turn's lines written at once); their format is server.conf's log_format (docs/logging.md) */
   log?: (line: string) => void;
 }
 
@@ -150,36 +153,20 @@ export function sessionCheckFor(accounts: Accounts): (p: Principal, binding: Ses
   };
 }
 
-/**
- * Log lines to standard output, written together once per turn of the event
- * loop: one write per request cost a system call each, about as much as a
- * KDC request's own work. Written out at once on exit. A line break inside
- * a line (a stack trace) is written as `\n`: journald takes each line as an
- * entry of its own.
- */
-export function stdoutLog(write: (text: string) => void = (text) => process.stdout.write(text)): (line: string) => void {
-  let pending: string[] = [];
-  const flush = () => {
-    if (pending.length === 0) return;
-    const text = pending.join('\n') + '\n';
-    pending = [];
-    write(text);
-  };
-  process.once('exit', flush);
-  return (line) => {
-    // one event, one line: journald (and any line-based collector) takes a line break as a new entry
-    if (line.includes('\n')) line = line.replace(/\r?\n/g, '\\n');
-    if (pending.push(line) === 1) setImmediate(flush);
-  };
+/** Log lines to standard output, a turn's lines written at once (log/sink.ts); written out at once on exit. */
+function stdoutLog(): (line: string) => void {
+  const sink = lineSink((text) => process.stdout.write(text));
+  process.once('exit', sink.flush);
+  return sink.write;
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   // small Buffers (DER, ciphertexts) come from a shared pool; Node's 8 KiB
   // pool was refilled every other KDC request
   Buffer.poolSize = Math.max(Buffer.poolSize, 256 * 1024);
-  const log = o.log ?? stdoutLog();
   const paths = dataPaths(o.dataDir);
   const config = readServerConfig(paths);
+  const log = createLogger({ write: o.log ?? stdoutLog(), format: config.logFormat ?? 'text', component: 'server' });
   // server.conf as written, before the command line's options: what a reload compares against
   const fileConfig: ServerConfig = { ...config, ldap: { ...config.ldap } };
   if (o.listen !== undefined) config.listen = o.listen;
@@ -231,11 +218,11 @@ function loopbackWhileKnownPassword(paths: DataPaths, listen: string): void {
 }
 
 /** The rest of startServer, with the data directory locked: the store, the listeners, the client files. */
-async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fileConfig: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: (line: string) => void): Promise<RunningServer> {
+async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fileConfig: ServerConfig, idpCaPem: string | undefined, lock: DataDirLock, log: RootLogger): Promise<RunningServer> {
   const httpsTimeouts = { ...DEFAULT_HTTPS_TIMEOUTS, ...o.bounds?.https };
-  const store = await openRealmStore(paths, config, false, log);
+  const store = await openRealmStore(paths, config, false, log.child({ component: 'store' }));
   try {
-    await upgradeDirectory(store, { realm: config.realm, log });
+    await upgradeDirectory(store, { realm: config.realm, log: log.child({ component: 'upgrade' }) });
   } catch (e) {
     await store.close();
     throw e;
@@ -255,9 +242,9 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
   const metrics = new ServerMetrics({ version: SERVER_VERSION, realm: config.realm, commands: (name) => registry?.has(name) ?? false, pendingDeviceCodes: () => idp.polls.live() });
   // every caller of the store (KDC, API, LDAP, this file) goes through the one timed handle
   const dir = timedDirectory(store, metrics);
-  const accounts = new Accounts(dir);
+  const accounts = new Accounts(dir, log.child({ component: 'account' }));
   // the names the API and LDAP accept tickets for: this realm's dirid servers' HTTP/ and ldap/, nothing else
-  const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log);
+  const acceptors = realmAcceptorNames(dir, config.realm, config.hostname, log.child({ component: 'acceptors' }));
   // the ports this server listens on, once it does
   let listening: ServerPorts | undefined;
   registry = buildRegistry({
@@ -279,7 +266,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
     bindSession: (p) => accounts.bindSession(p.dn),
     checkSession: sessionCheckFor(accounts),
     bodyTimeoutMs: httpsTimeouts.bodyMs,
-    log,
+    log: log.child({ component: 'rpc' }),
     observe: (command, outcome, ms) => metrics.api(command, outcome, ms),
   });
   let metricsAllow: BlockList = allowList(config.metricsAllow);
@@ -307,7 +294,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
       handler,
     ),
   );
-  boundHttpsConnections(https, { handshakeMs: httpsTimeouts.handshakeMs, maxConnections: o.bounds?.httpsMaxConnections ?? config.apiMaxConnections }, log);
+  boundHttpsConnections(https, { handshakeMs: httpsTimeouts.handshakeMs, maxConnections: o.bounds?.httpsMaxConnections ?? config.apiMaxConnections }, log.child({ component: 'https' }));
   https.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
     // only a request the HTTP parser refused or that ran out of time gets an answer; a TLS failure (a handshake
     // that failed or timed out) has no channel to carry one, and ending such a socket would wait on it forever
@@ -324,12 +311,12 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
   const http = createHttpRedirect(httpsOrigin, o.bounds?.httpMs);
   const httpPort = await listenOn(http, config.httpPort, config.listen);
   const kdcCertProblem = await ensureKdcCertificate(paths, config.realm);
-  if (kdcCertProblem) log(`dirid-server: realm ${config.realm}: no KDC certificate (${kdcCertProblem}); anonymous PKINIT is unavailable`);
+  if (kdcCertProblem) log.warn('no_kdc_certificate', { realm: config.realm, reason: kdcCertProblem, effect: 'anonymous PKINIT is unavailable' });
   const pkinit = loadKdcIdentity(paths);
   const kdc = new Kdc({
     dir,
     realm: config.realm,
-    log,
+    log: log.child({ component: 'kdc' }),
     idp,
     idpHoldMs: config.idpHoldSeconds * 1000,
     idpAnonymousArmor: config.idpAnonymousArmor,
@@ -340,7 +327,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
     ...(o.bounds?.kdcTcp ? { tcp: o.bounds.kdcTcp } : {}),
   });
   const kdcPort = await kdc.listen(config.kdcPort, config.listen);
-  const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server }, change));
+  const kpasswd = kdc.passwordService((change) => kerberosPasswordChange({ dir, accounts, registry, server, log: log.child({ component: 'kpasswd' }) }, change));
   const kpasswdPort = await kpasswd.listen(config.kpasswdPort, config.listen);
   const ldap = new LdapService({
     dir,
@@ -351,35 +338,48 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
     tls,
     limits: config.ldap,
     acceptsTicketFor: (name) => acceptors.accepts('ldap', name),
-    log,
+    log: log.child({ component: 'ldap' }),
     observe: (operation, outcome, ms) => metrics.ldap(operation, outcome, ms),
   });
   const { ldapPort, ldapsPort } = await ldap.listen(config.ldapPort, config.ldapsPort, config.listen);
   listening = { kdc: kdcPort, kpasswd: kpasswdPort, https: httpsPort, ldap: ldapPort, ldaps: ldapsPort };
   await writeClientFiles(dir, paths, config, listening, log);
-  log(`dirid-server: realm ${config.realm}: KDC listening on ${config.listen}:${kdcPort} (UDP and TCP)`);
-  log(`dirid-server: realm ${config.realm}: password service (kpasswd) listening on ${config.listen}:${kpasswdPort} (UDP and TCP)`);
-  log(`dirid-server: realm ${config.realm}: HTTPS API listening on https://${config.listen}:${httpsPort}/dirid/ (${config.hostname})`);
-  log(`dirid-server: realm ${config.realm}: HTTP listening on http://${config.listen}:${httpPort}/ (redirects to ${httpsOrigin}/)`);
-  log(`dirid-server: realm ${config.realm}: LDAP listening on ldap://${config.listen}:${ldapPort}/ (StartTLS) and ldaps://${config.listen}:${ldapsPort}/ (${config.hostname})`);
+  const at = isIP(config.listen) === 6 ? `[${config.listen}]` : config.listen;
+  const realm = config.realm;
+  log.info('listening', { realm, service: 'kdc', address: config.listen, port: kdcPort, transports: ['udp', 'tcp'] });
+  log.info('listening', { realm, service: 'kpasswd', address: config.listen, port: kpasswdPort, transports: ['udp', 'tcp'] });
+  log.info('listening', { realm, service: 'https', url: `https://${at}:${httpsPort}/dirid/`, hostname: config.hostname });
+  log.info('listening', { realm, service: 'http', url: `http://${at}:${httpPort}/`, redirects_to: `${httpsOrigin}/` });
+  log.info('listening', { realm, service: 'ldap', url: `ldap://${at}:${ldapPort}/`, starttls: true, hostname: config.hostname });
+  log.info('listening', { realm, service: 'ldaps', url: `ldaps://${at}:${ldapsPort}/`, hostname: config.hostname });
+  log.info('started', { realm, version: SERVER_VERSION, hostname: config.hostname });
   // the KDC's, the password service's and LDAP's sockets stay bound until stop
   listenersUp.https = () => https.listening;
   listenersUp.http = () => http.listening;
   listenersUp.kdc = listenersUp.kpasswd = listenersUp.ldap = listenersUp.ldaps = () => !stopped;
   ready = true;
   let inForce = fileConfig;
+  /** server.conf read again (logged as `reload`); what changed and took effect, what needs a restart, as a sentence. */
   const reload = async (): Promise<string> => {
-    const line = reloadConfig();
-    log(line);
-    return line;
+    const r = reloadConfig();
+    if ('error' in r) {
+      log.warn('reload', { realm, error: r.error, effect: 'the settings in force stay' });
+      return `dirid-server: reload: ${r.error}; the settings in force stay`;
+    }
+    log.info('reload', { realm, applied: r.applied, restart_needed: r.restart, not_applied: r.problems.length ? r.problems : undefined });
+    return (
+      `dirid-server: reload: server.conf read again; applied: ${r.applied.join(', ') || 'nothing'}` +
+      (r.restart.length ? `; changed but needs a restart to take effect: ${r.restart.join(', ')}` : '') +
+      (r.problems.length ? `; not applied: ${r.problems.join('; ')}` : '')
+    );
   };
   /** server.conf read again: what changed and took effect, what needs a restart; a file that does not read changes nothing. */
-  const reloadConfig = (): string => {
+  const reloadConfig = (): { error: string } | { applied: string[]; restart: string[]; problems: string[] } => {
     let next: ServerConfig;
     try {
       next = readServerConfig(paths);
     } catch (e) {
-      return `dirid-server: reload: ${e instanceof Error ? e.message : String(e)}; the settings in force stay`;
+      return { error: e instanceof Error ? e.message : String(e) };
     }
     const applied: string[] = [];
     const problems: string[] = [];
@@ -405,6 +405,10 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
       server.searchTimeLimit = next.searchTimeLimit;
       applied.push(`search_time_limit ${inForce.searchTimeLimit} -> ${next.searchTimeLimit}`);
     }
+    if ((next.logFormat ?? 'text') !== log.format) {
+      applied.push(`log_format ${log.format} -> ${next.logFormat ?? 'text'}`);
+      log.setFormat(next.logFormat ?? 'text');
+    }
     if (next.metricsAllow.join(',') !== inForce.metricsAllow.join(',')) {
       metricsAllow = allowList(next.metricsAllow);
       applied.push(`metrics_allow ${next.metricsAllow.join(', ')}`);
@@ -412,11 +416,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
     const restart = RESTART_SETTINGS.filter(([, get]) => JSON.stringify(get(next)) !== JSON.stringify(get(inForce))).map(([name]) => name);
     // what needs a restart is still the old value in force: compared again at the next reload
     inForce = { ...next, ...Object.fromEntries(RESTART_FIELDS.map((k) => [k, inForce[k]])) } as ServerConfig;
-    return (
-      `dirid-server: reload: server.conf read again; applied: ${applied.join(', ') || 'nothing'}` +
-      (restart.length ? `; changed but needs a restart to take effect: ${restart.join(', ')}` : '') +
-      (problems.length ? `; not applied: ${problems.join('; ')}` : '')
-    );
+    return { applied, restart, problems };
   };
   return {
     paths,
@@ -452,7 +452,7 @@ async function serve(o: StartOptions, paths: DataPaths, config: ServerConfig, fi
       });
       await dir.close();
       lock.release();
-      log('dirid-server: stopped');
+      log.info('stopped', { realm });
     },
   };
 }
@@ -500,14 +500,14 @@ function listenOn(server: NetServer, port: number, host: string): Promise<number
  * SRV records. When the directory cannot take the record, the files name
  * this server alone.
  */
-async function writeClientFiles(dir: Directory, paths: DataPaths, config: ServerConfig, ports: ServerPorts, log: (line: string) => void): Promise<void> {
+async function writeClientFiles(dir: Directory, paths: DataPaths, config: ServerConfig, ports: ServerPorts, log: Logger): Promise<void> {
   const self = { hostname: config.hostname, ports };
   let servers: RealmServer[] = [self];
   try {
     await registerServer(dir, self);
     servers = await realmServers(dir, self);
   } catch (e) {
-    log(`dirid-server: realm ${config.realm}: could not record this server among the realm's servers (${e instanceof Error ? e.message : String(e)}); client files name it alone`);
+    log.warn('server_unrecorded', { realm: config.realm, error: e instanceof Error ? e.message : String(e), effect: 'client files name this server alone' });
   }
   writeServerFiles(paths, config, servers);
 }

@@ -10,6 +10,7 @@ import { openSqliteDirectory } from '../directory/sqlite.js';
 import type { Directory } from '../directory/types.js';
 import { realmSchema } from '../objects/index.js';
 import { autoCacheMb, type DataPaths } from './config.js';
+import { silentLogger, type Logger } from '../log/logger.js';
 
 export { realmSchema };
 
@@ -27,11 +28,11 @@ export interface StoreLocation {
   storeCacheMb?: number;
 }
 
-export function openRealmStore(paths: DataPaths, at: StoreLocation, create = false, log: (line: string) => void = () => {}): Promise<Directory> {
+export function openRealmStore(paths: DataPaths, at: StoreLocation, create = false, log: Logger = silentLogger): Promise<Directory> {
   const masterKey = readMasterKey(paths);
   if (at.database) {
     // a database connection that drops is replaced by the pool; the next statement says if it stays gone
-    return openPostgresDirectory({ connectionString: at.database, baseDn: at.baseDn, schema: realmSchema, masterKey, create, onError: (e) => log(`dirid-server: database connection lost: ${e.message}`) });
+    return openPostgresDirectory({ connectionString: at.database, baseDn: at.baseDn, schema: realmSchema, masterKey, create, onError: (e) => log.error('database_connection_lost', { error: e.message }) });
   }
   return openSqliteDirectory({ path: paths.store, baseDn: at.baseDn, schema: realmSchema, masterKey, create, cacheMegabytes: at.storeCacheMb ?? autoCacheMb() });
 }

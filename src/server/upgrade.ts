@@ -47,6 +47,7 @@ import { realmTree, type Registered, REGISTERED } from '../objects/index.js';
 import { randomRange, rangeEntry } from '../objects/posix.js';
 import { passwordServiceEntry } from './kerberos-init.js';
 import { SERVER_VERSION } from './version.js';
+import type { Logger } from '../log/logger.js';
 
 /** The directory version this code writes and reads: the last step's. */
 export const DIRECTORY_VERSION = 4;
@@ -185,7 +186,8 @@ async function advanceRecord(dir: Directory, from: number, to: number): Promise<
 
 export interface UpgradeOptions {
   realm: string;
-  log: (line: string) => void;
+  /** the upgrade's logger: lines `upgrade start|added|step|done realm=…` (docs/logging.md) */
+  log: Logger;
   /** the registry list the tree is derived from (tests add objects) */
   registered?: readonly Registered[];
   /** the steps and the version they reach (tests) */
@@ -201,7 +203,8 @@ export interface UpgradeOptions {
 export async function upgradeDirectory(dir: Directory, o: UpgradeOptions): Promise<{ from: number; to: number }> {
   const target = o.version ?? DIRECTORY_VERSION;
   const steps = o.steps ?? UPGRADE_STEPS;
-  const say = (line: string) => o.log(`dirid-server: realm ${o.realm}: ${line}`);
+  const log = o.log;
+  const realm = o.realm;
   const found = await recordedVersion(dir);
   if (found.version > target) {
     throw new UpgradeError(
@@ -209,23 +212,23 @@ export async function upgradeDirectory(dir: Directory, o: UpgradeOptions): Promi
     );
   }
   const from = found.version;
-  if (from < target) say(`upgrading the directory from version ${from} to version ${target}`);
+  if (from < target) log.info('start', { realm, from, to: target });
   const tree = realmTree({ baseDn: dir.baseDn, realm: o.realm }, o.registered ?? REGISTERED);
   const containersAdded = await addMissing(dir, tree.containers);
-  if (containersAdded.length > 0) say(`upgrade: added the containers ${containersAdded.join('; ')}`);
+  if (containersAdded.length > 0) log.info('added', { realm, containers: containersAdded });
   for (const step of steps) {
     if (step.version <= from || step.version > target) continue;
     const did = await step.run(dir, o.realm);
-    say(`upgrade step ${step.version} (${step.name}): ${did ?? 'nothing to do'}`);
+    log.info('step', { realm, version: step.version, name: step.name, did: did ?? 'nothing to do' });
   }
   const entriesAdded = await addMissing(dir, tree.entries);
-  if (entriesAdded.length > 0) say(`upgrade: added the entries ${entriesAdded.join('; ')}`);
+  if (entriesAdded.length > 0) log.info('added', { realm, entries: entriesAdded });
   if (from < target) {
-    if (await advanceRecord(dir, from, target)) say(`directory upgraded from version ${from} to version ${target}`);
+    if (await advanceRecord(dir, from, target)) log.info('done', { realm, from, to: target });
     else {
       const now = await recordedVersion(dir);
       if (now.version < target) throw new UpgradeError(`the directory's version moved to ${now.version} while this server upgraded it to ${target}; start the server again`);
-      say(`directory upgraded to version ${now.version} by another server meanwhile`);
+      log.info('done', { realm, from, to: now.version, by: 'another server, meanwhile' });
     }
   }
   return { from, to: target };

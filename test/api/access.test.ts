@@ -123,7 +123,7 @@ describe('authorization matrix', () => {
 
   it('admins can do everything, and every call is logged as one line without values', async () => {
     await admin.call('idp_add', ['adm'], idpOpts);
-    const line = realm.log.find((l) => / rpc principal=admin@EXAMPLE.TEST command=idp_add .*outcome=ok duration_ms=\d/.test(l));
+    const line = realm.log.find((l) => / rpc request principal=admin@EXAMPLE.TEST command=idp_add .*outcome=ok duration_ms=\d/.test(l));
     assert.ok(line, realm.log.join('\n'));
     const denied = realm.log.find((l) => /principal=ursula@EXAMPLE.TEST command=idp_add .*outcome=ACIError\(2100\)/.test(l));
     assert.ok(denied);

@@ -136,7 +136,7 @@ describe('host enrolment with a one-time password', () => {
       ['nosuch.example.test', 'no such host'],
       ['nopass.example.test', 'the host has no one-time password'],
     ]) {
-      assert.ok(realm.log.some((l) => l.includes(`rpc principal=- command=host_enroll`) && l.includes(`reason="host ${host}: ${reason}`)), `${host}: ${reason}`);
+      assert.ok(realm.log.some((l) => l.includes(`rpc request principal=- command=host_enroll`) && l.includes(`reason="host ${host}: ${reason}`)), `${host}: ${reason}`);
     }
     for (const host of ['db', 'nosuch', 'nopass']) {
       assert.ok(realm.log.some((l) => l.includes(` enroll host=${host}.example.test method=password outcome=denied error=EnrolmentRefused(1010) reason="host ${host}.example.test: `)), host);

@@ -40,7 +40,7 @@ describe('Negotiate (SPNEGO) on the API', () => {
     const json = JSON.parse(r.stdout.slice(r.stdout.indexOf('\r\n\r\n') + 4)) as { result: { summary: string }; principal: string };
     assert.equal(json.principal, 'admin@EXAMPLE.TEST');
     assert.match(json.result.summary, /^dirid server version \d+\.\d+\.\d+\. API version \d+\.\d+\.$/);
-    assert.ok(realm.log.some((l) => /rpc principal=admin@EXAMPLE.TEST command=ping encoding=json outcome=ok/.test(l)));
+    assert.ok(realm.log.some((l) => /rpc request principal=admin@EXAMPLE.TEST command=ping encoding=json outcome=ok/.test(l)));
   });
 
   it('login_kerberos gives a session cookie the session endpoints accept', async () => {

@@ -54,7 +54,7 @@ describe('a session ends when the password changes, the account is disabled, ren
     assert.equal(r.response.error?.name, 'NotAuthenticated');
     assert.equal(r.response.error?.code, 1001);
     assert.equal(r.response.result, null);
-    const line = realm.log.slice(since).find((l) => / session principal=.* outcome=denied /.test(l));
+    const line = realm.log.slice(since).find((l) => / login method=session principal=.* outcome=denied /.test(l));
     assert.ok(line, realm.log.slice(since).join('\n'));
     assert.match(line, why);
   }

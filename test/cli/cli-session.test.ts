@@ -59,7 +59,7 @@ describe('dirid with a session cookie against a dirid-server process', () => {
       const t = setTimeout(() => reject(new Error(`dirid-server did not start: ${out}`)), 30_000);
       server.stdout!.on('data', (d: Buffer) => {
         out += d.toString();
-        const m = /HTTPS API listening on https:\/\/[^:]+:(\d+)\//.exec(out);
+        const m = / service=https url=https:\/\/[^:]+:(\d+)\//.exec(out);
         if (m) {
           clearTimeout(t);
           resolve(Number(m[1]));

@@ -54,7 +54,7 @@ describe('device-flow answers: the KDC asks the IdP before it answers', () => {
     });
   }
 
-  const kdcLines = () => realm.log.filter((l) => / kdc AS_REQ .*client=ann@/.test(l));
+  const kdcLines = () => realm.log.filter((l) => / kdc as_req .*client=ann@/.test(l));
 
   it('approved before ENTER: the first ENTER completes the login, inside the poll interval', async () => {
     const cc = `FILE:${join(realm.dataDir, 'before.cc')}`;

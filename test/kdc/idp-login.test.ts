@@ -101,7 +101,7 @@ describe('IdP login through the KDC (device flow)', () => {
     const r = await runTool(process.execPath, [DIRID, '-c', conf, 'ping'], { ...env, XDG_CACHE_HOME: join(realm.dataDir, 'cache') });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /dirid server version/);
-    assert.ok(realm.log.some((x) => /rpc principal=alice@EXAMPLE.TEST command=ping .*outcome=ok/.test(x)));
+    assert.ok(realm.log.some((x) => /rpc request principal=alice@EXAMPLE.TEST command=ping .*outcome=ok/.test(x)));
   });
 
   it('refuses a user whose link points at another IdP reference, and an issuer mismatch', async () => {

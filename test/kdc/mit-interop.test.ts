@@ -34,7 +34,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     const l = await runTool('klist', [], env);
     assert.match(l.stdout, /Default principal: admin@EXAMPLE\.TEST/);
     assert.match(l.stdout, /krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST/);
-    assert.ok(realm.log.some((x) => /kdc AS_REQ udp client=admin@EXAMPLE.TEST .*outcome=ISSUE/.test(x)));
+    assert.ok(realm.log.some((x) => /kdc as_req transport=udp client=admin@EXAMPLE.TEST .*outcome=ISSUE/.test(x)));
   });
 
   it('kvno gets a service ticket for HTTP/<hostname>', async () => {
@@ -159,7 +159,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     const l = await runTool('klist', ['-C', '-c', fastCc], env);
     assert.match(l.stdout, /config: fast_avail\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = yes/);
     assert.match(l.stdout, /config: pa_type\(krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\) = 138/);
-    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*outcome=ISSUE .*preauth="encrypted-challenge"/.test(x)));
+    assert.ok(realm.log.some((x) => /client=alice@EXAMPLE.TEST .*outcome=ISSUE .*preauth=encrypted-challenge/.test(x)));
     // a FAST-capable TGT makes MIT wrap its TGS requests (implicit armor)
     const v = await runTool('kvno', ['-c', fastCc, 'HTTP/localhost'], env);
     assert.equal(v.code, 0, v.stderr);
@@ -180,7 +180,7 @@ describe('KDC interop with MIT kinit, klist and kvno', () => {
     writeFileSync(tcpConf, readFileSync(join(dataDir, 'krb5.conf'), 'utf8').replace('[libdefaults]', '[libdefaults]\n udp_preference_limit = 1'));
     const k = await runTool('kinit', ['-c', `FILE:${join(realm.dataDir, 'tcp.cc')}`, 'alice'], { ...env, KRB5_CONFIG: tcpConf }, 'Alice-pass-1\n');
     assert.equal(k.code, 0, k.stderr);
-    assert.ok(realm.log.some((x) => /kdc AS_REQ tcp client=alice@EXAMPLE.TEST .*outcome=ISSUE/.test(x)));
+    assert.ok(realm.log.some((x) => /kdc as_req transport=tcp client=alice@EXAMPLE.TEST .*outcome=ISSUE/.test(x)));
     const port = realm.server.kdcPort;
     const udp = createSocket('udp4');
     for (const junk of [Buffer.from('hello'), Buffer.alloc(3000, 0x6a), Buffer.from('6a8201', 'hex'), Buffer.from('6a03020105', 'hex')]) udp.send(junk, port, '127.0.0.1');

@@ -44,7 +44,7 @@ describe('tickets are issued for services, hosts and the realm only', () => {
       assert.match(v.stderr, USER2USER_ONLY);
     }
     assert.doesNotMatch((await klist('carol')).stdout, /^\S+\s+\S+\s+\S+\s+\S+\s+(admin|carol)@EXAMPLE\.TEST$/m);
-    assert.ok(logged(/kdc TGS_REQ udp client=carol@EXAMPLE\.TEST server=admin@EXAMPLE\.TEST outcome=KDC_ERR_MUST_USE_USER2USER reason="admin@EXAMPLE\.TEST is a user: no ticket is issued for it"/));
+    assert.ok(logged(/kdc tgs_req transport=udp client=carol@EXAMPLE\.TEST server=admin@EXAMPLE\.TEST outcome=KDC_ERR_MUST_USE_USER2USER reason="admin@EXAMPLE\.TEST is a user: no ticket is issued for it"/));
   });
 
   it('kinit -S naming a user (AS) is refused, before any password is asked for', async () => {
@@ -52,7 +52,7 @@ describe('tickets are issued for services, hosts and the realm only', () => {
     assert.notEqual(k.code, 0);
     assert.match(k.stderr, USER2USER_ONLY);
     assert.doesNotMatch(k.stdout, /Password for/);
-    assert.ok(logged(/kdc AS_REQ udp client=carol@EXAMPLE\.TEST server=admin@EXAMPLE\.TEST outcome=KDC_ERR_MUST_USE_USER2USER/));
+    assert.ok(logged(/kdc as_req transport=udp client=carol@EXAMPLE\.TEST server=admin@EXAMPLE\.TEST outcome=KDC_ERR_MUST_USE_USER2USER/));
   });
 
   it('a principal that is no service, host or principal of the realm is refused too', async () => {

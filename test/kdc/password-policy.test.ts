@@ -114,7 +114,7 @@ describe('password policies through MIT kinit and kpasswd', () => {
     const k = await kinit('lee', 'Lee-pass-12345\n');
     assert.notEqual(k.code, 0);
     assert.match(k.stderr, /Client's credentials have been revoked/);
-    assert.ok(realm.log.some((l) => /kdc AS_REQ .*client=lee@EXAMPLE\.TEST .*KDC_ERR_CLIENT_REVOKED reason="client lee@EXAMPLE\.TEST: account locked after too many failed logins, until /.test(l)));
+    assert.ok(realm.log.some((l) => /kdc as_req .*client=lee@EXAMPLE\.TEST .*KDC_ERR_CLIENT_REVOKED reason="client lee@EXAMPLE\.TEST: account locked after too many failed logins, until /.test(l)));
     const status = await admin.call('user_status', ['lee'], {});
     assert.deepEqual(status.result.krbloginfailedcount, ['3']);
     assert.ok(status.result.locked_until);

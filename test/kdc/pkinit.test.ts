@@ -76,14 +76,14 @@ describe('anonymous PKINIT with MIT kinit -n', () => {
     const l = await runTool('klist', ['-f', '-c', anon], env);
     assert.match(l.stdout, /Default principal: WELLKNOWN\/ANONYMOUS@WELLKNOWN:ANONYMOUS/);
     assert.match(l.stdout, /krbtgt\/EXAMPLE\.TEST@EXAMPLE\.TEST\n\s+Flags: IAa\b/);
-    assert.ok(realm.log.some((x) => /AS_REQ .*client=WELLKNOWN\/ANONYMOUS@WELLKNOWN:ANONYMOUS .*outcome=ISSUE .*preauth="pkinit anonymous \(modp14, kdf 1\.3\.6\.1\.5\.2\.3\.6\.2\)"/.test(x)), realm.log.join('\n'));
+    assert.ok(realm.log.some((x) => / kdc as_req .*client=WELLKNOWN\/ANONYMOUS@WELLKNOWN:ANONYMOUS .*outcome=ISSUE .*preauth="pkinit anonymous \(modp14, kdf 1\.3\.6\.1\.5\.2\.3\.6\.2\)"/.test(x)), realm.log.join('\n'));
   });
 
   it('the anonymous TGT gets no service ticket (kvno): KDC policy', async () => {
     const r = await runTool('kvno', ['-c', anon, 'HTTP/localhost'], env);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /KDC policy rejects request/);
-    assert.ok(realm.log.some((x) => /TGS_REQ .*client=WELLKNOWN\/ANONYMOUS@WELLKNOWN:ANONYMOUS .*outcome=KDC_ERR_POLICY/.test(x)));
+    assert.ok(realm.log.some((x) => / kdc tgs_req .*client=WELLKNOWN\/ANONYMOUS@WELLKNOWN:ANONYMOUS .*outcome=KDC_ERR_POLICY/.test(x)));
   });
 
   it('armors kinit -T for a password user (encrypted challenge)', async () => {
@@ -213,7 +213,7 @@ describe('anonymous PKINIT, field by field', () => {
       assert.equal(r.code, code, `${what}: ${r.code} ${r.eText}`);
       assert.match(r.eText, text, what);
     }
-    assert.ok(!realm.log.some((x) => /internal error/.test(x)), 'no internal error');
+    assert.ok(!realm.log.some((x) => /internal_error|internal error/.test(x)), 'no internal error');
     const req = request();
     assert.ok(processAnonymousReply(await send(req.msg), req).creds);
   });

@@ -22,6 +22,7 @@ import { LdapService } from '../../src/ldap-server/server.js';
 import { buildRegistry } from '../../src/objects/index.js';
 import { startTestRealm, type TestRealm } from '../support/realm.js';
 import { RawLdap, type Received } from '../support/ldap-client.js';
+import { createLogger } from '../../src/log/logger.js';
 
 const BASE = 'dc=example,dc=test';
 const ADMIN = `uid=admin,cn=users,cn=accounts,${BASE}`;
@@ -74,7 +75,7 @@ describe('LDAP connections: malformed input, limits, abandon', () => {
       tls: { key: readFileSync(join(data, 'server.key')), cert: readFileSync(join(data, 'server.crt')) },
       limits: { maxMessageSize: 4096, maxConnections: 3, maxOperations: 2, idleTimeout: 2, pduTimeout: 30, sizeLimit: 250, timeLimit: 10 },
       acceptsTicketFor: async (name) => name === 'ldap/localhost@EXAMPLE.TEST',
-      log: (l) => log.push(l),
+      log: createLogger({ write: (l) => log.push(l), component: 'ldap' }),
     });
     ({ ldapPort: port, ldapsPort: tlsPort } = await small.listen(0, 0, '127.0.0.1'));
   });

@@ -18,6 +18,7 @@ import { ldapCodeOf, refuse, toLdapResult } from '../../src/ldap-server/errors.j
 import { derivedOid, subschemaAttributes } from '../../src/ldap-server/subschema.js';
 import { AuthRefusal } from '../../src/objects/login.js';
 import { realmSchema } from '../../src/server/store.js';
+import { createLogger, silentLogger } from '../../src/log/logger.js';
 
 describe('LDAP result codes of our errors', () => {
   it('gives every public error a code, authentication failures the LDAP ones', () => {
@@ -31,18 +32,19 @@ describe('LDAP result codes of our errors', () => {
 
   it('keeps a public message, hides a directory message and an internal failure', () => {
     const log: string[] = [];
-    const refusal = toLdapResult(new AuthRefusal(publicError('AccountDisabled'), 'nsAccountLock is TRUE'), (l) => log.push(l));
+    const logger = createLogger({ write: (l) => log.push(l), component: 'ldap' });
+    const refusal = toLdapResult(new AuthRefusal(publicError('AccountDisabled'), 'nsAccountLock is TRUE'), logger);
     assert.deepEqual([refusal.resultCode, refusal.diagnosticMessage], [ResultCode.unwillingToPerform, 'Insufficient access: account disabled']);
-    const dirErr = toLdapResult(new DirectoryError('noSuchObject', 'no entry cn=secret-name,cn=kerberos,dc=x'), (l) => log.push(l));
+    const dirErr = toLdapResult(new DirectoryError('noSuchObject', 'no entry cn=secret-name,cn=kerberos,dc=x'), logger);
     assert.deepEqual([dirErr.resultCode, dirErr.diagnosticMessage], [ResultCode.noSuchObject, 'no such entry']);
-    const down = toLdapResult(new DirectoryError('unavailable', 'the directory database is unavailable (ECONNREFUSED)'), (l) => log.push(l));
+    const down = toLdapResult(new DirectoryError('unavailable', 'the directory database is unavailable (ECONNREFUSED)'), logger);
     assert.deepEqual([down.resultCode, down.diagnosticMessage], [ResultCode.unavailable, 'the directory database cannot be reached: try again shortly']);
-    const internal = toLdapResult(new TypeError('boom at line 7'), (l) => log.push(l));
+    const internal = toLdapResult(new TypeError('boom at line 7'), logger);
     assert.deepEqual([internal.resultCode, internal.diagnosticMessage], [ResultCode.other, 'an internal error has occurred']);
-    assert.ok(log.some((l) => l.includes('boom at line 7')));
-    const decode = toLdapResult(new LdapDecodeError('bad filter', { resultCode: ResultCode.adminLimitExceeded }), () => {});
+    assert.ok(log.some((l) => / ldap internal_error level=error error="boom at line 7" stack=/.test(l)), log.join('\n'));
+    const decode = toLdapResult(new LdapDecodeError('bad filter', { resultCode: ResultCode.adminLimitExceeded }), silentLogger);
     assert.equal(decode.resultCode, ResultCode.adminLimitExceeded);
-    const own = toLdapResult(refuse('confidentialityRequired', 'use TLS'), () => {});
+    const own = toLdapResult(refuse('confidentialityRequired', 'use TLS'), silentLogger);
     assert.deepEqual([own.resultCode, own.diagnosticMessage], [ResultCode.confidentialityRequired, 'use TLS']);
   });
 });

@@ -19,6 +19,7 @@ import { publicError } from '../../src/framework/errors.js';
 import { CodecError } from '../../src/rpc/codec/types.js';
 import { decodeJsonResponse, encodeJsonRequest } from '../../src/rpc/codec/json.js';
 import { decodeXmlResponse, encodeXmlRequest } from '../../src/rpc/codec/xml.js';
+import { createLogger } from '../../src/log/logger.js';
 
 /** Words that must never leave the server: they are in the failures' messages only. */
 const SECRET = 'sealed-detail-7f3a';
@@ -73,7 +74,7 @@ describe('errors on the RPC wire', () => {
         if (failSession) throw new RangeError(`session check ${SECRET}`);
         return null;
       },
-      log: (l) => log.push(l),
+      log: createLogger({ write: (l) => log.push(l), component: 'rpc' }),
     };
     server = createServer(createRpcHandler(opts));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -113,10 +114,10 @@ describe('errors on the RPC wire', () => {
 
   /** The server log holds the failure's words and, for an Error, its stack. */
   function logged(since: number, stack: boolean): void {
-    const lines = log.slice(since).filter((l) => l.includes(' error internal '));
+    const lines = log.slice(since).filter((l) => l.includes(' rpc internal_error '));
     assert.equal(lines.length, 1, log.slice(since).join('\n'));
     assert.match(lines[0]!, new RegExp(SECRET));
-    if (stack) assert.match(lines[0]!, /\n\s+at /, 'the stack is logged');
+    if (stack) assert.match(lines[0]!, / stack=".*\\n\s+at /, 'the stack is logged');
   }
 
   for (const path of ['/dirid/json', '/dirid/session/json']) {
@@ -131,7 +132,7 @@ describe('errors on the RPC wire', () => {
         assert.equal(env.principal, alice.name);
         noDetail(r.body);
         logged(since, stack);
-        assert.match(log.at(-1)!, new RegExp(`rpc principal=${alice.name} command=${method} encoding=json outcome=InternalError\\(903\\)`));
+        assert.match(log.at(-1)!, new RegExp(`rpc request principal=${alice.name} command=${method} encoding=json outcome=InternalError\\(903\\)`));
       }
     });
   }
@@ -152,7 +153,7 @@ describe('errors on the RPC wire', () => {
     const since = log.length;
     const env = decodeJsonResponse(Buffer.from((await callJson('/dirid/session/json', 'refuse')).body));
     assert.deepEqual(env.error, { code: 3009, name: 'ValidationError', message: "invalid 'x': bad", data: { name: 'x', error: 'bad' } });
-    assert.equal(log.slice(since).filter((l) => l.includes(' error internal ')).length, 0);
+    assert.equal(log.slice(since).filter((l) => l.includes(' rpc internal_error ')).length, 0);
   });
 
   it('a failure around the command (the session check) answers InternalError in the endpoint\'s encoding, HTTP 500', async () => {
@@ -191,14 +192,14 @@ describe('errors on the RPC wire', () => {
     const r = await post('//a:b', '', {});
     assert.equal(r.status, 400);
     assert.equal(r.body, 'invalid request: the request target is not a path\n');
-    assert.equal(log.slice(since).filter((l) => l.includes(' error internal ')).length, 0);
+    assert.equal(log.slice(since).filter((l) => l.includes(' rpc internal_error ')).length, 0);
     assert.deepEqual(decodeJsonResponse(Buffer.from((await callJson('/dirid/session/json', 'refuse')).body)).error?.code, 3009);
   });
 
   it('refusals (401) use the same wire form', async () => {
     const r = await post('/dirid/session/json', encodeJsonRequest({ method: 'boom', args: [], options: {}, id: 1 }), { 'Content-Type': 'application/json' });
     assert.equal(r.status, 401);
-    assert.deepEqual(decodeJsonResponse(Buffer.from(r.body)).error, toRpcError(publicError('NotAuthenticated'), () => assert.fail('nothing to log')));
+    assert.deepEqual(decodeJsonResponse(Buffer.from(r.body)).error, toRpcError(publicError('NotAuthenticated'), createLogger({ write: () => assert.fail('nothing to log') })));
     const k = await post('/dirid/session/login_kerberos', '', {});
     assert.equal(k.status, 401);
     assert.equal(k.body, 'Insufficient access: not authenticated\n');
@@ -206,7 +207,7 @@ describe('errors on the RPC wire', () => {
 
   it('toRpcError: a public error as is, a codec failure as ProtocolError, anything else as InternalError with the original logged', () => {
     const lines: string[] = [];
-    const keep = (l: string) => lines.push(l);
+    const keep = createLogger({ write: (l) => lines.push(l), component: 'rpc' });
     assert.deepEqual(toRpcError(publicError('NotFound', { reason: 'x: user not found' }), keep), { code: 4001, name: 'NotFound', message: 'x: user not found', data: { reason: 'x: user not found' } });
     assert.deepEqual(toRpcError(new CodecError('parse', 'not JSON'), keep), { code: 909, name: 'ProtocolError', message: 'invalid request: not JSON', data: { reason: 'not JSON' } });
     assert.equal(lines.length, 0);
@@ -214,6 +215,6 @@ describe('errors on the RPC wire', () => {
       assert.deepEqual(toRpcError(thrown, keep), INTERNAL);
     }
     assert.equal(lines.length, 5);
-    assert.match(lines[0]!, new RegExp(`error internal Error: ${SECRET}\\n\\s+at `));
+    assert.match(lines[0]!, new RegExp(` rpc internal_error level=error error=${SECRET} stack="Error: ${SECRET}\\\\n\\s+at `));
   });
 });

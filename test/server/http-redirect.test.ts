@@ -45,7 +45,7 @@ describe('plain HTTP redirects to the API over HTTPS', () => {
 
   it('listens on the port it chose and logs it', () => {
     assert.ok(port > 0 && port !== realm.server.httpsPort);
-    assert.ok(realm.log.includes(`dirid-server: realm EXAMPLE.TEST: HTTP listening on http://127.0.0.1:${port}/ (redirects to ${https}/)`), realm.log.join('\n'));
+    assert.ok(realm.log.some((l) => l.endsWith(` server listening realm=EXAMPLE.TEST service=http url=http://127.0.0.1:${port}/ redirects_to=${https}/`)), realm.log.join('\n'));
   });
 
   it('curl -sI shows a 301 to the same path and query over HTTPS', async () => {

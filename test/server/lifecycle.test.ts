@@ -87,17 +87,17 @@ describe('dirid-server init and start', () => {
         reject(new Error(`server exited with ${c}: ${out}`));
       });
       child.stdout.on('data', () => {
-        const m = /listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-        if (m) {
+        const m = / service=https url=https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m && / server started /.test(out)) {
           clearTimeout(t);
           resolve(Number(m[1]));
         }
       });
     });
     assert.ok(port > 0);
-    const ldap = /LDAP listening on ldap:\/\/127\.0\.0\.1:(\d+)\/ \(StartTLS\) and ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-    assert.ok(ldap, out);
-    const c = await RawLdap.connect(Number(ldap[2]), readFileSync(join(data, 'ca.crt'), 'utf8'));
+    const ldaps = / service=ldaps url=ldaps:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+    assert.ok(ldaps, out);
+    const c = await RawLdap.connect(Number(ldaps[1]), readFileSync(join(data, 'ca.crt'), 'utf8'));
     c.send({ messageId: 1, protocolOp: { op: 'extendedReq', requestName: ExtendedOid.whoAmI } });
     const who = await c.next();
     assert.equal(who?.protocolOp.op === 'extendedResp' && who.protocolOp.resultCode, ResultCode.success);
@@ -114,6 +114,6 @@ describe('dirid-server init and start', () => {
       child.kill('SIGTERM');
     });
     assert.equal(code, 0, out);
-    assert.match(out, /stopped/);
+    assert.match(out, / server stopped realm=/);
   });
 });

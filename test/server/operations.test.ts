@@ -13,7 +13,8 @@
  *   and metrics_allow applied, a port change named as needing a restart; a
  *   server.conf that does not read changes nothing and the server serves on;
  * - log lines reach standard output one line per event (a line break inside
- *   one is escaped).
+ *   a value is escaped); SIGHUP applies a changed log_format (JSON lines
+ *   from the next line on).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +25,9 @@ import { join } from 'node:path';
 import { initRealm } from '../../src/server/init.js';
 import { createCa } from '../../src/server/pki.js';
 import { dataPaths, readServerConfig, writeServerConfig } from '../../src/server/config.js';
-import { stdoutLog } from '../../src/server/start.js';
+import { createLogger, errorFields } from '../../src/log/logger.js';
+import { lineSink } from '../../src/log/sink.js';
+import { parseTextLine } from '../support/log-lines.js';
 import { hostArmor, runTool } from '../support/mit-tools.js';
 import { idpReference, startTestIdp, type TestIdp } from '../support/oidc-idp.js';
 import { kinitViaIdp } from '../support/pty.js';
@@ -55,14 +58,16 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
   const tls = () => ['--cacert', join(realmDir(), 'ca.crt')];
   let admin: RpcSession;
 
+  /** SIGHUP, then the server's `reload` line (docs/operations.md), its time left out */
   const hup = async (expect: RegExp): Promise<string> => {
     const before = server.out().length;
     server.child.kill('SIGHUP');
     for (let i = 0; i < 200; i++) {
-      const m = /dirid-server: reload: [^\n]*/.exec(server.out().slice(before));
+      const m = /^\S+ (server reload [^\n]*)$|^(\{"time[^\n]*"event":"reload"[^\n]*)$/m.exec(server.out().slice(before));
       if (m) {
-        assert.match(m[0], expect);
-        return m[0];
+        const line = m[1] ?? m[2]!;
+        assert.match(line, expect);
+        return line;
       }
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -117,12 +122,12 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
     assert.ok(untrusted.some((l) => l.status === 'FAIL' && /certificate/i.test(l.message)), JSON.stringify(untrusted));
     writeFileSync(caFile(), caPem);
     editConf((t) => t.replace(/^idp_hold_seconds = .*$/m, 'idp_hold_seconds = 3').replace(/^kdc_port = .*$/m, 'kdc_port = 8888'));
-    await hup(/^dirid-server: reload: server\.conf read again; applied: idp_ca_file \(1 file read again\), idp_hold_seconds 10 -> 3; changed but needs a restart to take effect: kdc_port$/);
+    await hup(/^server reload realm=EXAMPLE\.TEST applied="idp_ca_file \(1 file read again\),idp_hold_seconds 10 -> 3" restart_needed=kdc_port$/);
     const line = (await check()).find((l) => l.check === 'Device authorization')!;
     assert.equal(line.status, 'PASS', line.message);
     // a server.conf that does not read changes nothing; the server serves on
     editConf((t) => t.replace('[server]', '[server]\nno_such_setting = 1'));
-    await hup(/^dirid-server: reload: .*unknown setting 'no_such_setting'.*; the settings in force stay$/);
+    await hup(/^server reload level=warn realm=EXAMPLE\.TEST error=".*unknown setting 'no_such_setting'.*" effect="the settings in force stay"$/);
     editConf((t) => t.replace('no_such_setting = 1\n', ''));
     assert.equal(curl([...tls(), url('/dirid/health')]).status, 200);
   });
@@ -137,7 +142,7 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
     const armor = await hostArmor({ dataDir: tmp }, env);
     const k = await kinitViaIdp({ idp, armor, env }, 'ida', 'ida-sub', `FILE:${join(tmp, 'ida.cc')}`);
     assert.equal(k.code, 0, k.out);
-    const ldapPort = /LDAP listening on ldap:\/\/127\.0\.0\.1:(\d+)\//.exec(server.out())![1];
+    const ldapPort = / service=ldap url=ldap:\/\/127\.0\.0\.1:(\d+)\//.exec(server.out())![1];
     assert.equal((await runTool('ldapsearch', ['-x', '-H', `ldap://127.0.0.1:${ldapPort}`, '-b', '', '-s', 'base', 'namingContexts'], {})).code, 0);
 
     const r = curl([...tls(), url('/dirid/metrics')]);
@@ -167,21 +172,51 @@ describe('dirid-server as a service: health, metrics, reload, log lines', () => 
     assert.equal(refused.status, 403);
     assert.match(refused.body, /metrics_allow/);
     editConf((t) => t.replace('[server]', '[server]\nmetrics_allow = 127.0.0.2/32'));
-    await hup(/applied: .*metrics_allow 127\.0\.0\.2\/32/);
+    await hup(/ applied="[^"]*metrics_allow 127\.0\.0\.2\/32"/);
     assert.equal(from('127.0.0.2').status, 200);
     assert.equal(from('127.0.0.1').status, 403);
     // health stays open to every address
     assert.equal(curl(['--interface', '127.0.0.1', ...tls(), url('/dirid/health')]).status, 200);
   });
 
-  it('writes one line per event: a line break inside a log line is escaped', async () => {
+  it('writes one line per event: a line break inside a value is escaped', async () => {
     const written: string[] = [];
-    const log = stdoutLog((t) => written.push(t));
-    log('kdc internal error: Error: boom\n    at f (x.js:1:1)');
-    log('next');
+    const sink = lineSink((t) => written.push(t));
+    const log = createLogger({ write: sink.write, component: 'kdc' });
+    const boom = new Error('boom');
+    boom.stack = 'Error: boom\n    at f (x.js:1:1)';
+    log.error('internal_error', errorFields(boom));
+    log.info('next');
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(written, ['kdc internal error: Error: boom\\n    at f (x.js:1:1)\nnext\n']);
-    // and what the server wrote so far: no ANSI escapes
-    assert.ok(!server.out().includes('\u001b['));
+    assert.equal(written.length, 1, 'the lines of one turn in one write');
+    assert.match(written[0]!, /^\S+ kdc internal_error level=error error=boom stack="Error: boom\\n    at f \(x\.js:1:1\)"\n\S+ kdc next\n$/);
+    // and what the server wrote so far: no ANSI escapes, every line as docs/logging.md reads it
+    const out = server.out();
+    assert.ok(!out.includes('\u001b['));
+    for (const line of out.split('\n').filter((l) => /^\d{4}-/.test(l))) parseTextLine(line);
+  });
+
+  it('SIGHUP applies a changed log_format: JSON lines from the next line on, text again after', async () => {
+    editConf((t) => t.replace('[server]', '[server]\nlog_format = json'));
+    const line = await hup(/"event":"reload"/);
+    const reload = JSON.parse(line);
+    assert.equal(reload.component, 'server');
+    assert.ok(reload.applied.includes('log_format text -> json'), line);
+    const before = server.out().length;
+    await admin.call('ping', []);
+    let request: { component: string; event: string; command: string } | undefined;
+    for (let i = 0; i < 200 && !request; i++) {
+      request = server
+        .out()
+        .slice(before)
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .find((j) => j.event === 'request' && j.command === 'ping');
+      if (!request) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(request?.component, 'rpc', server.out().slice(before));
+    editConf((t) => t.replace('log_format = json\n', ''));
+    await hup(/^server reload realm=EXAMPLE\.TEST applied="[^"]*log_format json -> text"( |$)/);
   });
 });

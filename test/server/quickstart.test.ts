@@ -88,7 +88,7 @@ describe('quickstart', () => {
       const t = setTimeout(() => reject(new Error(`the quickstart did not start:\n${out}`)), 60_000);
       npm.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        const m = / service=https url=https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
         if (m) {
           clearTimeout(t);
           resolve(Number(m[1]));
@@ -115,8 +115,8 @@ describe('quickstart', () => {
       child.once('exit', (c) => reject(new Error(`the quickstart exited with ${c}:\n${out}`)));
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-        if (m && /LDAP listening/.test(out)) {
+        const m = / service=https url=https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+        if (m && / server started /.test(out)) {
           clearTimeout(t);
           resolve(Number(m[1]));
         }
@@ -147,8 +147,8 @@ describe('quickstart', () => {
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        const m = /HTTPS API listening on https:\/\/(.+):\d+\/dirid\//.exec(out);
-        if (m && listening === undefined && /LDAP listening/.test(out)) {
+        const m = / service=https url=https:\/\/(.+?):\d+\/dirid\//.exec(out);
+        if (m && listening === undefined && / server started /.test(out)) {
           listening = m[1]!;
           child.kill('SIGTERM');
         }
@@ -218,8 +218,8 @@ describe('quickstart', () => {
       parent.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         const pid = /child=(\d+)/.exec(out)?.[1];
-        const https = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
-        const kdc = /KDC listening on 127\.0\.0\.1:(\d+) /.exec(out)?.[1];
+        const https = / service=https url=https:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
+        const kdc = / service=kdc address=127\.0\.0\.1 port=(\d+) /.exec(out)?.[1];
         if (pid && https && kdc) {
           clearTimeout(t);
           resolve({ pid: Number(pid), https: Number(https), kdc: Number(kdc) });
@@ -277,7 +277,7 @@ describe('quickstart', () => {
     let https: number | null = null;
     while (https === null && Date.now() < deadline && !/not starting/.test(log())) {
       await new Promise((r) => setTimeout(r, 200));
-      const m = /HTTPS API listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(log());
+      const m = / service=https url=https:\/\/127\.0\.0\.1:(\d+)\//.exec(log());
       if (m) https = Number(m[1]);
     }
     assert.ok(https, `the quickstart did not start after its shell exited:\n${log()}`);

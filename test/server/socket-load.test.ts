@@ -132,9 +132,9 @@ describe('through the sockets', () => {
       ldap.close();
       const api = new RpcSession(realm.url, realm.ca);
       assert.equal((await api.login('admin', realm.adminPassword)).status, 200, 'an API login');
-      assert.ok(realm.log.some((l) => /KDC tcp closing the oldest connection/.test(l)));
-      assert.ok(realm.log.some((l) => /closed for a new connection reason="more than 8 connections, and this one has sent no whole PDU"/.test(l)));
-      assert.ok(realm.log.some((l) => /https closing a connection serving no request .* reason="more than 16 connections"/.test(l)));
+      assert.ok(realm.log.some((l) => / kdc tcp_closed_oldest level=warn /.test(l)));
+      assert.ok(realm.log.some((l) => / ldap closed_silent level=warn conn=\d+ reason="more than 8 connections, and this one has sent no whole PDU"/.test(l)));
+      assert.ok(realm.log.some((l) => / https closed_idle level=warn .* reason="more than 16 connections: /.test(l)));
     } finally {
       for (const h of held) h.destroy();
     }

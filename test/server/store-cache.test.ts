@@ -51,6 +51,13 @@ describe('store_cache_mb', () => {
       assert.equal(readServerConfig(paths).idpAnonymousArmor, 'allow');
       writeFileSync(paths.serverConf, conf.replace(/^idp_anonymous_armor = .*$/m, 'idp_anonymous_armor = yes'));
       assert.throws(() => readServerConfig(paths), /idp_anonymous_armor must be deny or allow/);
+      // the log's format (docs/logging.md): text unless server.conf says json
+      writeFileSync(paths.serverConf, conf);
+      assert.equal(readServerConfig(paths).logFormat, undefined);
+      writeFileSync(paths.serverConf, `${conf}log_format = json\n`);
+      assert.equal(readServerConfig(paths).logFormat, 'json');
+      writeFileSync(paths.serverConf, `${conf}log_format = logfmt\n`);
+      assert.throws(() => readServerConfig(paths), /log_format must be text or json/);
       // the IdP logins pending at once per user, armor ticket and address
       assert.match(conf, /^idp_pending_per_user = 3\nidp_pending_per_armor = 20\nidp_pending_per_address = 20$/m);
       writeFileSync(paths.serverConf, conf);

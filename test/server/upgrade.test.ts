@@ -45,6 +45,7 @@ import type { CallContext } from '../../src/framework/command.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { runTool } from '../support/mit-tools.js';
 import { createDatabase, startPostgres, stopPostgres } from '../support/postgres.js';
+import { capturedLog, parseTextLine, untimed } from '../support/log-lines.js';
 
 const FIXTURE = new URL('../data/upgrade/release-2026-11-stop25.tar', import.meta.url).pathname;
 const REALM = 'UPGRADE.TEST';
@@ -108,7 +109,7 @@ function withoutLoginRecord(now: Stored | undefined, was: Stored): Stored | unde
 }
 
 /** The upgrade's log lines (the realm's name, UPGRADE.TEST, is not one). */
-const UPGRADE_LINE = /upgrading the directory|upgrade step|upgrade: added|directory upgraded/;
+const UPGRADE_LINE = / upgrade (?:start|added|step|done) realm=/;
 
 /** Entries the server rewrites at every start (its own record among the realm's servers, with the ports it got) are left out of comparisons. */
 const rewrittenAtStart = (dn: string) => dn.endsWith(`,cn=servers,cn=etc,${BASE}`);
@@ -140,17 +141,17 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
   it('is upgraded at start from version 0, logged, keeping every entry, password, key and secret', async () => {
     server = await startServerProcess(data);
     const out = server.out();
-    assert.match(out, new RegExp(`realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}\\n`));
-    assert.match(out, /upgrade step 1 \(the password service's principal kadmin\/changepw, for realms made before it\): nothing to do/);
-    assert.match(out, /upgrade step 2 \(the POSIX ID range, for realms made before it\): nothing to do/);
+    assert.match(out, new RegExp(` upgrade start realm=${REALM} from=0 to=${DIRECTORY_VERSION}\\n`));
+    assert.match(out, / upgrade step realm=UPGRADE\.TEST version=1 name="the password service's principal kadmin\/changepw, for realms made before it" did="nothing to do"\n/);
+    assert.match(out, / upgrade step realm=UPGRADE\.TEST version=2 name="the POSIX ID range, for realms made before it" did="nothing to do"\n/);
     // the HBAC services, service groups and privileges the rules come after, then the rules
     assert.match(
       out,
       new RegExp(
-        `upgrade step 3 \\(the entries a realm starts with \\(the HBAC rules allow_all and allow_systemd-user\\), for realms made before them, once\\): added cn=sshd,cn=hbacservices,cn=hbac,${BASE}; .*; cn=allow_all,cn=rules,cn=hbac,${BASE}; cn=allow_systemd-user,cn=rules,cn=hbac,${BASE}\\n`,
+        ` upgrade step realm=${REALM} version=3 name="the entries a realm starts with \\(the HBAC rules allow_all and allow_systemd-user\\), for realms made before them, once" did="added cn=sshd,cn=hbacservices,cn=hbac,${BASE}; .*; cn=allow_all,cn=rules,cn=hbac,${BASE}; cn=allow_systemd-user,cn=rules,cn=hbac,${BASE}"\n`,
       ),
     );
-    assert.match(out, new RegExp(`realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}\\n`));
+    assert.match(out, new RegExp(` upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}\\n`));
 
     // the password and the keys, through MIT kinit against the upgraded realm's KDC
     const alice = await runTool('kinit', ['-c', `FILE:${join(tmp, 'alice.cc')}`, `alice@${REALM}`], env(), 'Alice-pass-1\n');
@@ -179,7 +180,7 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     assert.deepEqual(after1.get(`cn=allow_all,cn=rules,cn=hbac,${BASE}`)?.attrs.ipaEnabledFlag, ['TRUE']);
     for (const dn of after1.keys()) if (!before0.has(dn)) assert.ok(dn === versionRecordDn(BASE) || added.has(dn), `only the version record and what the registry declares since (the HBAC and sudo objects among them) are new (${dn})`);
     // step 4: the global password policy, with the lockout figures of releases before policies
-    assert.match(out, new RegExp(`upgrade step 4 \\(the global password policy, with the lockout figures the realm container held\\): added cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`));
+    assert.match(out, new RegExp(` upgrade step realm=${REALM} version=4 name="the global password policy, with the lockout figures the realm container held" did="added cn=global_policy,cn=pwpolicies,cn=accounts,${BASE}`));
   });
 
   it('a second start runs no step and changes nothing', async () => {
@@ -202,7 +203,7 @@ describe('a realm made by release-2026-11-stop25, started on this code', () => {
     const out = server.out();
     await stop(server);
     server = undefined;
-    assert.ok(out.includes(`upgrade: added the entries ${gdm}\n`), out);
+    assert.ok(out.includes(` upgrade added realm=${REALM} entries="${gdm}"\n`), out);
     await withStore(data, async (dir) => {
       assert.equal(await dir.get(allowAll), null, 'an administrator deleted it: it stays deleted');
       assert.ok(await dir.get(gdm));
@@ -295,15 +296,12 @@ describe('an object registered after the realm was made', () => {
   });
 
   it('gets its containers and default entries from the upgrade, and its commands and the read rule work', async () => {
-    const log: string[] = [];
-    const missing = (ops: ReadonlyArray<{ dn: string }>) => Promise.all(ops.map(async (op) => ((await dir.get(op.dn, ['1.1'])) ? [] : [op.dn]))).then((x) => x.flat());
-    const tree = realmTree({ baseDn: BASE, realm: REALM }, registered);
-    const [containers, entries] = [await missing(tree.containers), await missing(tree.entries)];
-    await upgradeDirectory(dir, { realm: REALM, log: (l) => log.push(l), registered });
+    const { lines: log, log: logger } = capturedLog();
+    await upgradeDirectory(dir, { realm: REALM, log: logger.child({ component: 'upgrade' }), registered });
     // (with what this release's own objects add to a realm the previous release made)
-    const line = (start: string) => log.find((l) => l.startsWith(`dirid-server: realm ${REALM}: upgrade: added the ${start} `)) ?? '';
-    assert.ok(line('containers').endsWith(`; cn=misc,${BASE}; cn=notes,cn=misc,${BASE}`), log.join('\n'));
-    assert.ok(line('entries').endsWith(`; cn=welcome,cn=notes,cn=misc,${BASE}; cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
+    const addedDns = (what: 'containers' | 'entries') => log.map(parseTextLine).find((l) => l.event === 'added' && l.fields[what] !== undefined)?.fields[what] ?? '';
+    assert.ok(addedDns('containers').endsWith(`,cn=misc,${BASE},cn=notes,cn=misc,${BASE}`), log.join('\n'));
+    assert.ok(addedDns('entries').endsWith(`,cn=welcome,cn=notes,cn=misc,${BASE},cn=note policy,${realmContainerDn(BASE, REALM)}`), log.join('\n'));
 
     const registry = buildRegistry({}, registered);
     const ctx: CallContext = {
@@ -330,9 +328,9 @@ describe('an object registered after the realm was made', () => {
     assert.equal(readability(alice, realmContainerDn(BASE, REALM), layout), 'path');
     assert.equal(readability(alice, `uid=alice,cn=users,cn=accounts,${BASE}`, readableLayout(buildRegistry(), { baseDn: BASE, realm: REALM })), 'subtree');
 
-    const again: string[] = [];
-    await upgradeDirectory(dir, { realm: REALM, log: (l) => again.push(l), registered });
-    assert.deepEqual(again, [], 'nothing left to add');
+    const again = capturedLog();
+    await upgradeDirectory(dir, { realm: REALM, log: again.log, registered });
+    assert.deepEqual(again.lines, [], 'nothing left to add');
   });
 });
 
@@ -386,18 +384,18 @@ describe('the upgrade on PostgreSQL', () => {
     } finally {
       await server.stop();
     }
-    const lines = upgradeLines(log);
+    const lines = upgradeLines(log).map(untimed);
     assert.equal(lines.length, 7, lines.join('\n'));
-    assert.equal(lines[0], `dirid-server: realm ${REALM}: upgrading the directory from version 0 to version ${DIRECTORY_VERSION}`);
-    assert.equal(lines[1], `dirid-server: realm ${REALM}: upgrade: added the containers cn=servers,cn=etc,${BASE}`);
-    assert.equal(lines[2], `dirid-server: realm ${REALM}: upgrade step 1 (the password service's principal kadmin/changepw, for realms made before it): added kadmin/changepw@${REALM}`);
-    assert.match(lines[3]!, new RegExp(`^dirid-server: realm ${REALM}: upgrade step 2 \\(the POSIX ID range, for realms made before it\\): added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+$`));
-    assert.match(lines[4]!, /^dirid-server: realm UPGRADE\.TEST: upgrade step 3 \(the entries a realm starts with .*\): nothing to do$/);
+    assert.equal(lines[0], `upgrade start realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
+    assert.equal(lines[1], `upgrade added realm=${REALM} containers="cn=servers,cn=etc,${BASE}"`);
+    assert.equal(lines[2], `upgrade step realm=${REALM} version=1 name="the password service's principal kadmin/changepw, for realms made before it" did="added kadmin/changepw@${REALM}"`);
+    assert.match(lines[3]!, new RegExp(`^upgrade step realm=${REALM} version=2 name="the POSIX ID range, for realms made before it" did="added cn=${REALM}_id_range,cn=ranges,cn=etc,${BASE}, IDs \\d+ to \\d+"$`));
+    assert.match(lines[4]!, /^upgrade step realm=UPGRADE\.TEST version=3 name="the entries a realm starts with .*" did="nothing to do"$/);
     assert.equal(
       lines[5],
-      `dirid-server: realm ${REALM}: upgrade step 4 (the global password policy, with the lockout figures the realm container held): added ${globalPwpolicyDn(BASE)}; moved krbPwdMaxFailure 3, krbPwdLockoutDuration 0 from ${realmContainerDn(BASE, REALM)} to it`,
+      `upgrade step realm=${REALM} version=4 name="the global password policy, with the lockout figures the realm container held" did="added ${globalPwpolicyDn(BASE)}; moved krbPwdMaxFailure 3, krbPwdLockoutDuration 0 from ${realmContainerDn(BASE, REALM)} to it"`,
     );
-    assert.equal(lines[6], `dirid-server: realm ${REALM}: directory upgraded from version 0 to version ${DIRECTORY_VERSION}`);
+    assert.equal(lines[6], `upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}`);
 
     const second: string[] = [];
     await (await start(second)).stop();
@@ -414,10 +412,10 @@ describe('the upgrade on PostgreSQL', () => {
     const config = readServerConfig(paths);
     const [a, b] = await Promise.all([openRealmStore(paths, config), openRealmStore(paths, config)]);
     try {
-      const logs: string[][] = [[], []];
-      await Promise.all([a, b].map((dir, i) => upgradeDirectory(dir, { realm: REALM, log: (l) => logs[i]!.push(l) })));
-      const all = logs.flat();
-      assert.equal(all.filter((l) => l.endsWith(`directory upgraded from version 0 to version ${DIRECTORY_VERSION}`)).length, 1, all.join('\n'));
+      const logs = [capturedLog(), capturedLog()];
+      await Promise.all([a, b].map((dir, i) => upgradeDirectory(dir, { realm: REALM, log: logs[i]!.log.child({ component: 'upgrade' }) })));
+      const all = logs.flatMap((l) => l.lines);
+      assert.equal(all.filter((l) => l.endsWith(`upgrade done realm=${REALM} from=0 to=${DIRECTORY_VERSION}`)).length, 1, all.join('\n'));
       assert.equal((await recordedVersion(a)).version, DIRECTORY_VERSION);
       const changepw = await a.search({ base: BASE, scope: 'sub', filter: `(krbPrincipalName=kadmin/changepw@${REALM})`, attrs: ['1.1'] });
       assert.equal(changepw.entries.length, 1);

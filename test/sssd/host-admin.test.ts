@@ -107,7 +107,7 @@ describe('a host administrator: password users through every PAM phase of pam_ss
       ]),
     );
     assert.match(changed.out, /authentication token altered successfully/, `${changed.out}\n${kdcLines('bob')}`);
-    assert.ok(realm.log.some((l) => /kpasswd CHPW .*client=bob@EXAMPLE\.TEST .*outcome=SUCCESS/.test(l)), realm.log.filter((l) => l.includes('kpasswd')).join('\n'));
+    assert.ok(realm.log.some((l) => /kpasswd chpw .*client=bob@EXAMPLE\.TEST .*outcome=SUCCESS/.test(l)), realm.log.filter((l) => l.includes('kpasswd')).join('\n'));
     const after = await host.pam('bob', ['authenticate', 'acct_mgmt'], password('bob-New-5678'));
     assert.match(after.out, /successfully authenticated[\s\S]*account management done/, after.out);
     const old = await host.pam('bob', ['authenticate'], password('bob-Pw-1234'));

@@ -34,6 +34,7 @@ import { dataPaths } from '../../src/server/data-paths.js';
 import { directorySteps } from '../../src/server/init-directory.js';
 import { serverPrincipals } from '../../src/server/servers.js';
 import { SERVER_VERSION } from '../../src/server/version.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { ADMIN_PASSWORD, type Caller } from './caller.js';
 
 export interface InProcessOptions {
@@ -65,7 +66,7 @@ export class InProcessCaller implements Caller {
       const result = await dispatch(ctx, request.method, request.args, request.options);
       return { response: envelope(resultToWire(result), null) };
     } catch (err) {
-      const error = toRpcError(err instanceof AuthRefusal ? err.publicError : err, () => {});
+      const error = toRpcError(err instanceof AuthRefusal ? err.publicError : err, silentLogger);
       if (error.name === 'InternalError') throw err;
       return { response: envelope(null, error) };
     }

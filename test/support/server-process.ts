@@ -31,8 +31,8 @@ export async function startServerProcess(dataDir: string, extraArgs: readonly st
     child.once('exit', early);
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const https = /listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
-      if (https && /LDAP listening on/.test(out)) {
+      const https = / service=https url=https:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+      if (https && / server started /.test(out)) {
         clearTimeout(t);
         child.removeListener('exit', early);
         resolve(Number(https[1]));
