@@ -22,6 +22,9 @@
  * readable part.
  * A host bound as itself that names `host` or `authorizedService` gets
  * them computed on users from the access rules (host-access.ts).
+ * `memberOf` is computed likewise for any reader (member-of.ts): returned
+ * when named or with `+`, and a filter item on it is answered from its
+ * index (the directory gets a superset; each entry is then decided).
  */
 import { ControlOid, ResultCode } from '../ldap/codes.js';
 import { decodePagedResultsValue, findControl, pagedResultsControl, type Control } from '../ldap/controls.js';
@@ -39,6 +42,7 @@ import { Abandoned, type LdapConnection, type Operation, type OpResult } from '.
 import type { ServiceContext } from './context.js';
 import { refuse } from './errors.js';
 import { hostAccessAttributes } from './host-access.js';
+import { memberOfAttribute, memberOfSuperset, memberOfTest, membershipIndex, namesMemberOf, wantsMemberOf } from './member-of.js';
 import { ROOT_DSE_OPERATIONAL, rootDseAttributes } from './root-dse.js';
 import { SUBSCHEMA_DN, SUBSCHEMA_OPERATIONAL, subschemaAttributes } from './subschema.js';
 import type { Fields } from '../log/logger.js';
@@ -166,7 +170,14 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   const filter = withoutSecrets(ctx.dir.schema, req.filter);
   if (filterTextBound(filter) > MAX_FILTER_LENGTH && formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
   const sel = selection(ctx.dir.schema, req.attributes);
-  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0, virtual: hostAccessAttributes(ctx, p, sel, req.typesOnly) };
+  const memberOf = wantsMemberOf(sel) || namesMemberOf(filter) ? await membershipIndex(ctx) : undefined;
+  const hostAccess = hostAccessAttributes(ctx, p, sel, req.typesOnly);
+  const virtual =
+    memberOf && wantsMemberOf(sel)
+      ? async (e: Entry) => [...memberOfAttribute(memberOf, e, req.typesOnly), ...(hostAccess ? await hostAccess(e) : [])]
+      : hostAccess;
+  const decide = memberOf && namesMemberOf(filter) ? { dirFilter: memberOfSuperset(filter, memberOf), test: memberOfTest(ctx, filter, memberOf) } : undefined;
+  const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0, virtual, ...(decide ? { decide } : {}) };
 
   if (paged) return pagedSearch(req, out, { parts, filter, base, scope: effectiveScope, size: paged.size, cookie: paged.cookie });
 
@@ -197,8 +208,14 @@ interface Output {
   attrs: string[] | undefined;
   /** entries sent so far */
   sent: number;
-  /** the attributes computed for the principal (a host's host and authorizedService: host-access.ts), if any */
+  /** the attributes computed for the principal (a host's host and authorizedService: host-access.ts; memberOf: member-of.ts), if any */
   virtual: ((e: Entry) => Promise<PartialAttribute[]>) | null;
+  /**
+   * for a filter on memberOf: the superset the directory is asked for and
+   * the exact test of each entry it finds (which then comes whole, and
+   * without the directory's size limit: the limit counts the entries kept)
+   */
+  decide?: { dirFilter: Filter; test: (e: Entry) => boolean };
 }
 
 /**
@@ -241,16 +258,21 @@ async function runParts(out: Output, parts: Part[], filter: Filter, size: number
     let res;
     try {
       const view = viewHolding(ctx.registry, ctx.dir.baseDn, part.base);
-      res = view
-        ? (await viewSnapshot(view, ctx)).search(part.base, part.scope, filter, Number.isFinite(wanted) ? wanted : 0)
-        : await ctx.dir.search({
-            base: part.base,
-            scope: part.scope,
-            filter,
-            sizeLimit: Number.isFinite(wanted) ? wanted : 0,
-            timeLimit: Number.isFinite(left) ? left / 1000 : 0,
-            ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
-          });
+      if (view) res = (await viewSnapshot(view, ctx)).search(part.base, part.scope, filter, Number.isFinite(wanted) ? wanted : 0);
+      else if (out.decide) {
+        const found = await ctx.dir.search({ base: part.base, scope: part.scope, filter: out.decide.dirFilter, timeLimit: Number.isFinite(left) ? left / 1000 : 0 });
+        const kept = found.entries.filter(out.decide.test);
+        const cut = found.truncated ? found.limit : kept.length > wanted ? ('size' as const) : undefined;
+        res = { entries: kept.slice(0, wanted), truncated: cut !== undefined, ...(cut ? { limit: cut } : {}) };
+      } else
+        res = await ctx.dir.search({
+          base: part.base,
+          scope: part.scope,
+          filter,
+          sizeLimit: Number.isFinite(wanted) ? wanted : 0,
+          timeLimit: Number.isFinite(left) ? left / 1000 : 0,
+          ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
+        });
     } catch (e) {
       // a container above or beside the base that this realm lacks holds nothing
       if (part.optional && e instanceof DirectoryError && e.code === 'noSuchObject') continue;

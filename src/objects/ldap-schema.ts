@@ -19,6 +19,8 @@ export const sharedSchema: SchemaDefinition = {
   attributeTypes: [
     { name: 'userPassword', syntax: 'secret' },
     { name: 'member', syntax: 'dn', indexed: true, references: 'remove' },
+    // never stored: the LDAP service works it out from `member` (ldap-server/member-of.ts); declared so filters compare DNs and writes are refused
+    { name: 'memberOf', syntax: 'dn', operational: true },
     { name: 'gidNumber', syntax: 'integer', singleValue: true, indexed: true },
     { name: 'uidNumber', syntax: 'integer', singleValue: true, indexed: true },
     { name: 'homeDirectory', syntax: 'exact', singleValue: true },
