@@ -205,7 +205,15 @@ export async function readUstar(stream: Readable, onMember: (h: ParsedHeader, bo
     if (!(await fill(BLOCK))) throw new BackupFormatError('the backup is cut short (no end-of-archive)');
     const h = parseUstarHeader(buf.subarray(0, BLOCK));
     buf = buf.subarray(BLOCK);
-    if (!h) return;
+    if (!h) {
+      // the end: read the stream to its last byte, so that gunzip checks its trailer (CRC-32 and length)
+      // and a changed byte past the last member is found; nothing but zeros may follow
+      for (;;) {
+        if (buf.some((b) => b !== 0)) throw new BackupFormatError('the backup is damaged (data after its end-of-archive)');
+        buf = Buffer.alloc(0);
+        if (done || !(await fill(1))) return;
+      }
+    }
     let left = h.size;
     async function* body(): AsyncGenerator<Buffer> {
       while (left > 0) {
@@ -220,6 +228,7 @@ export async function readUstar(stream: Readable, onMember: (h: ParsedHeader, bo
     if (left > 0) throw new Error(`member ${h.name} was not read whole`);
     const pad = (BLOCK - (h.size % BLOCK)) % BLOCK;
     if (!(await fill(pad))) throw new BackupFormatError(`the backup is cut short (after ${h.name})`);
+    if (buf.subarray(0, pad).some((b) => b !== 0)) throw new BackupFormatError(`the backup is damaged (the padding after ${h.name})`);
     buf = buf.subarray(pad);
   }
 }

@@ -6,6 +6,7 @@
  * is damaged (a byte changed, or cut short), plain or encrypted, is refused
  * by restore, which then leaves no data directory behind.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -89,6 +90,23 @@ describe('the backup file', () => {
       assert.ok(readFileSync(join(target, 'master.key')).equals(readFileSync(join(realm(), 'master.key'))));
     });
   }
+
+  it('refuses a plain backup changed past its last member: the gzip trailer, the end-of-archive blocks', async () => {
+    const bytes = readFileSync(plain());
+    // a changed CRC-32 in the gzip trailer: only reading the stream to its end finds it
+    const trailer = Buffer.from(bytes);
+    trailer[bytes.length - 6]! ^= 0x01;
+    // a byte that is not zero in the second end-of-archive block, compressed again
+    const tar = gunzipSync(bytes);
+    tar[tar.length - 10] = 0x41;
+    for (const [what, damaged] of [['trailer', trailer], ['end blocks', gzipSync(tar)]] as const) {
+      const f = join(tmp, `plain-${what.replace(' ', '-')}.backup`);
+      writeFileSync(f, damaged);
+      const target = join(tmp, `plain-${what.replace(' ', '-')}`);
+      await assert.rejects(restoreRealm({ in: f, dataDir: target }, () => {}), (e: Error) => /damaged|check|incorrect|unexpected/i.test(e.message), what);
+      assert.ok(!existsSync(target), `${what}: the target is gone`);
+    }
+  });
 
   it('restores nothing beside another realm\'s master key: the store\'s sealed secrets do not open', async () => {
     // a backup whose master.key and store disagree: made by hand from the extracted plain backup
