@@ -19,9 +19,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { pty, type PtyRun } from './pty.js';
+
+/** This repository's root, which the host's namespace keeps visible at its own path (it may lie under /tmp). */
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export interface DebianHostOptions {
   /** the host's fully qualified name */
@@ -110,12 +114,15 @@ mount -t overlay overlay -o lowerdir=/etc,upperdir=$D/etc-upper,workdir=$D/etc-w
 mount -t overlay overlay -o lowerdir=/var,upperdir=$D/var-upper,workdir=$D/var-work /var
 mount -t overlay overlay -o lowerdir=/usr/share/pam-configs,upperdir=$D/pc-upper,workdir=$D/pc-work /usr/share/pam-configs
 mount -t tmpfs -o mode=755 tmpfs /run
-mkdir -p /run/sshd /run/host
+mkdir -p /run/sshd /run/host /run/repo
+# this repository (the dirid client the host runs) stays where it is, also in a clone under /tmp or /home
+mount --bind ${repoRoot} /run/repo
 mount -t tmpfs -o mode=755 tmpfs /home
 mount --bind $D /run/host
 mount -t tmpfs -o mode=1777 tmpfs /tmp
-mkdir -p $D
+mkdir -p $D ${repoRoot}
 mount --bind /run/host $D
+mount --bind /run/repo ${repoRoot}
 rm -rf /etc/ssh/sshd_config.d/* /etc/sssd/sssd.conf /etc/sssd/conf.d/* /etc/krb5.keytab /etc/dirid /var/lib/dirid
 rm -rf /var/lib/sss/db/* /var/lib/sss/mc/* /var/lib/sss/pipes/nss /var/lib/sss/pipes/pam /var/lib/sss/pipes/ssh /var/lib/sss/pipes/sudo /var/lib/sss/pubconf/* /var/log/sssd/*
 rm -rf /var/lib/pam/* /etc/pam.d/common-*
