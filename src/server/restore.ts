@@ -10,7 +10,7 @@
  * running server holds (server.lock) is refused always. On failure nothing
  * is left: the staging directory goes, and so does a target made for it.
  */
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { hostname as machineName } from 'node:os';
 import { join, resolve, basename } from 'node:path';
@@ -114,12 +114,12 @@ async function unpackStream(stream: Readable, staging: string): Promise<Manifest
     const hash = createHash('sha256');
     const out = openSync(path, 'wx', 0o600);
     try {
-      const ws = createWriteStream('', { fd: out, autoClose: false });
+      // written as each piece comes, synchronously: a damaged stream that ends a member half way leaves no write
+      // queued behind it on a descriptor the finally has closed (a stream writer's would fail later, uncaught)
       for await (const c of body) {
         hash.update(c);
-        if (!ws.write(c)) await new Promise<void>((r) => ws.once('drain', () => r()));
+        for (let at = 0; at < c.length; ) at += writeSync(out, c, at, c.length - at);
       }
-      await new Promise<void>((r, j) => ws.end((e?: Error | null) => (e ? j(e) : r())));
       fsyncSync(out);
     } finally {
       closeSync(out);
