@@ -13,7 +13,7 @@ import { krb5ConfText } from '../host/krb5-conf.js';
 import { sssdConfText } from '../host/sssd-conf.js';
 import { clientConfText } from '../host/client-conf.js';
 import { withSss } from '../host/nsswitch.js';
-import { SSHD_DROP_IN_TEXT } from '../host/sshd-drop-in.js';
+import { SSH_CLIENT_DROP_IN_TEXT, SSHD_DROP_IN_TEXT } from '../host/sshd-drop-in.js';
 import { PAM_PROFILE_TEXT } from '../host/pam-profile.js';
 
 export interface FileChange {
@@ -59,6 +59,7 @@ export function joinFiles(o: JoinInput): FileChange[] {
     [HOST_PATHS.sssdConf, sssdConfText({ realm: facts.realm, domain: facts.domain, baseDn: facts.baseDn, servers: facts.servers, host: o.fqdn, caFile: HOST_PATHS.caFile, keytab: HOST_PATHS.keytab, writtenBy }), 0o600],
     [HOST_PATHS.nsswitch, withSss(nsswitch ?? ''), 0o644],
     [HOST_PATHS.sshdDropIn, SSHD_DROP_IN_TEXT, 0o644],
+    [HOST_PATHS.sshClientDropIn, SSH_CLIENT_DROP_IN_TEXT, 0o644],
     [HOST_PATHS.pamProfile, PAM_PROFILE_TEXT, 0o644],
   ];
   return wanted.map(([path, after, mode]) => ({ path, before: path === HOST_PATHS.nsswitch ? nsswitch : o.read(path), after, mode }));

@@ -52,6 +52,7 @@ export const HOST_PATHS = {
   sssdConf: '/etc/sssd/sssd.conf',
   nsswitch: '/etc/nsswitch.conf',
   sshdDropIn: '/etc/ssh/sshd_config.d/10-dirid.conf',
+  sshClientDropIn: '/etc/ssh/ssh_config.d/10-dirid.conf',
   pamProfile: '/usr/share/pam-configs/dirid',
   /** what `dirid join` saved and recorded, for `dirid leave` */
   stateDir: '/var/lib/dirid/join',

@@ -17,3 +17,18 @@ GSSAPICleanupCredentials yes
 AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys
 AuthorizedKeysCommandUser nobody
 `;
+
+/**
+ * The ssh client drop-in `dirid join` writes (Debian's ssh_config includes
+ * ssh_config.d/*.conf): the host keys of the realm's hosts come from the
+ * directory through SSSD (sss_ssh_knownhostsproxy fills SSSD's known_hosts
+ * for the host being reached), as FreeIPA's client configures ssh, so a
+ * user of a joined host reaching another host of the realm checks its key
+ * without a first-use prompt.
+ */
+export const SSH_CLIENT_DROP_IN_TEXT = `# Written by dirid join: the host keys of the realm's hosts from the
+# directory, through SSSD. dirid leave removes this file.
+Match exec true
+	GlobalKnownHostsFile /var/lib/sss/pubconf/known_hosts
+	ProxyCommand /usr/bin/sss_ssh_knownhostsproxy -p %p %h
+`;

@@ -270,6 +270,22 @@ describe('a Debian host joined with dirid join: logins over ssh and at the conso
     assert.match(r.out, /LOGGED-IN as alice/, r.out);
   });
 
+  it("the host's own key, kept in the directory, is what ssh on a joined host checks: no first-use prompt, no known_hosts of its own", async () => {
+    const hostKey = (await host.exec('cat /etc/ssh/ssh_host_ed25519_key.pub')).stdout.trim();
+    // the host reached by its name (127.0.1.1 in its /etc/hosts), as another host of the realm would reach it
+    const byName = await freeTcpPort();
+    // no PidFile: dirid leave reloads the sshd of /run/sshd.pid, the one the other tests log in to
+    await host.exec(`/usr/sbin/sshd -p ${byName} -o ListenAddress=127.0.1.1 -o PidFile=none`);
+    // as the realm's ssh client reaches it: the stock ssh_config with the join's drop-in, no file of known hosts but SSSD's
+    const reach = () => host.exec(`ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/dev/null -o HostKeyAlgorithms=ssh-ed25519 -o PreferredAuthentications=none -p ${byName} nobody@${HOST} true 2>&1; true`);
+    const unknown = await reach();
+    assert.match(unknown.stdout, /Host key verification failed|No ED25519 host key is known/, `no key in the directory yet: ${unknown.stdout}`);
+    await admin.call('host_mod', [HOST], { sshpubkey: [hostKey] });
+    const known = await reach();
+    assert.doesNotMatch(known.stdout, /Host key verification failed|No ED25519 host key is known|REMOTE HOST IDENTIFICATION HAS CHANGED/, known.stdout);
+    assert.match(known.stdout, /Permission denied/, `the key checked, the login (with no method) refused: ${known.stdout}`);
+  });
+
   it('host-based access over ssh: with allow_all disabled, a rule for alice through sshd lets her in (GSSAPI, SSH key) but not through su; dave and the IdP user are refused', async () => {
     const settle = () => new Promise((r) => setTimeout(r, (PAM_ID_TIMEOUT + 1) * 1000));
     await admin.call('hbacrule_add', ['alice_ssh']);
