@@ -42,8 +42,9 @@ export const PAM_ID_TIMEOUT = 5;
 /**
  * How often (seconds) a host asks for the sudo rules changed since the last
  * it saw (SSSD's smart refresh, by modifyTimestamp): a rule added or
- * changed, or one whose host group or command group changed, reaches hosts
- * within this.
+ * changed, or one whose host group or command group changed, usually reaches
+ * hosts within this; one changed in the same second as the last change a
+ * host saw waits for the full refresh (docs/sssd-host.md).
  */
 export const SUDO_SMART_REFRESH_SECONDS = 15;
 /**
