@@ -64,10 +64,15 @@ export interface SrvLookup {
   resolveSrv(name: string): Promise<SrvRecord[]>;
 }
 
-export function makeResolver(dnsServer?: string): SrvLookup {
+/**
+ * A DNS resolver (node's Resolver: SRV and TXT records), asking `dnsServer`
+ * when one is given; `tries` per query (the API's failover asks once, `dirid
+ * join` twice).
+ */
+export function makeResolver(dnsServer?: string, tries = 1): import('node:dns/promises').Resolver {
   // loaded here, not at start-up: most calls never look up SRV records
   const { Resolver } = createRequire(import.meta.url)('node:dns/promises') as typeof import('node:dns/promises');
-  const resolver = new Resolver({ timeout: 2000, tries: 1 });
+  const resolver = new Resolver({ timeout: 2000, tries });
   if (dnsServer) {
     try {
       resolver.setServers([dnsServer]);

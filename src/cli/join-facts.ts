@@ -11,9 +11,8 @@
  * (as `dirid-server init` makes it).
  */
 import type { SrvRecord } from 'node:dns';
-import { createRequire } from 'node:module';
 import { baseDnOfDomain, USUAL_PORTS, type RealmFacts, type RealmServer } from '../host/realm-facts.js';
-import { orderSrv } from './discovery.js';
+import { makeResolver, orderSrv } from './discovery.js';
 import { CliError } from './errors.js';
 
 /** SRV and TXT look-ups (node's Resolver, or a stand-in in tests). */
@@ -22,17 +21,9 @@ export interface DnsLookup {
   resolveTxt(name: string): Promise<string[][]>;
 }
 
+/** The resolver `dirid join` asks (discovery.ts makeResolver, two tries a query). */
 export function dnsResolver(dnsServer?: string): DnsLookup {
-  const { Resolver } = createRequire(import.meta.url)('node:dns/promises') as typeof import('node:dns/promises');
-  const resolver = new Resolver({ timeout: 2000, tries: 2 });
-  if (dnsServer) {
-    try {
-      resolver.setServers([dnsServer]);
-    } catch {
-      throw new CliError(`invalid DNS server '${dnsServer}': expected IP or IP:PORT`);
-    }
-  }
-  return resolver;
+  return makeResolver(dnsServer, 2);
 }
 
 export interface FactsRequest {
