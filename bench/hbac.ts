@@ -36,22 +36,16 @@ import type { CallContext } from '../src/framework/command.js';
 import { buildRegistry, realmSchema, realmTree } from '../src/objects/index.js';
 import { grantedServices } from '../src/objects/hbac-eval.js';
 import { prng } from '../test/support/prng.js';
-import { BASE_DN, BENCH_REALM, diridGroupBatches, diridUserBatches, memberships, userDn, userName } from '../test/support/ldap-data.js';
+import { BASE_DN, BENCH_REALM, DATA_SIZE_OPTIONS, dataSize, diridGroupBatches, diridUserBatches, memberships, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
 import { hbacBatches, hostDn, hostName, ruleDn } from '../test/support/hbac-data.js';
 
 const { values } = parseArgs({
   options: {
-    users: { type: 'string', default: '100000' },
-    groups: { type: 'string', default: '1000' },
-    members: { type: 'string', default: '100' },
-    hosts: { type: 'string', default: '1000' },
-    rules: { type: 'string', default: '1000' },
+    ...DATA_SIZE_OPTIONS,
     samples: { type: 'string', default: '20000' },
   },
 });
-const HOSTS = Number(values.hosts);
-const RULES = Number(values.rules);
-const SIZE = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members), hosts: HOSTS, rules: RULES };
+const SIZE: DataSize = dataSize(values);
 const SAMPLES = Number(values.samples);
 
 const ASKED = ['sshd', 'login', 'su', 'sudo', 'sudo-i', 'systemd-user', 'cron'];
@@ -65,8 +59,8 @@ try {
   // every user with the same (unused) password hash: the bench never binds
   for (const ops of diridUserBatches(SIZE, '{SCRYPT}unused')) await dir.batch(ops);
   for (const ops of diridGroupBatches(memberships(SIZE))) await dir.batch(ops);
-  for (const ops of hbacBatches({ ...SIZE, hosts: HOSTS, rules: RULES })) await dir.batch(ops);
-  console.log(`loaded ${SIZE.users} users, ${SIZE.groups} groups of ${SIZE.members}, ${HOSTS} hosts, ${Math.min(100, HOSTS)} host groups, ${RULES} rules in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  for (const ops of hbacBatches(SIZE)) await dir.batch(ops);
+  console.log(`loaded ${SIZE.users} users, ${SIZE.groups} groups of ${SIZE.members}, ${SIZE.hosts} hosts, ${Math.min(100, SIZE.hosts)} host groups, ${SIZE.rules} rules in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   const rand = prng(0x7e57);
   const registry = buildRegistry();
@@ -79,7 +73,7 @@ try {
   });
   const call = () => {
     const u = rand(SIZE.users);
-    const h = rand(HOSTS);
+    const h = rand(SIZE.hosts);
     return dispatch(ctx(), 'hbactest', [], { user: userName(u), host: hostName(h), service: ASKED[rand(ASKED.length)]! });
   };
   const stats = (ms: number[]) => {
@@ -112,7 +106,7 @@ try {
   const per: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
     const t = performance.now();
-    await grantedServices(dir, userDn(rand(SIZE.users)), hostDn(rand(HOSTS)));
+    await grantedServices(dir, userDn(rand(SIZE.users)), hostDn(rand(SIZE.hosts)));
     per.push(performance.now() - t);
   }
   console.log(`grantedServices per user entry a host reads (LDAP): ${stats(per)}`);

@@ -120,7 +120,7 @@ import { ResultCode } from '../src/ldap/codes.js';
 import { hashPassword, verifyPassword } from '../src/account/password-hash.js';
 import { createCa, issueServerCert } from '../src/server/pki.js';
 import { LdapClient, type Outcome } from '../test/support/ldap-load-client.js';
-import { BASE_DN, BENCH_PASSWORD, BENCH_REALM, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
+import { BASE_DN, BENCH_PASSWORD, BENCH_REALM, DATA_SIZE_OPTIONS, dataSize, Expected, GROUPS_DN, SUDOERS_DN, USERS_DN, hostName, memberships, slapdLdif, sudoRules, sudoRulesPerHost, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
 import { pagedResultsControl } from '../src/ldap/controls.js';
 import { gssapiBind } from '../test/support/sasl-gssapi-client.js';
 import { generalizedTime } from '../src/directory/schema.js';
@@ -129,11 +129,7 @@ import type { DiridJob, DiridReport } from '../test/support/dirid-ldap-server.js
 
 const { values } = parseArgs({
   options: {
-    users: { type: 'string', default: '100000' },
-    groups: { type: 'string', default: '1000' },
-    members: { type: 'string', default: '100' },
-    hosts: { type: 'string', default: '1000' },
-    rules: { type: 'string', default: '1000' },
+    ...DATA_SIZE_OPTIONS,
     seconds: { type: 'string', default: '5' },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1' },
@@ -152,7 +148,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
   },
 });
-const SIZE: DataSize = { users: Number(values.users), groups: Number(values.groups), members: Number(values.members), hosts: Number(values.hosts), rules: Number(values.rules) };
+const SIZE: DataSize = dataSize(values);
 /** the access workload's data: host-based access rules on dirid (--hosts hosts, --rules rules), stored access attributes on slapd */
 const ACCESS = values.workloads.split(',').includes('access');
 const HBAC = { hosts: SIZE.hosts, rules: SIZE.rules };

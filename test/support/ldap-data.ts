@@ -30,6 +30,20 @@ const FIRST_UID = 1_000_000_001;
 const FIRST_GID = 1_100_000_001;
 const SEED = 0x1da9;
 
+/** The command-line options of a data size (node:util parseArgs), the figures by default; dataSize reads them. */
+export const DATA_SIZE_OPTIONS = {
+  users: { type: 'string', default: '100000' },
+  groups: { type: 'string', default: '1000' },
+  members: { type: 'string', default: '100' },
+  hosts: { type: 'string', default: '1000' },
+  rules: { type: 'string', default: '1000' },
+} as const;
+
+/** The data size the DATA_SIZE_OPTIONS values name. */
+export function dataSize(v: Record<keyof typeof DATA_SIZE_OPTIONS, string>): DataSize {
+  return { users: Number(v.users), groups: Number(v.groups), members: Number(v.members), hosts: Number(v.hosts), rules: Number(v.rules) };
+}
+
 export interface DataSize {
   users: number;
   groups: number;
