@@ -13,9 +13,9 @@
  * grants less.
  *
  * The rules, host groups, services and service groups are read once into
- * an index per directory, kept while the directory's generation stands
- * (every write through it, or another server's commit on a shared backend,
- * moves it, so a change is seen by the next evaluation): the rules that
+ * an index per directory, kept while the subtrees it is read from stand
+ * (a write within them, or another server's commit on a shared backend,
+ * moves their generation, so a change is seen by the next evaluation): the rules that
  * apply on a host, by host, and the groups a user is in, by user, are
  * worked out once per index. A user's groups are read with the indexed
  * `member` look-up the write rule uses (framework/access.ts), and only when
@@ -26,6 +26,7 @@ import type { Directory, Entry } from '../directory/types.js';
 import { nestedGroupsOf } from '../framework/access.js';
 import type { ObjectDef } from '../framework/object.js';
 import { containerDn } from '../framework/place.js';
+import { containers } from '../directory/layout.js';
 import { hbacruleObject } from './hbacrule.js';
 import { hbacsvcObject } from './hbacsvc.js';
 import { hbacsvcgroupObject } from './hbacsvcgroup.js';
@@ -77,7 +78,7 @@ function keep<V>(map: Map<string, V>, key: string, value: V): V {
   return value;
 }
 
-/** The rules and what they name, read at one generation of the directory. */
+/** The rules and what they name, as read at one state of the subtrees they come from (hbacIndex). */
 export class HbacIndex {
   /** every rule, by name */
   readonly rules: readonly HbacRule[];
@@ -96,7 +97,6 @@ export class HbacIndex {
 
   constructor(
     private readonly dir: Directory,
-    readonly generation: number,
     parts: { rules: readonly Entry[]; hostgroups: readonly Entry[]; services: readonly Entry[]; serviceGroups: readonly Entry[] },
   ) {
     const rules = parts.rules.map(
@@ -220,15 +220,31 @@ function matchesService(rule: HbacRule, serviceKeys: ReadonlySet<string>): boole
   return false;
 }
 
-const indexes = new WeakMap<Directory, { generation: number; index: Promise<HbacIndex> }>();
+const indexes = new WeakMap<Directory, { state: string; index: Promise<HbacIndex> }>();
 
-/** The index of the directory's rules at its current generation: read again after any write. */
+/**
+ * The subtrees the index is read from: the rules, HBAC services and service
+ * groups, the host groups, and the groups (a user's nested groups, which the
+ * index keeps per user). A rename or delete elsewhere that rewrites a
+ * reference in them moves their generation too.
+ */
+function watchedSubtrees(dir: Directory): string[] {
+  return [...[hbacruleObject, hbacsvcObject, hbacsvcgroupObject, hostgroupObject].map((o) => containerDn(o, dir.baseDn)), containers(dir.baseDn).groups];
+}
+
+/**
+ * The index of the directory's rules as they stand: read again after a write
+ * to a subtree it is read from (directory subtreeGeneration), not after every
+ * write (a failed login's counter, a user's name).
+ */
 export function hbacIndex(dir: Directory): Promise<HbacIndex> {
-  const generation = dir.generation;
+  const state = watchedSubtrees(dir)
+    .map((dn) => dir.subtreeGeneration(dn))
+    .join(',');
   const known = indexes.get(dir);
-  if (known && known.generation === generation) return known.index;
-  const index = readIndex(dir, generation);
-  indexes.set(dir, { generation, index });
+  if (known && known.state === state) return known.index;
+  const index = readIndex(dir);
+  indexes.set(dir, { state, index });
   // a failed read is not kept
   index.catch(() => {
     if (indexes.get(dir)?.index === index) indexes.delete(dir);
@@ -236,7 +252,7 @@ export function hbacIndex(dir: Directory): Promise<HbacIndex> {
   return index;
 }
 
-async function readIndex(dir: Directory, generation: number): Promise<HbacIndex> {
+async function readIndex(dir: Directory): Promise<HbacIndex> {
   const read = async (obj: ObjectDef, cls: string, attrs: string[]) => {
     const res = await dir.search({ base: containerDn(obj, dir.baseDn), scope: 'one', filter: `(objectClass=${cls})`, attrs });
     return res.entries;
@@ -247,7 +263,7 @@ async function readIndex(dir: Directory, generation: number): Promise<HbacIndex>
     read(hbacsvcObject, 'dirHbacService', ['cn']),
     read(hbacsvcgroupObject, 'dirHbacServiceGroup', ['member']),
   ]);
-  return new HbacIndex(dir, generation, { rules, hostgroups, services, serviceGroups });
+  return new HbacIndex(dir, { rules, hostgroups, services, serviceGroups });
 }
 
 /**

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { Directory, WriteOp } from '../../src/directory/types.js';
 import { realmSchema, realmTree } from '../../src/objects/index.js';
-import { grantedServices, hbacTest } from '../../src/objects/hbac-eval.js';
+import { grantedServices, hbacIndex, hbacTest } from '../../src/objects/hbac-eval.js';
 
 const BASE = 'dc=example,dc=test';
 const USERS = `cn=users,cn=accounts,${BASE}`;
@@ -144,5 +144,17 @@ describe('host-based access: the evaluation', () => {
     assert.equal(r?.attrs.memberUser, undefined);
     await dir.delete(hostgroup('webservers'));
     assert.equal((await test('alice', 'web1.example.test', 'sshd')).granted, false);
+  });
+
+  it('is read again after a write to what it is read from, not after any write', async () => {
+    const first = await hbacIndex(dir);
+    // a failed login's counter, a user's name: the rules, host groups, services and groups stand
+    await dir.modify(user('alice'), [{ op: 'replace', attr: 'sn', values: ['Changed'] }]);
+    assert.equal(await hbacIndex(dir), first);
+    await dir.modify(rule('allow_all'), [{ op: 'replace', attr: 'description', values: ['changed'] }]);
+    const second = await hbacIndex(dir);
+    assert.notEqual(second, first);
+    await dir.modify(group('devs'), [{ op: 'replace', attr: 'description', values: ['changed'] }]);
+    assert.notEqual(await hbacIndex(dir), second);
   });
 });
