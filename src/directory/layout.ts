@@ -40,10 +40,18 @@ export const REALM_CONTAINERS: readonly string[] = [KNOWN_CONTAINERS.kerberos, K
 
 export type Containers = { base: string; adminsGroup: string } & { -readonly [K in keyof typeof KNOWN_CONTAINERS]: string };
 
-export function containers(baseDn: string): Containers {
+/** containers() per base DN: a realm has one, and tests a few (bounded all the same) */
+const known = new Map<string, Readonly<Containers>>();
+
+/** The known containers' DNs below `baseDn` (worked out once per base DN; the object is shared, and frozen). */
+export function containers(baseDn: string): Readonly<Containers> {
+  const hit = known.get(baseDn);
+  if (hit) return hit;
   const out = { base: baseDn } as Containers;
   for (const [k, rel] of Object.entries(KNOWN_CONTAINERS)) out[k as keyof typeof KNOWN_CONTAINERS] = `${rel},${baseDn}`;
   out.adminsGroup = `cn=admins,${out.groups}`;
+  if (known.size >= 64) known.delete(known.keys().next().value!);
+  known.set(baseDn, Object.freeze(out));
   return out;
 }
 

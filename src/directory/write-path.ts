@@ -131,6 +131,8 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
   private readonly plugins: readonly WritePlugin[];
   /** the subtrees readers asked about (subtreeGeneration): normal form → the generation of the last commit that wrote within or above it */
   private readonly watched = new Map<string, number>();
+  /** the normal forms of the DNs subtreeGeneration was asked about, as asked */
+  private readonly normalOf = new Map<string, string>();
   /** normal forms of the DNs the transaction under way writes (writes run one at a time) */
   private touched: string[] = [];
   /** the last write still running (asynchronous storage only): the next one starts after it */
@@ -154,7 +156,13 @@ class StoreDirectory<E extends StoredEntry> implements Directory {
   }
 
   subtreeGeneration(dn: string): number {
-    const n = normalizeDn(dn);
+    // callers ask about the same few containers at every read: their normal forms are kept
+    let n = this.normalOf.get(dn);
+    if (n === undefined) {
+      n = normalizeDn(dn);
+      if (this.normalOf.size >= 1024) this.normalOf.clear();
+      this.normalOf.set(dn, n);
+    }
     const known = this.watched.get(n);
     if (known !== undefined) return known;
     // watched from now on; what was written before is taken as written now

@@ -14,15 +14,41 @@ import { filterAttributeType } from '../directory/filter.js';
 import { defaultAssertionValue } from '../ldap/filter.js';
 
 export interface Selection {
-  allUser: boolean;
-  allOperational: boolean;
+  readonly allUser: boolean;
+  readonly allOperational: boolean;
   /** lower-cased names asked for one by one */
-  named: Set<string>;
-  /** the same names as the schema spells them (aliases resolved), worked out once per search */
-  canonical: Set<string>;
+  readonly named: ReadonlySet<string>;
+  /** the same names as the schema spells them (aliases resolved) */
+  readonly canonical: ReadonlySet<string>;
 }
 
+/**
+ * Selections already worked out, per schema, with the lists they were made
+ * from: a host's SSSD sends the same few lists all day, so the last few
+ * are kept and a list is compared with them name by name (cheaper than
+ * looking its names up in the schema again).
+ */
+const selections = new WeakMap<Schema, Array<{ requested: readonly string[]; sel: Selection }>>();
+const SELECTIONS_KEPT = 16;
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The selection a search's attribute list makes (shared: not to be changed). */
 export function selection(schema: Schema, requested: readonly string[]): Selection {
+  let known = selections.get(schema);
+  if (!known) selections.set(schema, (known = []));
+  for (const k of known) if (sameList(k.requested, requested)) return k.sel;
+  const sel = select(schema, requested);
+  if (known.length >= SELECTIONS_KEPT) known.shift();
+  known.push({ requested: [...requested], sel });
+  return sel;
+}
+
+function select(schema: Schema, requested: readonly string[]): Selection {
   const named = new Set<string>();
   const canonical = new Set<string>();
   let allUser = requested.length === 0;

@@ -20,12 +20,12 @@
  * for entries that are not users, they do not exist. They are not stored,
  * so a filter on them matches nothing.
  */
-import { formatDn, normalizeDn, parseDn } from '../directory/dn.js';
+import { normalizeDn, parseDn } from '../directory/dn.js';
 import { containers } from '../directory/layout.js';
 import type { Entry } from '../directory/types.js';
 import type { Principal } from '../framework/command.js';
 import type { PartialAttribute } from '../ldap/protocol-responses.js';
-import { grantedServices } from '../objects/hbac-eval.js';
+import { hostGrants } from '../objects/hbac-eval.js';
 import type { Selection } from './attributes.js';
 import type { ServiceContext } from './context.js';
 
@@ -33,30 +33,38 @@ import type { ServiceContext } from './context.js';
 const HOST = 'host';
 const SERVICE = 'authorizedservice';
 
-/** Whether the principal is a host of the directory (its entry is in the hosts' container). */
+/** Whether the normalised DN `n` is a child of the normalised DN `parent`. */
+function isChild(n: string, parent: string): boolean {
+  if (n.length <= parent.length + 1 || !n.endsWith(parent) || n[n.length - parent.length - 1] !== ',') return false;
+  const head = n.slice(0, n.length - parent.length - 1);
+  // a plain RDN has no comma; one with escapes is parsed
+  if (!head.includes('\\')) return !head.includes(',');
+  return parseDn(n).length === parseDn(parent).length + 1;
+}
+
+/** Whether the principal is a host of the directory (its entry is a child of the hosts' container). */
 function isHost(baseDn: string, p: Principal): boolean {
-  const rdns = parseDn(p.dn);
-  return rdns.length > 1 && normalizeDn(formatDn(rdns.slice(1))) === normalizeDn(containers(baseDn).hosts);
+  return isChild(normalizeDn(p.dn), normalizeDn(containers(baseDn).hosts));
 }
 
 /**
  * The virtual attributes a search adds to each entry it sends, or null
  * when it adds none: the principal is not a host, or the search does not
- * name them.
+ * name them. The rules are taken as they stand when the search starts.
  */
-export function hostAccessAttributes(ctx: ServiceContext, principal: Principal | null, sel: Selection, typesOnly: boolean): ((e: Entry) => Promise<PartialAttribute[]>) | null {
+export async function hostAccessAttributes(ctx: ServiceContext, principal: Principal | null, sel: Selection, typesOnly: boolean): Promise<((e: Entry) => PartialAttribute[]) | null> {
   if (!principal || !(sel.named.has(HOST) || sel.named.has(SERVICE))) return null;
   if (!isHost(ctx.dir.baseDn, principal)) return null;
-  const hostDn = principal.dn;
   const users = normalizeDn(containers(ctx.dir.baseDn).users);
-  return async (e) => {
-    const rdns = parseDn(e.dn);
-    if (rdns.length < 2 || normalizeDn(formatDn(rdns.slice(1))) !== users) return [];
-    const granted = await grantedServices(ctx.dir, e.dn, hostDn);
-    if (!granted.all && granted.services.length === 0) return [];
+  const granted = await hostGrants(ctx.dir, principal.dn);
+  return (e) => {
+    const n = normalizeDn(e.dn);
+    if (!isChild(n, users)) return [];
+    const g = granted(n);
+    if (!g.all && g.services.length === 0) return [];
     const out: PartialAttribute[] = [];
     if (sel.named.has(HOST)) out.push({ type: HOST, values: typesOnly ? [] : ['*'] });
-    if (sel.named.has(SERVICE)) out.push({ type: 'authorizedService', values: typesOnly ? [] : granted.all ? ['*'] : granted.services });
+    if (sel.named.has(SERVICE)) out.push({ type: 'authorizedService', values: typesOnly ? [] : g.all ? ['*'] : g.services });
     return out;
   };
 }

@@ -171,10 +171,13 @@ export async function search(ctx: ServiceContext, conn: LdapConnection, op: Oper
   if (filterTextBound(filter) > MAX_FILTER_LENGTH && formatFilter(filter).length > MAX_FILTER_LENGTH) throw refuse('adminLimitExceeded', `the filter is longer than ${MAX_FILTER_LENGTH} characters as text`);
   const sel = selection(ctx.dir.schema, req.attributes);
   const memberOf = wantsMemberOf(sel) || namesMemberOf(filter) ? await membershipIndex(ctx) : undefined;
-  const hostAccess = hostAccessAttributes(ctx, p, sel, req.typesOnly);
+  const hostAccess = await hostAccessAttributes(ctx, p, sel, req.typesOnly);
   const virtual =
     memberOf && wantsMemberOf(sel)
-      ? async (e: Entry) => [...memberOfAttribute(memberOf, e, req.typesOnly), ...(hostAccess ? await hostAccess(e) : [])]
+      ? (e: Entry) => {
+          const attrs = memberOfAttribute(memberOf, e, req.typesOnly);
+          return hostAccess ? [...attrs, ...hostAccess(e)] : attrs;
+        }
       : hostAccess;
   const decide = memberOf && namesMemberOf(filter) ? { dirFilter: memberOfSuperset(filter, memberOf), test: memberOfTest(ctx, filter, memberOf) } : undefined;
   const out: Output = { ctx, conn, op, sel, typesOnly: req.typesOnly, attrs: directoryAttributes(sel), sent: 0, virtual, ...(decide ? { decide } : {}) };
@@ -209,7 +212,7 @@ interface Output {
   /** entries sent so far */
   sent: number;
   /** the attributes computed for the principal (a host's host and authorizedService: host-access.ts; memberOf: member-of.ts), if any */
-  virtual: ((e: Entry) => Promise<PartialAttribute[]>) | null;
+  virtual: ((e: Entry) => PartialAttribute[]) | null;
   /**
    * for a filter on memberOf: the superset the directory is asked for and
    * the exact test of each entry it finds (which then comes whole, and
@@ -234,7 +237,7 @@ export function directoryAttributes(sel: Selection): string[] | undefined {
 /** Sends one entry as the selection shapes it. */
 async function sendEntry(out: Output, e: Entry): Promise<void> {
   const attributes = selectFromEntry(out.ctx.dir.schema, e.attrs, out.sel, out.typesOnly);
-  if (out.virtual) attributes.push(...(await out.virtual(e)));
+  if (out.virtual) attributes.push(...out.virtual(e));
   const entry: SearchResultEntry = { op: 'searchResEntry', objectName: e.dn, attributes };
   await out.conn.send(out.op, entry);
   out.sent++;

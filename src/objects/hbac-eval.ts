@@ -15,22 +15,23 @@
  * The rules, host groups, services and service groups are read once into
  * an index per directory, kept while the subtrees it is read from stand
  * (a write within them, or another server's commit on a shared backend,
- * moves their generation, so a change is seen by the next evaluation): the rules that
- * apply on a host, by host, and the groups a user is in, by user, are
- * worked out once per index. A user's groups are read with the indexed
- * `member` look-up the write rule uses (framework/access.ts), and only when
- * a rule that applies names a group.
+ * moves their generation, so a change is seen by the next evaluation). A
+ * user's groups, nested, come from the reverse-membership index the LDAP
+ * service publishes memberOf from (membership.ts), which stands as long as
+ * the groups do. Per host, the enabled rules that apply there are folded
+ * once per index into what they grant to everyone (user category all) and
+ * to each user or group they name, so a check is one look-up per group of
+ * the user, whatever the number of rules.
  */
 import { normalizeDn } from '../directory/dn.js';
 import type { Directory, Entry } from '../directory/types.js';
-import { nestedGroupsOf } from '../framework/access.js';
 import type { ObjectDef } from '../framework/object.js';
 import { containerDn } from '../framework/place.js';
-import { containers } from '../directory/layout.js';
 import { hbacruleObject } from './hbacrule.js';
 import { hbacsvcObject } from './hbacsvc.js';
 import { hbacsvcgroupObject } from './hbacsvcgroup.js';
 import { hostgroupObject } from './hostgroup.js';
+import { membershipIndex, membershipState, type MembershipIndex } from './membership.js';
 
 /** One rule as the evaluation sees it: its members as normalised DNs. */
 export interface HbacRule {
@@ -57,7 +58,7 @@ export interface GrantedServices {
   services: string[];
 }
 
-/** How many users' groups, and hosts' rules, an index keeps (the least recently added go first). */
+/** How many hosts' rules and grants an index keeps (the least recently added go first). */
 const KEPT = 10_000;
 
 const isTrue = (v: readonly string[] | undefined) => v?.[0]?.toUpperCase() === 'TRUE';
@@ -78,6 +79,18 @@ function keep<V>(map: Map<string, V>, key: string, value: V): V {
   return value;
 }
 
+/** What the rules that apply on one host grant: every service, or these (by name). */
+interface Grant {
+  all: boolean;
+  readonly services: Set<string>;
+}
+
+/** The enabled rules of one host folded by whom they grant: everyone (user category all), and each user or group a rule names (normalised DN). */
+interface HostGrants {
+  readonly everyone: Grant;
+  readonly byMember: ReadonlyMap<string, Grant>;
+}
+
 /** The rules and what they name, as read at one state of the subtrees they come from (hbacIndex). */
 export class HbacIndex {
   /** every rule, by name */
@@ -93,10 +106,10 @@ export class HbacIndex {
   /** service group → its services' DNs */
   private readonly groupServices = new Map<string, string[]>();
   private readonly hostRules = new Map<string, HbacRule[]>();
-  private readonly userGroups = new Map<string, Promise<ReadonlySet<string>>>();
+  private readonly grantsByHost = new Map<string, HostGrants>();
 
   constructor(
-    private readonly dir: Directory,
+    private readonly membership: MembershipIndex,
     parts: { rules: readonly Entry[]; hostgroups: readonly Entry[]; services: readonly Entry[]; serviceGroups: readonly Entry[] },
   ) {
     const rules = parts.rules.map(
@@ -162,17 +175,9 @@ export class HbacIndex {
     return out;
   }
 
-  /** The user and the groups it is in, nested, as normalised DNs: read once per index and user. */
-  userKeys(userDn: string): Promise<ReadonlySet<string>> {
-    const n = normalizeDn(userDn);
-    const known = this.userGroups.get(n);
-    if (known) return known;
-    const read = nestedGroupsOf(this.dir, userDn).then((groups): ReadonlySet<string> => new Set([n, ...groups.map(normalizeDn)]));
-    // a failed read is not kept
-    read.catch(() => {
-      if (this.userGroups.get(n) === read) this.userGroups.delete(n);
-    });
-    return keep(this.userGroups, n, read);
+  /** The user (normalised DN) and every entry holding it, nested: its groups, as the membership index has them. */
+  userKeys(nUserDn: string): readonly string[] {
+    return [nUserDn, ...this.membership.holdersOf(nUserDn)];
   }
 
   /** The enabled rules that apply on the host. */
@@ -184,12 +189,32 @@ export class HbacIndex {
     return keep(this.hostRules, n, this.rules.filter((r) => r.enabled && matchesHost(r, keys)));
   }
 
-  /** Whether the rule applies to the user: its category, the user itself, or a group the user is in (read only when needed). */
-  async matchesUser(rule: HbacRule, userDn: string): Promise<boolean> {
+  /** What the enabled rules of the host grant, by whom they name (worked out once per index and host). */
+  grantsOnHost(hostDn: string): HostGrants {
+    const n = normalizeDn(hostDn);
+    const known = this.grantsByHost.get(n);
+    if (known) return known;
+    const everyone: Grant = { all: false, services: new Set() };
+    const byMember = new Map<string, Grant>();
+    for (const r of this.rulesOnHost(n)) {
+      const into: Grant[] = [];
+      if (r.userAll) into.push(everyone);
+      else
+        for (const u of r.users) {
+          let g = byMember.get(u);
+          if (!g) byMember.set(u, (g = { all: false, services: new Set() }));
+          into.push(g);
+        }
+      for (const g of into) if (!g.all && this.addServices(r, g.services)) g.all = true;
+    }
+    return keep(this.grantsByHost, n, { everyone, byMember });
+  }
+
+  /** Whether the rule applies to the user (its keys: userKeys): its category, the user itself, or a group the user is in. */
+  matchesUser(rule: HbacRule, userKeys: readonly string[]): boolean {
     if (rule.userAll) return true;
     if (rule.users.size === 0) return false;
-    if (rule.users.has(normalizeDn(userDn))) return true;
-    for (const k of await this.userKeys(userDn)) if (rule.users.has(k)) return true;
+    for (const k of userKeys) if (rule.users.has(k)) return true;
     return false;
   }
 
@@ -220,16 +245,16 @@ function matchesService(rule: HbacRule, serviceKeys: ReadonlySet<string>): boole
   return false;
 }
 
-const indexes = new WeakMap<Directory, { state: string; index: Promise<HbacIndex> }>();
+const indexes = new WeakMap<Directory, { state: string; generation: number; index: Promise<HbacIndex> }>();
 
 /**
  * The subtrees the index is read from: the rules, HBAC services and service
- * groups, the host groups, and the groups (a user's nested groups, which the
- * index keeps per user). A rename or delete elsewhere that rewrites a
+ * groups, and the host groups; the groups are the membership index's
+ * (membershipState). A rename or delete elsewhere that rewrites a
  * reference in them moves their generation too.
  */
 function watchedSubtrees(dir: Directory): string[] {
-  return [...[hbacruleObject, hbacsvcObject, hbacsvcgroupObject, hostgroupObject].map((o) => containerDn(o, dir.baseDn)), containers(dir.baseDn).groups];
+  return [hbacruleObject, hbacsvcObject, hbacsvcgroupObject, hostgroupObject].map((o) => containerDn(o, dir.baseDn));
 }
 
 /**
@@ -238,13 +263,18 @@ function watchedSubtrees(dir: Directory): string[] {
  * write (a failed login's counter, a user's name).
  */
 export function hbacIndex(dir: Directory): Promise<HbacIndex> {
-  const state = watchedSubtrees(dir)
-    .map((dn) => dir.subtreeGeneration(dn))
-    .join(',');
   const known = indexes.get(dir);
-  if (known && known.state === state) return known.index;
+  // until the directory's generation moves, nothing was written anywhere
+  if (known && known.generation === dir.generation) return known.index;
+  const generation = dir.generation;
+  let state = membershipState(dir);
+  for (const dn of watchedSubtrees(dir)) state += `,${dir.subtreeGeneration(dn)}`;
+  if (known && known.state === state) {
+    known.generation = generation;
+    return known.index;
+  }
   const index = readIndex(dir);
-  indexes.set(dir, { state, index });
+  indexes.set(dir, { state, generation, index });
   // a failed read is not kept
   index.catch(() => {
     if (indexes.get(dir)?.index === index) indexes.delete(dir);
@@ -257,13 +287,14 @@ async function readIndex(dir: Directory): Promise<HbacIndex> {
     const res = await dir.search({ base: containerDn(obj, dir.baseDn), scope: 'one', filter: `(objectClass=${cls})`, attrs });
     return res.entries;
   };
-  const [rules, hostgroups, services, serviceGroups] = await Promise.all([
+  const [membership, rules, hostgroups, services, serviceGroups] = await Promise.all([
+    membershipIndex(dir),
     read(hbacruleObject, 'dirHbacRule', ['cn', 'ipaEnabledFlag', 'userCategory', 'hostCategory', 'serviceCategory', 'memberUser', 'memberHost', 'memberService']),
     read(hostgroupObject, 'dirHostGroup', ['member']),
     read(hbacsvcObject, 'dirHbacService', ['cn']),
     read(hbacsvcgroupObject, 'dirHbacServiceGroup', ['member']),
   ]);
-  return new HbacIndex(dir, { rules, hostgroups, services, serviceGroups });
+  return new HbacIndex(membership, { rules, hostgroups, services, serviceGroups });
 }
 
 /**
@@ -288,10 +319,11 @@ export async function hbacTest(dir: Directory, q: { userDn: string; hostDn: stri
   } else rules = index.rules.filter((r) => r.enabled);
   const hostKeys = index.hostKeys(q.hostDn);
   const serviceKeys = index.serviceKeys(q.service);
+  const userKeys = index.userKeys(normalizeDn(q.userDn));
   const matched: string[] = [];
   const notMatched: string[] = [];
   for (const r of rules) {
-    const ok = matchesHost(r, hostKeys) && matchesService(r, serviceKeys) && (await index.matchesUser(r, q.userDn));
+    const ok = matchesHost(r, hostKeys) && matchesService(r, serviceKeys) && index.matchesUser(r, userKeys);
     (ok ? matched : notMatched).push(r.name);
   }
   return { granted: matched.length > 0, matched, notMatched, unknown };
@@ -303,11 +335,29 @@ export async function hbacTest(dir: Directory, q: { userDn: string; hostDn: stri
  * service is in the list (or `all` is true) exactly when hbactest grants it.
  */
 export async function grantedServices(dir: Directory, userDn: string, hostDn: string): Promise<GrantedServices> {
+  return (await hostGrants(dir, hostDn))(normalizeDn(userDn));
+}
+
+/**
+ * grantedServices for many users on one host (an LDAP search's entries):
+ * the rules as they stand now, folded for the host once; the function
+ * takes a user's normalised DN.
+ */
+export async function hostGrants(dir: Directory, hostDn: string): Promise<(nUserDn: string) => GrantedServices> {
   const index = await hbacIndex(dir);
-  const services = new Set<string>();
-  for (const r of index.rulesOnHost(hostDn)) {
-    if (!(await index.matchesUser(r, userDn))) continue;
-    if (index.addServices(r, services)) return { all: true, services: [] };
+  const grants = index.grantsOnHost(hostDn);
+  return (n) => grantedTo(index, grants, n);
+}
+
+/** What `grants` (one host's) give the user whose normalised DN is `nUserDn`. */
+function grantedTo(index: HbacIndex, grants: HostGrants, nUserDn: string): GrantedServices {
+  if (grants.everyone.all) return { all: true, services: [] };
+  const services = new Set(grants.everyone.services);
+  for (const k of index.userKeys(nUserDn)) {
+    const g = grants.byMember.get(k);
+    if (!g) continue;
+    if (g.all) return { all: true, services: [] };
+    for (const s of g.services) services.add(s);
   }
   return { all: false, services: [...services].sort() };
 }

@@ -168,8 +168,15 @@ function ldifEntry(dn: string, attrs: Attributes): string {
  */
 export const STORED_ACCESS = { objectClass: ['authorizedServiceObject', 'hostObject'], host: ['*'], authorizedService: ['sshd', 'su', 'systemd-user'] };
 
-/** The whole tree as LDIF for slapadd, in chunks (parents first): users (with STORED_ACCESS when `access`), groups and the sudoRole entries of `rules`. */
+/**
+ * The whole tree as LDIF for slapadd, in chunks (parents first): users
+ * (with STORED_ACCESS when `access`, and the memberOf values slapd's
+ * memberof overlay keeps, which slapadd does not run, written as it would
+ * have), groups and the sudoRole entries of `rules`.
+ */
 export function* slapdLdif(size: DataSize, groups: readonly number[][], passwordHash: string, rules: readonly SudoRule[] = [], access = false): Generator<string> {
+  const memberOf: string[][] = Array.from({ length: size.users }, () => []);
+  for (let g = 0; g < groups.length; g++) for (const j of groups[g]!) memberOf[j]!.push(groupDn(g));
   const container = (cn: string) => ({ objectClass: ['top', 'organizationalRole'], cn: [cn] });
   yield ldifEntry(BASE_DN, { objectClass: ['top', 'dcObject', 'organization'], dc: ['bench'], o: ['bench'] }) +
     ldifEntry(ACCOUNTS_DN, container('accounts')) +
@@ -178,7 +185,8 @@ export function* slapdLdif(size: DataSize, groups: readonly number[][], password
   let chunk = '';
   for (let j = 0; j < size.users; j++) {
     const stored: Attributes = access ? { host: STORED_ACCESS.host, authorizedService: STORED_ACCESS.authorizedService } : {};
-    chunk += ldifEntry(userDn(j), { objectClass: [...objectClasses.slapd.user, ...(access ? STORED_ACCESS.objectClass : [])], ...userAttrs(j), ...stored, userPassword: [passwordHash] });
+    const held = memberOf[j]!.length > 0 ? { memberOf: memberOf[j]! } : {};
+    chunk += ldifEntry(userDn(j), { objectClass: [...objectClasses.slapd.user, ...(access ? STORED_ACCESS.objectClass : [])], ...userAttrs(j), ...stored, ...held, userPassword: [passwordHash] });
     if (chunk.length > 1 << 20) {
       yield chunk;
       chunk = '';

@@ -114,6 +114,8 @@ export function slapdConf(o: SlapdOptions): string {
     `include ${join(o.dir, 'ldapns.schema')}`,
     `modulepath ${MODULES}`,
     'moduleload back_mdb',
+    // memberOf kept on the members of posixGroup entries, as a site serving SSSD's access filters runs it
+    'moduleload memberof',
     ...(o.argon2 ? [`moduleload argon2 ${ARGON2_PARAMS}`] : []),
     `pidfile ${join(o.dir, 'slapd.pid')}`,
     `argsfile ${join(o.dir, 'slapd.args')}`,
@@ -138,6 +140,8 @@ export function slapdConf(o: SlapdOptions): string {
     'index sudoUser,sudoHost eq,sub',
     'access to attrs=userPassword by anonymous auth by * none',
     'access to * by users read by * none',
+    'overlay memberof',
+    'memberof-group-oc posixGroup',
     '',
   ].join('\n');
 }
