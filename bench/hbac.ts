@@ -36,7 +36,7 @@ import type { CallContext } from '../src/framework/command.js';
 import { buildRegistry, realmSchema, realmTree } from '../src/objects/index.js';
 import { grantedServices } from '../src/objects/hbac-eval.js';
 import { prng } from '../test/support/prng.js';
-import { BASE_DN, BENCH_REALM, DATA_SIZE_OPTIONS, dataSize, diridGroupBatches, diridUserBatches, memberships, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
+import { BASE_DN, BENCH_REALM, DATA_SIZE_OPTIONS, dataSize, diridGroupBatches, diridUserBatches, groupDn, memberships, userDn, userName, type DataSize } from '../test/support/ldap-data.js';
 import { hbacBatches, hostDn, hostName, ruleDn } from '../test/support/hbac-data.js';
 
 const { values } = parseArgs({
@@ -101,7 +101,16 @@ try {
     await call();
     cold.push(performance.now() - t);
   }
-  console.log(`hbactest, first after a write (the index read again): ${stats(cold)}`);
+  console.log(`hbactest, first after a rule's write (the rules read again): ${stats(cold)}`);
+
+  const afterGroup: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    await dir.modify(groupDn(i), [{ op: 'add', attr: 'member', values: [userDn(SIZE.users - 1 - i)] }]);
+    const t = performance.now();
+    await call();
+    afterGroup.push(performance.now() - t);
+  }
+  console.log(`hbactest, first after a group's write (the memberships read again): ${stats(afterGroup)}`);
 
   const per: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {

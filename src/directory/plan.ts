@@ -422,10 +422,10 @@ export function searchRows<R extends SearchRow>(source: RowSource<R>, plan: Sear
   }
   return then(indexCandidates(source.schema, plan.filter, source.trigrams, (l) => source.lookup(l)), (ids) => {
     if (ids) {
-      run.remember = ids.size <= REMEMBER_CANDIDATES;
+      run.remember = plan.req.keep === true || ids.size <= REMEMBER_CANDIDATES;
       return then(source.visit(ids, run), () => run.result());
     }
-    run.remember = false;
+    run.remember = plan.req.keep === true;
     const needed = requiredAttributes(source.schema, plan.filter, MAX_SCAN_TERMS);
     if (needed && needed.size === 0) return run.result();
     return then(source.scan(plan.req.scope === 'one' ? base.id : null, needed, run), () => run.result());

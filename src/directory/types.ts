@@ -158,6 +158,14 @@ export interface SearchRequest {
    * order. Default: the store's order.
    */
   orderBy?: string;
+  /**
+   * The entries are worth keeping parsed however many there are: the caller
+   * reads the same set again after each change to it (the indexes of
+   * memberships and access rules). Without it a search of many candidates
+   * or a scan only uses the store's cache of parsed entries, so that one
+   * large search cannot push out what point reads keep there.
+   */
+  keep?: boolean;
 }
 
 export interface SearchResult {

@@ -31,7 +31,7 @@ import { hbacruleObject } from './hbacrule.js';
 import { hbacsvcObject } from './hbacsvc.js';
 import { hbacsvcgroupObject } from './hbacsvcgroup.js';
 import { hostgroupObject } from './hostgroup.js';
-import { membershipIndex, membershipState, type MembershipIndex } from './membership.js';
+import { membershipIndex, type MembershipIndex } from './membership.js';
 
 /** One rule as the evaluation sees it: its members as normalised DNs. */
 export interface HbacRule {
@@ -109,7 +109,6 @@ export class HbacIndex {
   private readonly grantsByHost = new Map<string, HostGrants>();
 
   constructor(
-    private readonly membership: MembershipIndex,
     parts: { rules: readonly Entry[]; hostgroups: readonly Entry[]; services: readonly Entry[]; serviceGroups: readonly Entry[] },
   ) {
     const rules = parts.rules.map(
@@ -175,10 +174,6 @@ export class HbacIndex {
     return out;
   }
 
-  /** The user (normalised DN) and every entry holding it, nested: its groups, as the membership index has them. */
-  userKeys(nUserDn: string): readonly string[] {
-    return [nUserDn, ...this.membership.holdersOf(nUserDn)];
-  }
 
   /** The enabled rules that apply on the host. */
   rulesOnHost(hostDn: string): readonly HbacRule[] {
@@ -210,7 +205,7 @@ export class HbacIndex {
     return keep(this.grantsByHost, n, { everyone, byMember });
   }
 
-  /** Whether the rule applies to the user (its keys: userKeys): its category, the user itself, or a group the user is in. */
+  /** Whether the rule applies to the user (its keys: userKeysOf): its category, the user itself, or a group the user is in. */
   matchesUser(rule: HbacRule, userKeys: readonly string[]): boolean {
     if (rule.userAll) return true;
     if (rule.users.size === 0) return false;
@@ -233,6 +228,11 @@ export class HbacIndex {
   }
 }
 
+/** The user (normalised DN) and every entry holding it, nested: its groups, as the membership index has them. */
+function userKeysOf(membership: MembershipIndex, nUserDn: string): readonly string[] {
+  return [nUserDn, ...membership.holdersOf(nUserDn)];
+}
+
 function matchesHost(rule: HbacRule, hostKeys: ReadonlySet<string>): boolean {
   if (rule.hostAll) return true;
   for (const k of hostKeys) if (rule.hosts.has(k)) return true;
@@ -249,9 +249,9 @@ const indexes = new WeakMap<Directory, { state: string; generation: number; inde
 
 /**
  * The subtrees the index is read from: the rules, HBAC services and service
- * groups, and the host groups; the groups are the membership index's
- * (membershipState). A rename or delete elsewhere that rewrites a
- * reference in them moves their generation too.
+ * groups, and the host groups (a user's groups are the membership index's,
+ * read at each evaluation beside this one). A rename or delete elsewhere
+ * that rewrites a reference in them moves their generation too.
  */
 function watchedSubtrees(dir: Directory): string[] {
   return [hbacruleObject, hbacsvcObject, hbacsvcgroupObject, hostgroupObject].map((o) => containerDn(o, dir.baseDn));
@@ -267,8 +267,9 @@ export function hbacIndex(dir: Directory): Promise<HbacIndex> {
   // until the directory's generation moves, nothing was written anywhere
   if (known && known.generation === dir.generation) return known.index;
   const generation = dir.generation;
-  let state = membershipState(dir);
-  for (const dn of watchedSubtrees(dir)) state += `,${dir.subtreeGeneration(dn)}`;
+  const state = watchedSubtrees(dir)
+    .map((dn) => dir.subtreeGeneration(dn))
+    .join(',');
   if (known && known.state === state) {
     known.generation = generation;
     return known.index;
@@ -284,17 +285,16 @@ export function hbacIndex(dir: Directory): Promise<HbacIndex> {
 
 async function readIndex(dir: Directory): Promise<HbacIndex> {
   const read = async (obj: ObjectDef, cls: string, attrs: string[]) => {
-    const res = await dir.search({ base: containerDn(obj, dir.baseDn), scope: 'one', filter: `(objectClass=${cls})`, attrs });
+    const res = await dir.search({ base: containerDn(obj, dir.baseDn), scope: 'one', filter: `(objectClass=${cls})`, attrs, keep: true });
     return res.entries;
   };
-  const [membership, rules, hostgroups, services, serviceGroups] = await Promise.all([
-    membershipIndex(dir),
+  const [rules, hostgroups, services, serviceGroups] = await Promise.all([
     read(hbacruleObject, 'dirHbacRule', ['cn', 'ipaEnabledFlag', 'userCategory', 'hostCategory', 'serviceCategory', 'memberUser', 'memberHost', 'memberService']),
     read(hostgroupObject, 'dirHostGroup', ['member']),
     read(hbacsvcObject, 'dirHbacService', ['cn']),
     read(hbacsvcgroupObject, 'dirHbacServiceGroup', ['member']),
   ]);
-  return new HbacIndex(membership, { rules, hostgroups, services, serviceGroups });
+  return new HbacIndex({ rules, hostgroups, services, serviceGroups });
 }
 
 /**
@@ -305,7 +305,7 @@ async function readIndex(dir: Directory): Promise<HbacIndex> {
  * `unknown` and test nothing.
  */
 export async function hbacTest(dir: Directory, q: { userDn: string; hostDn: string; service: string; rules?: readonly string[] }): Promise<HbacAnswer & { unknown: string[] }> {
-  const index = await hbacIndex(dir);
+  const [index, membership] = await Promise.all([hbacIndex(dir), membershipIndex(dir)]);
   const unknown: string[] = [];
   let rules: readonly HbacRule[];
   if (q.rules) {
@@ -319,7 +319,7 @@ export async function hbacTest(dir: Directory, q: { userDn: string; hostDn: stri
   } else rules = index.rules.filter((r) => r.enabled);
   const hostKeys = index.hostKeys(q.hostDn);
   const serviceKeys = index.serviceKeys(q.service);
-  const userKeys = index.userKeys(normalizeDn(q.userDn));
+  const userKeys = userKeysOf(membership, normalizeDn(q.userDn));
   const matched: string[] = [];
   const notMatched: string[] = [];
   for (const r of rules) {
@@ -344,16 +344,16 @@ export async function grantedServices(dir: Directory, userDn: string, hostDn: st
  * takes a user's normalised DN.
  */
 export async function hostGrants(dir: Directory, hostDn: string): Promise<(nUserDn: string) => GrantedServices> {
-  const index = await hbacIndex(dir);
+  const [index, membership] = await Promise.all([hbacIndex(dir), membershipIndex(dir)]);
   const grants = index.grantsOnHost(hostDn);
-  return (n) => grantedTo(index, grants, n);
+  return (n) => grantedTo(membership, grants, n);
 }
 
 /** What `grants` (one host's) give the user whose normalised DN is `nUserDn`. */
-function grantedTo(index: HbacIndex, grants: HostGrants, nUserDn: string): GrantedServices {
+function grantedTo(membership: MembershipIndex, grants: HostGrants, nUserDn: string): GrantedServices {
   if (grants.everyone.all) return { all: true, services: [] };
   const services = new Set(grants.everyone.services);
-  for (const k of index.userKeys(nUserDn)) {
+  for (const k of userKeysOf(membership, nUserDn)) {
     const g = grants.byMember.get(k);
     if (!g) continue;
     if (g.all) return { all: true, services: [] };

@@ -22,6 +22,12 @@ export function holderContainers(baseDn: string): string[] {
   return [c.groups, containerDn(hostgroupObject, baseDn), c.roles, c.privileges];
 }
 
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function tryNormalize(dn: string): string | undefined {
   try {
     return normalizeDn(dn);
@@ -46,14 +52,26 @@ export class MembershipIndex {
   /** per normalised DN: its nested holders, normalised and as stored */
   private readonly up = new Map<string, { normal: readonly string[]; stored: readonly string[] }>();
 
-  constructor(holders: readonly Entry[]) {
+  /** per holder's normalised DN: its members' DNs normalised (undefined where one does not parse), kept for the next index */
+  private readonly normalMembers = new Map<string, readonly (string | undefined)[]>();
+
+  /**
+   * `previous`, an index of an earlier state, lends the normal forms of the
+   * members of each holder whose member list is unchanged (compared value by
+   * value), so a change to one group does not normalise every member of
+   * every other one again.
+   */
+  constructor(holders: readonly Entry[], previous?: MembershipIndex) {
     for (const h of holders) {
+      const list = h.attrs.member;
+      if (!list || list.length === 0) continue;
       const nh = normalizeDn(h.dn);
       this.dnOf.set(nh, h.dn);
-      const list = h.attrs.member ?? [];
       this.members.set(nh, list);
-      for (const m of list) {
-        const nm = tryNormalize(m);
+      const before = previous?.members.get(nh);
+      const normal = before && sameList(before, list) ? previous!.normalMembers.get(nh)! : list.map(tryNormalize);
+      this.normalMembers.set(nh, normal);
+      for (const nm of normal) {
         if (nm === undefined) continue;
         const l = this.heldBy.get(nm);
         if (l) l.push(nh);
@@ -152,16 +170,18 @@ export function membershipIndex(dir: Directory): Promise<MembershipIndex> {
     return hit.index;
   }
   const index = (async () => {
+    const previous = hit ? await hit.index.catch(() => undefined) : undefined;
     const holders: Entry[] = [];
     for (const base of holderContainers(dir.baseDn)) {
       try {
-        holders.push(...(await dir.search({ base, scope: 'one', filter: '(member=*)', attrs: ['member'] })).entries);
+        // every child, not (member=*): an index look-up of every member value costs more than reading the few holders without one
+        holders.push(...(await dir.search({ base, scope: 'one', filter: '(objectClass=*)', attrs: ['member'], keep: true })).entries);
       } catch (e) {
         // a realm without the container has no holders there
         if (!(e instanceof DirectoryError && e.code === 'noSuchObject')) throw e;
       }
     }
-    return new MembershipIndex(holders);
+    return new MembershipIndex(holders, previous);
   })();
   const k: Kept = { state, generation, index };
   kept.set(dir, k);

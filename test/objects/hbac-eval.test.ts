@@ -17,6 +17,7 @@ import { openSqliteDirectory } from '../../src/directory/sqlite.js';
 import type { Directory, WriteOp } from '../../src/directory/types.js';
 import { realmSchema, realmTree } from '../../src/objects/index.js';
 import { grantedServices, hbacIndex, hbacTest } from '../../src/objects/hbac-eval.js';
+import { membershipIndex } from '../../src/objects/membership.js';
 
 const BASE = 'dc=example,dc=test';
 const USERS = `cn=users,cn=accounts,${BASE}`;
@@ -148,13 +149,16 @@ describe('host-based access: the evaluation', () => {
 
   it('is read again after a write to what it is read from, not after any write', async () => {
     const first = await hbacIndex(dir);
-    // a failed login's counter, a user's name: the rules, host groups, services and groups stand
+    // a failed login's counter, a user's name: the rules, host groups and services stand
     await dir.modify(user('alice'), [{ op: 'replace', attr: 'sn', values: ['Changed'] }]);
     assert.equal(await hbacIndex(dir), first);
     await dir.modify(rule('allow_all'), [{ op: 'replace', attr: 'description', values: ['changed'] }]);
     const second = await hbacIndex(dir);
     assert.notEqual(second, first);
+    // a group's write moves the membership index the evaluation reads users' groups from, not the rules' index
+    const membership = await membershipIndex(dir);
     await dir.modify(group('devs'), [{ op: 'replace', attr: 'description', values: ['changed'] }]);
-    assert.notEqual(await hbacIndex(dir), second);
+    assert.equal(await hbacIndex(dir), second);
+    assert.notEqual(await membershipIndex(dir), membership);
   });
 });
