@@ -66,8 +66,11 @@
  *           sudoRole entries, rendered by the bench (the loader checks that
  *           dirid's equal them), with eq,sub indexes on sudoUser and sudoHost
  *   sudo-smart  its smart refresh: the same host filter and the rules changed
- *           since a time (modifyTimestamp, as SSSD asks a server without a USN),
- *           here none
+ *           since the last seen, here none: by entryUSN above the root DSE's
+ *           lastUSN on dirid (SSSD asks so of a server announcing lastUSN,
+ *           read once before the runs with ldapsearch), by modifyTimestamp on
+ *           slapd (which announces none); the sudo workloads ask for the same
+ *           attribute beside the sudoRole ones
  *   access  (only when named in --workloads) the look-up a host's SSSD makes for
  *           userN before the account phase of a login (docs/hbac.md): its
  *           getpwnam filter (&(uid=userN)(objectclass=posixAccount)(&(uidNumber=*)
@@ -78,7 +81,10 @@
  *           and computes both from --rules access rules over --hosts hosts
  *           (test/support/hbac-data.ts; the asking host in a host group);
  *           slapd, which has no such rules, stores them on every user
- *           (ldap-data.ts STORED_ACCESS) and is asked by user0. Not with
+ *           (ldap-data.ts STORED_ACCESS) and is asked by user0. memberOf is
+ *           among the attributes: dirid computes it (ldap-server/member-of.ts),
+ *           slapd runs its memberof overlay and holds the values it keeps
+ *           (written by the loader: slapadd runs no overlay). Not with
  *           --dirid-url (the bench then has no host keytab for it).
  * The time dirid takes to build the view after a write (the first read after
  * any write pays it once) is printed with the load times.
@@ -288,6 +294,8 @@ interface Target {
   binders: LdapClient[];
   /** connections of the access workload: dirid's bound as host/localhost (SASL GSSAPI), slapd's as user0 */
   hosts: LdapClient[];
+  /** the root DSE's lastUSN, when the server announces one (dirid): SSSD then refreshes sudo rules by entryUSN, else by modifyTimestamp */
+  usn?: string;
 }
 
 let exitCode = 0;
@@ -374,13 +382,21 @@ try {
     notes.push(`${t.name} ${t.url} ${s.getProtocol()} ${s.getCipher().name}`);
   }
 
+  /** The root DSE's lastUSN after a first read of the sudo rules (which numbers them), if the server has one (read with OpenLDAP's ldapsearch, anonymously). */
+  async function lastUsn(t: Target): Promise<string | undefined> {
+    await new Promise<void>((resolve) => t.search[0]!.search({ base: SUDOERS_DN, filter: { kind: 'present', attr: 'objectClass' }, attributes: ['1.1'] }, () => resolve()));
+    const r = spawnSync('ldapsearch', ['-x', '-LLL', '-o', 'ldif-wrap=no', '-H', t.url, '-b', '', '-s', 'base', '(objectClass=*)', 'lastUSN'], { encoding: 'utf8', env: { ...process.env, LDAPTLS_REQCERT: 'never' } });
+    if (r.status !== 0) throw new Error(`${t.name}: ldapsearch of the root DSE: ${r.stderr}`);
+    return /^lastUSN: (\d+)$/m.exec(r.stdout)?.[1];
+  }
+
   // ---- workloads ----------------------------------------------------------------------
   type Finish = (error: string | null) => void;
   interface Workload {
     name: string;
     /** bind: one chain per binder connection; search: CONC chains over the search connections; host: the same over the access connections */
     kind: 'search' | 'bind' | 'host';
-    step(c: LdapClient, finish: Finish): void;
+    step(c: LdapClient, finish: Finish, t: Target): void;
   }
   const rnd = (n: number) => Math.floor(Math.random() * n);
   const eq = (attr: string, value: string): Filter => ({ kind: 'eq', attr, value });
@@ -390,8 +406,8 @@ try {
       finish(o.resultCode === ResultCode.success && o.entries === 1 ? null : wrong(o, 'success with 1')),
     );
   // SSSD 2.8's sudo refresh (sdap_sudo_refresh.c; its filter as Debian's sssd_be logs it): the attributes of its sudo map,
-  // modifyTimestamp standing for the USN a server without one lacks
-  const SSSD_SUDO_ATTRS = ['objectClass', 'cn', 'sudoCommand', 'sudoHost', 'sudoUser', 'sudoOption', 'sudoRunAs', 'sudoRunAsUser', 'sudoRunAsGroup', 'sudoNotBefore', 'sudoNotAfter', 'sudoOrder', 'modifyTimestamp'];
+  // entryUSN from a server announcing lastUSN (dirid), modifyTimestamp standing for it on one without (slapd)
+  const sudoAttrs = (t: Target) => ['objectClass', 'cn', 'sudoCommand', 'sudoHost', 'sudoUser', 'sudoOption', 'sudoRunAs', 'sudoRunAsUser', 'sudoRunAsGroup', 'sudoNotBefore', 'sudoNotAfter', 'sudoOrder', t.usn === undefined ? 'modifyTimestamp' : 'entryUSN'];
   /** The host part: rules with no sudoHost named defaults, ALL, the host's names, its addresses and networks, netgroups. */
   const hostFilter = (h: number): Filter => {
     const host = (value: string) => eq('sudoHost', value);
@@ -442,10 +458,10 @@ try {
     {
       name: 'sudo',
       kind: 'search',
-      step(c, finish) {
+      step(c, finish, t) {
         const h = rnd(SIZE.hosts);
         const n = rulesOfHost[h]!;
-        c.search({ base: SUDOERS_DN, filter: sudoFilter(h), attributes: SSSD_SUDO_ATTRS, controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
+        c.search({ base: SUDOERS_DN, filter: sudoFilter(h), attributes: sudoAttrs(t), controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
           finish(o.resultCode === ResultCode.success && o.entries === n ? null : wrong(o, `success with ${n}`)),
         );
       },
@@ -453,11 +469,12 @@ try {
     {
       name: 'sudo-smart',
       kind: 'search',
-      step(c, finish) {
-        const since = eq('modifyTimestamp', SMART_SINCE);
-        const changed: Filter = { kind: 'and', items: [eq('objectclass', 'sudoRole'), { kind: 'ge', attr: 'modifyTimestamp', value: SMART_SINCE }, { kind: 'not', item: since }] };
+      step(c, finish, t) {
+        // changed since the greatest entryUSN seen (the server's lastUSN), or since a time after every rule was written
+        const [attr, value] = t.usn === undefined ? ['modifyTimestamp', SMART_SINCE] : ['entryUSN', t.usn];
+        const changed: Filter = { kind: 'and', items: [eq('objectclass', 'sudoRole'), { kind: 'ge', attr, value }, { kind: 'not', item: eq(attr, value) }] };
         const filter: Filter = { kind: 'and', items: [changed, hostFilter(rnd(SIZE.hosts))] };
-        c.search({ base: SUDOERS_DN, filter, attributes: SSSD_SUDO_ATTRS, controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
+        c.search({ base: SUDOERS_DN, filter, attributes: sudoAttrs(t), controls: [pagedResultsControl({ size: 1000, cookie: Buffer.alloc(0) })] }, (o) =>
           finish(o.resultCode === ResultCode.success && o.entries === 0 ? null : wrong(o, 'success with 0')),
         );
       },
@@ -546,19 +563,23 @@ try {
       }
       inflight++;
       const start = performance.now();
-      w.step(c, (error) => {
-        inflight--;
-        const now = performance.now();
-        if (now <= end) {
-          answered++;
-          if (error === null) lat.push(now - start);
-          else {
-            errors++;
-            firstError ??= error;
+      w.step(
+        c,
+        (error) => {
+          inflight--;
+          const now = performance.now();
+          if (now <= end) {
+            answered++;
+            if (error === null) lat.push(now - start);
+            else {
+              errors++;
+              firstError ??= error;
+            }
           }
-        }
-        run(c);
-      });
+          run(c);
+        },
+        t,
+      );
     };
     for (const c of chains) run(c);
     await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -580,6 +601,8 @@ try {
     await verifyPassword(BENCH_PASSWORD, h);
     scryptMs = performance.now() - t0;
   }
+  // a server that announces lastUSN (dirid, once its sudo rules are first read) is refreshed by entryUSN, as SSSD does
+  for (const t of targets) t.usn = await lastUsn(t);
   for (const t of targets) for (const w of workloads) if (t.kinds.has(w.kind)) await drive(t, w, WARMUP);
   const runs = new Map<string, Result[]>();
   for (let round = 0; round < ROUNDS; round++) {

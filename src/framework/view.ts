@@ -18,6 +18,18 @@
  * (entries naming the host, or changed since a time) so reads a few
  * entries, not every rule; a filter that names an attribute or object class
  * no entry of the view has is answered at once.
+ *
+ * Each entry below the root carries `entryUSN` (389-ds's and FreeIPA's
+ * name, which SSSD's LDAP provider finds announced as `lastUSN` in the root
+ * DSE and then uses instead of modifyTimestamp): the time, in milliseconds,
+ * of the build at which the entry's content last changed, each build's
+ * greater than every earlier one's in this process (the clock, or the last
+ * value plus one). A host's smart refresh asks for the entries above the
+ * greatest it saw; with modifyTimestamp, whole seconds, a change made in the
+ * same second as the last one a host saw had the same time and was missed
+ * until the next full refresh. A server started again gives every entry
+ * its start's value, greater than any it gave before: hosts read the rules
+ * once more.
  */
 import { isWithin, normalizeDn, parentDn } from '../directory/dn.js';
 import { compileFilter, filterAttributeType, hasOrderingRule, hasSubstringRule, substringMatch, type EvalEntry } from '../directory/filter.js';
@@ -232,8 +244,44 @@ interface Kept {
   /** the state of the directory it was built from: the generations of the subtrees it watches, or the directory's */
   state: string;
   snapshot: Promise<ViewSnapshot>;
+  /** per entry (normalised DN): its content as built, and the entryUSN given to that content */
+  usns: Promise<ReadonlyMap<string, { content: string; usn: number }>>;
 }
 const kept = new WeakMap<object, Map<ViewDef, Kept>>();
+
+/** The greatest entryUSN given so far (0: none): the root DSE's lastUSN. */
+let lastUsn = 0;
+
+/** The greatest entryUSN a view's entries have been given in this process, 0 before the first build. */
+export function highestUsn(): number {
+  return lastUsn;
+}
+
+/** A value greater than every one given before. */
+function nextUsn(): number {
+  lastUsn = Math.max(Date.now(), lastUsn + 1);
+  return lastUsn;
+}
+
+/**
+ * The entries with their entryUSN: the one given before to an entry whose
+ * content is unchanged, one new value (the same for every changed entry of
+ * this build) otherwise.
+ */
+function stamped(below: readonly Entry[], before: ReadonlyMap<string, { content: string; usn: number }>): { entries: Entry[]; usns: Map<string, { content: string; usn: number }> } {
+  let usn: number | undefined;
+  const usns = new Map<string, { content: string; usn: number }>();
+  const entries = below.map((e) => {
+    const n = normalizeDn(e.dn);
+    const { entryUSN: _ignored, ...attrs } = e.attrs;
+    const content = JSON.stringify(attrs);
+    const prior = before.get(n);
+    const given = prior && prior.content === content ? prior.usn : (usn ??= nextUsn());
+    usns.set(n, { content, usn: given });
+    return { dn: e.dn, attrs: { ...attrs, entryUSN: [String(given)] } };
+  });
+  return { entries, usns };
+}
 
 /**
  * The view's entries as of the directory's current state: those built at
@@ -248,8 +296,11 @@ export function viewSnapshot(view: ViewDef, src: ViewSource): Promise<ViewSnapsh
   const state = watched ? watched.map((dn) => src.dir.subtreeGeneration(dn)).join(',') : String(src.dir.generation);
   if (hit && hit.state === state) return hit.snapshot;
   const root: Entry = { dn: viewRootDn(view, src.dir.baseDn), attrs: view.rootAttrs };
-  const snapshot = view.build(src).then((below) => new ViewSnapshot(src.dir.schema, root, below));
-  const k: Kept = { state, snapshot };
+  const before = hit ? hit.usns.catch(() => new Map()) : Promise.resolve(new Map());
+  const built = Promise.all([view.build(src), before]).then(([below, prior]) => stamped(below, prior));
+  const snapshot = built.then(({ entries }) => new ViewSnapshot(src.dir.schema, root, entries));
+  const k: Kept = { state, snapshot, usns: built.then(({ usns }) => usns) };
+  k.usns.catch(() => undefined);
   perView.set(view, k);
   snapshot.catch(() => {
     if (perView.get(view) === k) perView.delete(view);

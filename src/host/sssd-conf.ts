@@ -41,18 +41,17 @@ export const PAM_ID_TIMEOUT = 5;
 
 /**
  * How often (seconds) a host asks for the sudo rules changed since the last
- * it saw (SSSD's smart refresh, by modifyTimestamp): a rule added or
- * changed, or one whose host group or command group changed, usually reaches
- * hosts within this; one changed in the same second as the last change a
- * host saw waits for the full refresh (docs/sssd-host.md).
+ * it saw (SSSD's smart refresh, by the entryUSN dirid's LDAP service gives
+ * each change, framework/view.ts): a rule added or changed, or one whose
+ * host group or command group changed, reaches hosts within this
+ * (docs/sssd-host.md).
  */
 export const SUDO_SMART_REFRESH_SECONDS = 15;
 /**
  * How often (seconds) a host reads all its sudo rules again (SSSD's full
- * refresh): every change reaches hosts within this, a rule deleted or
- * disabled, or no longer naming the host, included (a smart refresh sees
- * only the entries it is given, and two changes in one second of a
- * modifyTimestamp it saw).
+ * refresh): a rule deleted or disabled, or no longer naming the host,
+ * reaches hosts within this (a smart refresh sees only the entries it is
+ * given).
  */
 export const SUDO_FULL_REFRESH_SECONDS = 60;
 

@@ -21,6 +21,8 @@ export const sharedSchema: SchemaDefinition = {
     { name: 'member', syntax: 'dn', indexed: true, references: 'remove' },
     // never stored: the LDAP service works it out from `member` (ldap-server/member-of.ts); declared so filters compare DNs and writes are refused
     { name: 'memberOf', syntax: 'dn', operational: true },
+    // never stored: the entries of views carry it (framework/view.ts), a number that grows with each change, for hosts' smart refreshes
+    { name: 'entryUSN', syntax: 'integer', singleValue: true, operational: true },
     { name: 'gidNumber', syntax: 'integer', singleValue: true, indexed: true },
     { name: 'uidNumber', syntax: 'integer', singleValue: true, indexed: true },
     { name: 'homeDirectory', syntax: 'exact', singleValue: true },

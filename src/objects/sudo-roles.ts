@@ -16,10 +16,11 @@
  *   ALL): whom the commands run as (root alone when neither is there);
  * - sudoOption, sudoOrder: the rule's options and order;
  * - modifyTimestamp: the latest change of the rule or of a command group or
- *   host group it names, so SSSD's smart refresh, which asks for entries
- *   changed since the last it saw, sees a change of any of them. A rename
- *   of a user or group rewrites the rule's reference and so moves the
- *   rule's own time (directory/write-path.ts).
+ *   host group it names. A rename of a user or group rewrites the rule's
+ *   reference and so moves the rule's own time (directory/write-path.ts).
+ *   SSSD's smart refresh asks by the entryUSN every view entry gets
+ *   (framework/view.ts), which grows with any change of the entry's
+ *   content, in the same second too.
  * A disabled rule has no entry. Names come from the member DNs' RDNs (a
  * user's uid, a group's cn, a host's fqdn, a command): only command groups
  * and host groups are read besides the rules.

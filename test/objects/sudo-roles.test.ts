@@ -25,7 +25,7 @@ import { generalizedTime } from '../../src/directory/schema.js';
 import type { Directory, Entry } from '../../src/directory/types.js';
 import { defineObject } from '../../src/framework/object.js';
 import type { ObjectDef } from '../../src/framework/command.js';
-import { viewSnapshot } from '../../src/framework/view.js';
+import { highestUsn, viewSnapshot } from '../../src/framework/view.js';
 import { buildRegistry, objectsOf, realmTree, REGISTERED, schemaOf, type Registered } from '../../src/objects/index.js';
 import { sudoersView } from '../../src/objects/sudo-roles.js';
 
@@ -115,8 +115,9 @@ describe('sudo rules as sudoRole entries (ou=sudoers)', () => {
   it('renders each enabled rule with its users, hosts, commands, run-as, options and order', async () => {
     const e = await role('web-admins');
     assert.ok(e);
-    const { modifyTimestamp, createTimestamp, ...attrs } = e.attrs;
+    const { modifyTimestamp, createTimestamp, entryUSN, ...attrs } = e.attrs;
     assert.ok(modifyTimestamp?.[0] && createTimestamp?.[0]);
+    assert.match(entryUSN?.[0] ?? '', /^[1-9]\d*$/);
     assert.deepEqual(attrs, {
       objectClass: ['top', 'sudoRole'],
       cn: ['web-admins'],
@@ -213,6 +214,32 @@ describe('sudo rules as sudoRole entries (ou=sudoers)', () => {
     const third = (await role('web-admins'))!.attrs;
     assert.ok(third.modifyTimestamp![0]! > t);
     assert.deepEqual(third.sudoCommand, ['/usr/bin/less', '/bin/su', '/usr/bin/systemctl restart nginx', '!/bin/su']);
+  });
+
+  it("gives each change an entryUSN above every earlier one, so SSSD's smart refresh by USN sees a change in the same second as the last it saw", async () => {
+    const usn = (e: Entry | undefined) => Number(e!.attrs.entryUSN![0]);
+    const maxUsn = async () => Math.max(...(await search(fullRefresh('db1.example.test'))).map(usn));
+    const maxTime = async () => (await search(fullRefresh('db1.example.test'))).map((e) => e.attrs.modifyTimestamp![0]!).sort().at(-1)!;
+    const byUsn = (since: number) => parseFilter(`(&(&(objectclass=sudoRole)(entryUSN>=${since})(!(entryUSN=${since})))(|(!(sudoHost=*))(sudoHost=ALL)(sudoHost=db1.example.test)(sudoHost=+*)))`);
+    const unchanged = usn(await role('web-admins'));
+    // a host reads after one change, and another change follows in the same second (tried again if the second turns between them)
+    let seenUsn = 0;
+    let seenTime = '';
+    for (let tries = 0; ; tries++) {
+      const second = generalizedTime();
+      await dir.modify(rule('db'), [{ op: 'replace', attr: 'description', values: [`first ${tries}`] }]);
+      seenUsn = await maxUsn();
+      seenTime = await maxTime();
+      await dir.modify(rule('everyone-less'), [{ op: 'replace', attr: 'sudoOrder', values: [String(20 + tries)] }]);
+      await view();
+      if (generalizedTime() === second || tries === 5) break;
+    }
+    assert.deepEqual(names(await search(byUsn(seenUsn))), ['everyone-less'], 'by entryUSN: the later change, and only it');
+    // what modifyTimestamp gave: the later change has the time the host saw, and (>=T)(!(=T)) leaves it out
+    assert.deepEqual(names(await search(smartRefresh(seenTime, 'db1.example.test'))), [], 'by modifyTimestamp the same-second change is missed');
+    assert.equal(usn(await role('web-admins')), unchanged, 'an entry whose content did not change keeps its entryUSN');
+    assert.ok(usn(await role('everyone-less')) > seenUsn);
+    assert.ok(highestUsn() >= usn(await role('everyone-less')), "the root DSE's lastUSN is at least every entry's");
   });
 
   it('follows a renamed user and group into the rules, and drops a deleted host', async () => {

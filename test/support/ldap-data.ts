@@ -185,7 +185,7 @@ export function* slapdLdif(size: DataSize, groups: readonly number[][], password
   let chunk = '';
   for (let j = 0; j < size.users; j++) {
     const stored: Attributes = access ? { host: STORED_ACCESS.host, authorizedService: STORED_ACCESS.authorizedService } : {};
-    const held = memberOf[j]!.length > 0 ? { memberOf: memberOf[j]! } : {};
+    const held: Attributes = memberOf[j]!.length > 0 ? { memberOf: memberOf[j]! } : {};
     chunk += ldifEntry(userDn(j), { objectClass: [...objectClasses.slapd.user, ...(access ? STORED_ACCESS.objectClass : [])], ...userAttrs(j), ...stored, ...held, userPassword: [passwordHash] });
     if (chunk.length > 1 << 20) {
       yield chunk;
