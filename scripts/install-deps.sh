@@ -7,7 +7,8 @@
 # directory backend; dnsmasq for SRV tests; Chromium for the web console's
 # browser tests, driven by playwright-core; OpenSSH's server, sudo and
 # SSSD's sudo module for the host that `dirid join` configures, run by the
-# tests in a private namespace) and the npm packages. No daemon a package
+# tests in a private namespace; the age CLI, which opens an encrypted
+# backup without dirid) and the npm packages. No daemon a package
 # brings is started or left running on the machine: a package's scripts
 # ask policy-rc.d, which refuses while the install runs.
 set -euo pipefail
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 debs=(krb5-user krb5-pkinit krb5-kdc krb5-admin-server krb5-gss-samples sssd-idp sssd-krb5 sssd-proxy sssd-ldap libnss-sss libpam-sss pamtester
   ldap-utils libsasl2-modules-gssapi-mit slapd postgresql dnsmasq-base curl util-linux chromium
-  openssh-server sudo libsss-sudo)
+  openssh-server sudo libsss-sudo age)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

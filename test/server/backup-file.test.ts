@@ -1,7 +1,8 @@
 /**
  * The backup file as a file (docs/backup.md, "Format"): GNU tar reads it
  * (MANIFEST.json first, each member with its mode, the bytes the data
- * directory held, the SHA-256 the manifest says); a size past ustar's 11
+ * directory held, the SHA-256 the manifest says); the age CLI opens an
+ * encrypted one with its passphrase; a size past ustar's 11
  * octal digits takes GNU's base-256 form and reads back; and a backup that
  * is damaged (a byte changed, or cut short), plain or encrypted, is refused
  * by restore, which then leaves no data directory behind.
@@ -9,7 +10,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,6 +55,29 @@ describe('the backup file', () => {
       assert.equal(createHash('sha256').update(bytes).digest('hex'), f.sha256, f.name);
       if (f.name !== 'dirid.db') assert.ok(bytes.equals(readFileSync(join(realm(), f.name))), f.name);
     }
+  });
+
+  it('opens, encrypted, with the age CLI (the passphrase typed at its prompt) on a machine without dirid, and GNU tar lists it', async () => {
+    const opened = join(tmp, 'opened.tgz');
+    // age reads a passphrase from its terminal only: script(1) gives it one, and the passphrase is typed once it asks
+    const child = spawn('script', ['-qec', `age -d -o '${opened}' '${sealed()}'`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let typed = false;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      if (!typed && /Enter passphrase/.test(out)) {
+        typed = true;
+        child.stdin.write('pass phrase\n');
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const timer = setTimeout(() => child.kill(), 60_000);
+    const [code] = (await once(child, 'exit')) as [number | null];
+    clearTimeout(timer);
+    assert.equal(code, 0, out);
+    const list = spawnSync('tar', ['-tzf', opened], { encoding: 'utf8' });
+    assert.equal(list.status, 0, list.stderr);
+    assert.deepEqual(list.stdout.trim().split('\n'), ['MANIFEST.json', ...manifest.files.map((f) => f.name)]);
   });
 
   it('writes a size past 8 GiB in base-256 and reads it back', () => {
