@@ -101,7 +101,8 @@ export class ViewSnapshot {
       case 'and': {
         let best: number[] | null = null;
         for (const item of f.items) {
-          const c = this.candidates(item);
+          // (a>=v)(!(a=v)), a smart refresh's "changed after the last seen": only the values above v
+          const c = item.kind === 'ge' && f.items.some((o) => this.excludes(o, item.attr, item.value)) ? this.above(item.attr, item.value) : this.candidates(item);
           if (c && (!best || c.length < best.length)) best = c;
           if (best && best.length === 0) break;
         }
@@ -153,6 +154,32 @@ export class ViewSnapshot {
         return union(values, undefined, picked);
       }
     }
+  }
+
+  /** Whether `f` is (!(attr=value)) for the same attribute type and normalised value. */
+  private excludes(f: Filter, attr: string, value: string): boolean {
+    if (f.kind !== 'not' || f.item.kind !== 'eq') return false;
+    const at = filterAttributeType(this.schema, attr);
+    if (!at || filterAttributeType(this.schema, f.item.attr) !== at || !hasOrderingRule(at)) return false;
+    const a = tryNormalize(at, value);
+    return a !== undefined && a === tryNormalize(at, f.item.value);
+  }
+
+  /** The entries with a value of `attr` strictly above `value` (an attribute with an ordering rule). */
+  private above(attr: string, value: string): number[] {
+    const at = filterAttributeType(this.schema, attr)!;
+    const values = this.byValue.get(at.name);
+    const bound = tryNormalize(at, value);
+    if (!values || bound === undefined) return [];
+    const sorted = this.orderedValues(at);
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareValues(at.syntax, sorted[mid]!, bound) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return union(values, undefined, sorted.slice(lo));
   }
 
   private orderedValues(at: AttributeType): string[] {

@@ -150,6 +150,7 @@ describe('sudo rules as sudoRole entries (ou=sudoers)', () => {
   it('finds by its values what a scan of every entry finds', async () => {
     const v = await view();
     const t = (await role('web-admins'))!.attrs.modifyTimestamp![0]!;
+    const u = (await role('web-admins'))!.attrs.entryUSN![0]!;
     for (const text of [
       '(objectClass=*)',
       '(objectClass=sudoRole)',
@@ -166,6 +167,12 @@ describe('sudo rules as sudoRole entries (ou=sudoers)', () => {
       '(sudoOrder=010)',
       `(modifyTimestamp>=${t})`,
       `(modifyTimestamp<=${t})`,
+      `(&(modifyTimestamp>=${t})(!(modifyTimestamp=${t})))`,
+      '(&(sudoOrder>=10)(!(sudoOrder=010)))',
+      '(&(sudoOrder>=9)(!(sudoOrder=10)))',
+      '(&(sudoOrder>=10)(!(cn=10)))',
+      `(&(entryUSN>=${u})(!(entryUSN=${u})))`,
+      `(&(entryUSN>=${Number(u) - 1})(!(entryUSN=${Number(u) - 1})))`,
       '(modifyTimestamp>=nonsense)',
       '(!(sudoHost=*))',
       '(|(sudoUser=ALL)(!(sudoRunAsUser=*)))',
