@@ -95,7 +95,7 @@
  * warm-up of --warmup seconds per server and workload; the runs alternate
  * between the servers for --rounds rounds and medians are compared, so a
  * noisy neighbour on the shared machine weighs on both alike. Printed per
- * server and workload: operations per second, p50 and p99 latency, errors,
+ * server and workload: operations per second, p50 and p99 latency (medians of the rounds; each round's p99 on a line below), errors,
  * and the CPU used by the server and by the generator (a generator near
  * 100% means the figure is the generator's limit, not the server's), and the
  * server's CPU time (utime + stime from /proc/PID/stat over the run) per
@@ -643,6 +643,7 @@ try {
   for (const [k, rs] of runs) {
     const m = summary(rs);
     const each = rs.map((r) => r.ops.toFixed(0)).join(' ');
+    if (rs.length > 1) console.log(`  ${k}: p99 ms each round ${rs.map((r) => r.p99.toFixed(2)).join(' ')}`);
     console.log(
       k.padEnd(26) + `${m.ops.toFixed(0)} (${each})`.padEnd(34) + m.p50.toFixed(2).padStart(9) + m.p99.toFixed(2).padStart(9) + String(m.errors).padStart(8) + cpu(m.serverCpu).padStart(13) + cpu(m.generatorCpu).padStart(10) + (Number.isNaN(m.cpuPerOp) ? '-' : m.cpuPerOp.toFixed(1)).padStart(11) + (Number.isNaN(m.cpuPerOp) || rs.length < 2 ? '' : ` (${rs.map((r) => r.cpuPerOp.toFixed(1)).join(' ')})`),
     );

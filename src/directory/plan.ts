@@ -151,25 +151,52 @@ export class ParseCache {
   }
 }
 
-/** An entry for the caller with the attributes asked for: copies (a parse cache must not be mutated from outside). */
-export function entryOf(schema: Schema, dn: string, stored: Attributes, attrs?: readonly string[]): Entry {
-  const out: Attributes = {};
-  if (!attrs || attrs.length === 0 || attrs.includes('*')) {
-    for (const k in stored) out[k] = stored[k]!.slice();
-  } else {
-    for (const a of attrs) {
-      if (a === '1.1') continue;
-      if (a === '+') {
-        // operational attributes (RFC 3673)
-        for (const k in stored) if (schema.attribute(k)?.operational) out[k] = stored[k]!.slice();
-        continue;
-      }
+/** What of an entry a caller asked for: every attribute, the operational ones (`+`), and these (the schema's names). */
+export interface Projection {
+  all: boolean;
+  operational: boolean;
+  names: readonly string[];
+}
+
+/** The projection an attribute list asks for (none or `*`: all), worked out once per search rather than per entry. */
+export function projectionOf(schema: Schema, attrs?: readonly string[]): Projection {
+  if (!attrs || attrs.length === 0 || attrs.includes('*')) return { all: true, operational: false, names: [] };
+  const names: string[] = [];
+  let operational = false;
+  for (const a of attrs) {
+    if (a === '1.1') continue;
+    if (a === '+') operational = true;
+    else {
       const at = schema.attribute(a);
-      const v = at && stored[at.name];
-      if (v) out[at.name] = v.slice();
+      if (at && !names.includes(at.name)) names.push(at.name);
     }
   }
+  return { all: false, operational, names };
+}
+
+/**
+ * An entry for the caller with the attributes a projection keeps: copies (a
+ * parse cache must not be mutated from outside), unless `shared`, for a
+ * caller that only reads them (SearchRequest.shared).
+ */
+export function project(schema: Schema, dn: string, stored: Attributes, p: Projection, shared = false): Entry {
+  const out: Attributes = {};
+  const take = (k: string) => {
+    const v = stored[k];
+    if (v) out[k] = shared ? v : v.slice();
+  };
+  if (p.all) for (const k in stored) take(k);
+  else {
+    // operational attributes (RFC 3673)
+    if (p.operational) for (const k in stored) if (schema.attribute(k)?.operational) take(k);
+    for (const k of p.names) take(k);
+  }
   return { dn, attrs: out };
+}
+
+/** An entry for the caller with the attributes asked for: copies (a parse cache must not be mutated from outside). */
+export function entryOf(schema: Schema, dn: string, stored: Attributes, attrs?: readonly string[]): Entry {
+  return project(schema, dn, stored, projectionOf(schema, attrs));
 }
 
 /** An entry's place in an order: its least index key of `at` (the idx table's `norm`), undefined without one. */
@@ -452,6 +479,8 @@ export class SearchRun<R extends SearchRow> {
   private n = 0;
   private readonly pool: Array<{ key: string | undefined; id: number; dn: string; attrs: Attributes }> = [];
   private readonly nBase: string;
+  /** the attributes each entry found is given */
+  private readonly projection: Projection;
 
   constructor(
     private readonly schema: Schema,
@@ -460,6 +489,7 @@ export class SearchRun<R extends SearchRow> {
     private readonly read: RowReader<R>,
   ) {
     this.nBase = base.ndn;
+    this.projection = projectionOf(schema, plan.req.attrs);
     this.sink = plan.order ? (r) => this.collect(r) : (r) => this.take(r);
   }
 
@@ -493,7 +523,7 @@ export class SearchRun<R extends SearchRow> {
       this.limit = 'size';
       return false;
     }
-    this.entries.push(entryOf(this.schema, r.dn, attrs, this.plan.req.attrs));
+    this.entries.push(project(this.schema, r.dn, attrs, this.projection, this.plan.req.shared === true));
     return true;
   }
 
@@ -509,7 +539,7 @@ export class SearchRun<R extends SearchRow> {
     const { entries, pool, plan } = this;
     if (pool.length > 0) {
       pool.sort((a, b) => compareOrderKeys(a.key, b.key) || a.id - b.id);
-      for (const p of pool.slice(0, plan.sizeLimit)) entries.push(entryOf(this.schema, p.dn, p.attrs, plan.req.attrs));
+      for (const p of pool.slice(0, plan.sizeLimit)) entries.push(project(this.schema, p.dn, p.attrs, this.projection, plan.req.shared === true));
       if (pool.length > plan.sizeLimit) this.limit ??= 'size';
     }
     return this.limit ? { entries, truncated: true, limit: this.limit } : { entries, truncated: false };

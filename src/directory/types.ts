@@ -166,6 +166,12 @@ export interface SearchRequest {
    * large search cannot push out what point reads keep there.
    */
   keep?: boolean;
+  /**
+   * The caller only reads the entries (the LDAP service, which encodes them
+   * and lets them go): their values may be the store's own cached arrays
+   * instead of copies. Never for a caller that changes what it gets.
+   */
+  shared?: boolean;
 }
 
 export interface SearchResult {

@@ -74,7 +74,8 @@ export function assertionValue(schema: Schema, attr: string, value: Buffer): str
 export function selectFromEntry(schema: Schema, attrs: Attributes, sel: Selection, typesOnly: boolean): PartialAttribute[] {
   const names = sel.canonical;
   const out: PartialAttribute[] = [];
-  for (const [name, values] of Object.entries(attrs)) {
+  for (const name in attrs) {
+    const values = attrs[name]!;
     const at = schema.attribute(name);
     if (!at || at.syntax === 'secret' || values.length === 0) continue;
     const wanted = names.has(at.name) || (at.operational ? sel.allOperational : sel.allUser);

@@ -274,6 +274,8 @@ async function runParts(out: Output, parts: Part[], filter: Filter, size: number
           filter,
           sizeLimit: Number.isFinite(wanted) ? wanted : 0,
           timeLimit: Number.isFinite(left) ? left / 1000 : 0,
+          // encoded and let go: the store's cached values, not copies
+          shared: true,
           ...(remaining === 0 ? { attrs: ['1.1'] } : attrs ? { attrs } : {}),
         });
     } catch (e) {
