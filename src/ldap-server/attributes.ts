@@ -41,10 +41,11 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 export function selection(schema: Schema, requested: readonly string[]): Selection {
   let known = selections.get(schema);
   if (!known) selections.set(schema, (known = []));
-  for (const k of known) if (sameList(k.requested, requested)) return k.sel;
+  for (const k of known) if (k.requested === requested || sameList(k.requested, requested)) return k.sel;
   const sel = select(schema, requested);
   if (known.length >= SELECTIONS_KEPT) known.shift();
-  known.push({ requested: [...requested], sel });
+  // a frozen list (the decoder shares one per list of octets) is kept as it is, and found by identity next time
+  known.push({ requested: Object.isFrozen(requested) ? requested : [...requested], sel });
   return sel;
 }
 

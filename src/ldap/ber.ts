@@ -115,6 +115,11 @@ export class BerReader {
     return this.pos >= this.end;
   }
 
+  /** The octets left to read, without reading them (a view into the buffer). */
+  rest(): Buffer {
+    return this.buf.subarray(this.pos, this.end);
+  }
+
   /** The identifier octet of the next element, or -1 when none is left. */
   peek(): number {
     return this.pos < this.end ? this.buf[this.pos]! : -1;

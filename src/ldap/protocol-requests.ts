@@ -200,9 +200,32 @@ function decodeSearch(c: BerReader, options: RequestDecodeOptions): SearchReques
   const filter = decodeFilter(c, options.filter);
   const sel = c.sequence(Tag.sequence, 'SearchRequest attributes');
   c.finish('SearchRequest');
-  const attributes: string[] = [];
-  while (!sel.atEnd) attributes.push(sel.string(Tag.octetString, 'SearchRequest attribute'));
-  return { op: 'searchRequest', baseObject, scope, derefAliases, sizeLimit, timeLimit, typesOnly, filter, attributes };
+  return { op: 'searchRequest', baseObject, scope, derefAliases, sizeLimit, timeLimit, typesOnly, filter, attributes: attributeList(sel) };
+}
+
+/**
+ * Attribute lists decoded lately, by their octets: a host's SSSD sends the
+ * same list of thirty-odd names with every look-up, and the same octets
+ * decode to the same names (checked and decoded once; the list is shared,
+ * and frozen).
+ */
+const recentLists: Array<{ octets: Buffer; list: string[] }> = [];
+const RECENT_LISTS = 16;
+/** lists longer than this are decoded each time (a client's attribute lists are short) */
+const RECENT_LIST_OCTETS = 2048;
+
+function attributeList(sel: BerReader): string[] {
+  const octets = sel.rest();
+  if (octets.length === 0) return [];
+  if (octets.length <= RECENT_LIST_OCTETS) for (const r of recentLists) if (r.octets.equals(octets)) return r.list;
+  const list: string[] = [];
+  while (!sel.atEnd) list.push(sel.string(Tag.octetString, 'SearchRequest attribute'));
+  if (octets.length <= RECENT_LIST_OCTETS) {
+    if (recentLists.length >= RECENT_LISTS) recentLists.shift();
+    // the octets are a view into the receive buffer, which is used again: copied
+    recentLists.push({ octets: Buffer.from(octets), list: Object.freeze(list) as string[] });
+  }
+  return list;
 }
 
 // ---- encoding (client side) ---------------------------------------------------------

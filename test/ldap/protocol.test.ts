@@ -284,3 +284,35 @@ describe('tables', () => {
     assert.throws(() => encodeBer(octets(context(31, false), Buffer.alloc(0))), LdapEncodeError);
   });
 });
+
+describe('attribute lists of searches', () => {
+  const search = (attributes: string[]) => encodeMessage({ messageId: 9, protocolOp: { op: 'searchRequest', baseObject: 'dc=example,dc=test', scope: 'wholeSubtree', derefAliases: 'neverDerefAliases', sizeLimit: 0, timeLimit: 0, typesOnly: false, filter: { kind: 'present', attr: 'objectClass' }, attributes } });
+  const listOf = (bytes: Buffer) => {
+    const op = decodeRequest(bytes).protocolOp;
+    assert.ok(op.op === 'searchRequest');
+    return op.attributes;
+  };
+
+  it('the same octets decode to one shared, frozen list; other octets to their own', () => {
+    const sssd = ['objectClass', 'uid', 'uidNumber', 'gidNumber', 'memberOf', 'host', 'authorizedService'];
+    const first = listOf(search(sssd));
+    const again = listOf(search(sssd));
+    assert.deepEqual(first, sssd);
+    assert.equal(again, first, 'decoded once, shared');
+    assert.ok(Object.isFrozen(again));
+    // one character changed, same length: a list of its own
+    assert.deepEqual(listOf(search([...sssd.slice(0, -1), 'authorizedServicf'])), [...sssd.slice(0, -1), 'authorizedServicf']);
+    assert.deepEqual(listOf(search(sssd.slice(1))), sssd.slice(1));
+    assert.deepEqual(listOf(search([])), []);
+  });
+
+  it('a malformed list after a good one with the same start is still refused', () => {
+    const good = search(['cn', 'uid']);
+    listOf(good);
+    // the last attribute's length octet claims one more octet than there is
+    const bad = Buffer.from(good);
+    const at = bad.lastIndexOf(Buffer.from('uid')) - 1;
+    bad[at] = 4;
+    assert.throws(() => decodeRequest(bad));
+  });
+});
