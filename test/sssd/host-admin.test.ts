@@ -16,27 +16,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addActiveUser, startAdminRealm, type TestRealm } from '../support/realm.js';
 import type { RpcSession } from '../support/rpc-client.js';
-import { sssdHost, type SssdHost } from '../support/sssd.js';
+import { answers, sssdHost, typePassword as password, type SssdHost } from '../support/sssd.js';
 
 const BASE = 710_000;
 
-/** Answers the prompts that appear, in order, each once. */
-function answers(steps: Array<[RegExp, string]>): (out: string, write: (s: string) => void) => void {
-  let next = 0;
-  let seen = 0;
-  return (out, write) => {
-    while (next < steps.length) {
-      const [prompt, answer] = steps[next]!;
-      const m = prompt.exec(out.slice(seen));
-      if (!m) return;
-      seen += m.index + m[0].length;
-      next++;
-      write(answer);
-    }
-  };
-}
-
-const password = (pw: string) => answers([[/Password: ?$/m, `${pw}\n`]]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a host administrator: password users through every PAM phase of pam_sss', () => {

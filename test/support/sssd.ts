@@ -67,6 +67,25 @@ export interface SssdHost {
   remove(): void;
 }
 
+/** Answers the prompts that appear on a host's terminal, in order, each once (an onOutput for authenticate, pam and exec). */
+export function answers(steps: Array<[RegExp, string]>): (out: string, write: (s: string) => void) => void {
+  let next = 0;
+  let seen = 0;
+  return (out, write) => {
+    while (next < steps.length) {
+      const [prompt, answer] = steps[next]!;
+      const m = prompt.exec(out.slice(seen));
+      if (!m) return;
+      seen += m.index + m[0].length;
+      next++;
+      write(answer);
+    }
+  };
+}
+
+/** Types `pw` at the first password prompt. */
+export const typePassword = (pw: string): ((out: string, write: (s: string) => void) => void) => answers([[/Password: ?$/m, `${pw}\n`]]);
+
 export const PAM_SERVICE = 'dirid-test';
 
 export function sssdHost(o: SssdHostOptions): SssdHost {
