@@ -15,7 +15,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole } from '../support/caller.js';
 import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
@@ -39,8 +38,6 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
 
   before(async () => {
     ({ realm, admin } = await openAdminRealm({ idStart: BASE }));
-    await realm.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
-    await realm.addActiveUser('gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await admin.call('user_add', ['victim'], { first: 'V', last: 'V' });
     await admin.call('user_add', ['other'], { first: 'O', last: 'O' });
     await admin.call('group_add', ['crew']);
@@ -49,10 +46,8 @@ describe('a delegate cannot hand out privileged groups through POSIX ids', () =>
     await admin.call('user_add', ['legacy'], { first: 'L', last: 'L', uid: 1000, gidnumber: 1000 });
     // a service account whose primary group an administrator made admins
     await admin.call('user_add', ['svc'], { first: 'S', last: 'S', gidnumber: ADMINS_GID });
-    await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
-    await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    users = await realm.login('uadm', 'Uadm-pass-123');
-    groups = await realm.login('gadm', 'Gadm-pass-123');
+    users = await realm.delegate('uadm', 'Uadm-pass-123', 'helpdesk', 'User Administrators');
+    groups = await realm.delegate('gadm', 'Gadm-pass-123', 'groupdesk', 'Group Administrators');
   });
   after(async () => realm.close());
 

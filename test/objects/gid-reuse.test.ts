@@ -9,7 +9,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole } from '../support/caller.js';
 import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { rpcError } from '../support/expect.js';
 
@@ -31,12 +30,8 @@ describe("a user's primary group number is not given again", () => {
 
   before(async () => {
     ({ realm, admin } = await openAdminRealm({ idStart: BASE }));
-    await realm.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
-    await realm.addActiveUser('gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
-    await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
-    await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    users = await realm.login('uadm', 'Uadm-pass-123');
-    groups = await realm.login('gadm', 'Gadm-pass-123');
+    users = await realm.delegate('uadm', 'Uadm-pass-123', 'helpdesk', 'User Administrators');
+    groups = await realm.delegate('gadm', 'Gadm-pass-123', 'groupdesk', 'Group Administrators');
   });
   after(async () => realm.close());
 

@@ -12,7 +12,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { grantRole } from '../support/caller.js';
 import { openAdminRealm, type InProcessCaller, type InProcessRealm } from '../support/in-process.js';
 import { reservedName as reserved, rpcError } from '../support/expect.js';
 
@@ -24,14 +23,10 @@ describe('names hosts give a meaning of their own', () => {
 
   before(async () => {
     ({ realm, admin } = await openAdminRealm());
-    await realm.addActiveUser('uadm', 'Uadm-pass-123', { first: 'U', last: 'A' });
-    await realm.addActiveUser('gadm', 'Gadm-pass-123', { first: 'G', last: 'A' });
     await admin.call('user_add', ['alice'], { first: 'A', last: 'L' });
     await admin.call('group_add', ['team']);
-    await grantRole(admin, 'helpdesk', 'User Administrators', { users: ['uadm'] });
-    await grantRole(admin, 'groupdesk', 'Group Administrators', { users: ['gadm'] });
-    users = await realm.login('uadm', 'Uadm-pass-123');
-    groups = await realm.login('gadm', 'Gadm-pass-123');
+    users = await realm.delegate('uadm', 'Uadm-pass-123', 'helpdesk', 'User Administrators');
+    groups = await realm.delegate('gadm', 'Gadm-pass-123', 'groupdesk', 'Group Administrators');
   });
   after(async () => realm.close());
 

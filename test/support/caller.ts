@@ -5,11 +5,22 @@
  * carrying the public error's `code` and `errorName`, so a test reads the
  * same either way; and the setup both kinds of test share.
  */
-import type { WireValue } from '../../src/rpc/codec/types.js';
+import type { RpcResponse, WireValue } from '../../src/rpc/codec/types.js';
 
 export interface Caller {
   /** Calls `method` (a command name, `-` as `_`); resolves to the result, rejects with the public error (`code`, `errorName`). */
   call(method: string, args?: WireValue[], options?: Record<string, WireValue>): Promise<any>;
+}
+
+/** A response's result, or its public error thrown as an Error with `code` and `errorName`: what Caller.call resolves to or rejects with. */
+export function resultOf(response: RpcResponse): any {
+  if (response.error) {
+    const e = new Error(response.error.message) as Error & { code: number; errorName: string };
+    e.code = response.error.code;
+    e.errorName = response.error.name;
+    throw e;
+  }
+  return response.result;
 }
 
 /** The admin password of test realms, over HTTPS (realm.ts) and in process (in-process.ts). */

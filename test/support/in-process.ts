@@ -35,7 +35,7 @@ import { directorySteps } from '../../src/server/init-directory.js';
 import { serverPrincipals } from '../../src/server/servers.js';
 import { SERVER_VERSION } from '../../src/server/version.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { ADMIN_PASSWORD, type Caller } from './caller.js';
+import { ADMIN_PASSWORD, grantRole, resultOf, type Caller } from './caller.js';
 
 export interface InProcessOptions {
   realm?: string;
@@ -73,14 +73,7 @@ export class InProcessCaller implements Caller {
   }
 
   async call(method: string, args: WireValue[] = [], options: Record<string, WireValue> = {}): Promise<any> {
-    const { response } = await this.raw(method, args, options);
-    if (response.error) {
-      const e = new Error(response.error.message) as Error & { code: number; errorName: string };
-      e.code = response.error.code;
-      e.errorName = response.error.name;
-      throw e;
-    }
-    return response.result;
+    return resultOf((await this.raw(method, args, options)).response);
   }
 }
 
@@ -173,6 +166,17 @@ export class InProcessRealm {
     const done = await changeOwnPassword({ dir: this.dir, accounts: this.accounts, registry: this.registry, server: this.server }, { user: login, oldPassword: temporary, newPassword: password });
     if (done.outcome !== 'changed') throw new Error(`${login} could not choose a password at the first login: ${done.message}`);
     return added;
+  }
+
+  /**
+   * A delegate, logged in: a user with a usable password who holds
+   * `privilege` through the role `role` (made here), as an administrator
+   * delegates one (caller.ts grantRole).
+   */
+  async delegate(login: string, password: string, role: string, privilege: string): Promise<InProcessCaller> {
+    await this.addActiveUser(login, password, { first: login[0]!.toUpperCase(), last: 'A' });
+    await grantRole(this.admin, role, privilege, { users: [login] });
+    return this.login(login, password);
   }
 
   async close(): Promise<void> {

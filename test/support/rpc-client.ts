@@ -8,6 +8,7 @@ import { lookup as dnsLookup, type LookupOptions } from 'node:dns';
 import { decodeJsonResponse, encodeJsonRequest } from '../../src/rpc/codec/json.js';
 import { decodeXmlResponse, encodeXmlRequest } from '../../src/rpc/codec/xml.js';
 import type { RpcResponse, WireValue } from '../../src/rpc/codec/types.js';
+import { resultOf } from './caller.js';
 
 export interface HttpReply {
   status: number;
@@ -83,13 +84,6 @@ export class RpcSession {
 
   /** Calls and returns the result, throwing the RPC error as an Error with code. */
   async call(method: string, args: WireValue[] = [], options: Record<string, WireValue> = {}): Promise<any> {
-    const { response } = await this.raw(method, args, options);
-    if (response.error) {
-      const e = new Error(response.error.message) as Error & { code: number; errorName: string };
-      e.code = response.error.code;
-      e.errorName = response.error.name;
-      throw e;
-    }
-    return response.result;
+    return resultOf((await this.raw(method, args, options)).response);
   }
 }
