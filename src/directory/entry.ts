@@ -235,3 +235,11 @@ export function hasObjectClass(classes: readonly string[] | undefined, name: str
   const wanted = name.toLowerCase();
   return (classes ?? []).some((c) => c.toLowerCase() === wanted);
 }
+
+/** Whether two lists of values are the same, value for value and in order (both absent counts as the same). */
+export function sameValues(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

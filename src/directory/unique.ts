@@ -13,7 +13,7 @@
  * take the key between the look-up and the commit. Backend-independent.
  */
 import { parseDn } from './dn.js';
-import { hasObjectClass } from './entry.js';
+import { hasObjectClass, sameValues } from './entry.js';
 import type { WritePluginFactory } from './plugin.js';
 import { indexKey, normalizeValue } from './schema.js';
 import { wait, type Steps, type StorageTx, type StoredEntry } from './storage.js';
@@ -76,13 +76,6 @@ function keyIds(rule: Rule, attrs: Attributes | undefined): Set<string> {
   const out = new Set<string>();
   if (attrs) for (const s of rule.sources) for (const k of keysOf(s, attrs)) out.add(k.id);
   return out;
-}
-
-function sameValues(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (a === b) return true;
-  if (!a || !b || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** Whether a write leaves a source's attributes (and object class) as they were: then it gives no new key of it. */

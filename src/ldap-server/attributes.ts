@@ -10,6 +10,7 @@
  */
 import type { Attributes, Schema } from '../directory/types.js';
 import type { PartialAttribute } from '../ldap/protocol-responses.js';
+import { sameValues } from '../directory/entry.js';
 import { filterAttributeType } from '../directory/filter.js';
 import { defaultAssertionValue } from '../ldap/filter.js';
 
@@ -31,17 +32,11 @@ export interface Selection {
 const selections = new WeakMap<Schema, Array<{ requested: readonly string[]; sel: Selection }>>();
 const SELECTIONS_KEPT = 16;
 
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** The selection a search's attribute list makes (shared: not to be changed). */
 export function selection(schema: Schema, requested: readonly string[]): Selection {
   let known = selections.get(schema);
   if (!known) selections.set(schema, (known = []));
-  for (const k of known) if (k.requested === requested || sameList(k.requested, requested)) return k.sel;
+  for (const k of known) if (sameValues(k.requested, requested)) return k.sel;
   const sel = select(schema, requested);
   if (known.length >= SELECTIONS_KEPT) known.shift();
   // a frozen list (the decoder shares one per list of octets) is kept as it is, and found by identity next time

@@ -11,6 +11,7 @@
  * map look-ups, not a search.
  */
 import { normalizeDn } from '../directory/dn.js';
+import { sameValues } from '../directory/entry.js';
 import { containers } from '../directory/layout.js';
 import { DirectoryError, type Directory, type Entry } from '../directory/types.js';
 import { containerDn } from '../framework/place.js';
@@ -20,12 +21,6 @@ import { hostgroupObject } from './hostgroup.js';
 export function holderContainers(baseDn: string): string[] {
   const c = containers(baseDn);
   return [c.groups, containerDn(hostgroupObject, baseDn), c.roles, c.privileges];
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function tryNormalize(dn: string): string | undefined {
@@ -69,7 +64,7 @@ export class MembershipIndex {
       this.dnOf.set(nh, h.dn);
       this.members.set(nh, list);
       const before = previous?.members.get(nh);
-      const normal = before && sameList(before, list) ? previous!.normalMembers.get(nh)! : list.map(tryNormalize);
+      const normal = before && sameValues(before, list) ? previous!.normalMembers.get(nh)! : list.map(tryNormalize);
       this.normalMembers.set(nh, normal);
       for (const nm of normal) {
         if (nm === undefined) continue;
