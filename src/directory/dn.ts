@@ -200,6 +200,15 @@ export function isWithin(ndn: string, nAncestor: string): boolean {
   return slashes % 2 === 0;
 }
 
+/** True when `ndn` is a child of `nParent`: one RDN below it. Both already normalised. */
+export function isChildOf(ndn: string, nParent: string): boolean {
+  if (ndn === nParent || !isWithin(ndn, nParent)) return false;
+  const head = nParent === '' ? ndn : ndn.slice(0, ndn.length - nParent.length - 1);
+  // a plain RDN has no comma; one with escapes is parsed
+  if (!head.includes('\\')) return !head.includes(',');
+  return parseDn(head).length === 1;
+}
+
 /** True when `dn` is strictly below `ancestor` (any spelling of either). */
 export function isDescendant(dn: string, ancestor: string): boolean {
   const n = normalizeDn(dn);

@@ -20,7 +20,7 @@
  * for entries that are not users, they do not exist. They are not stored,
  * so a filter on them matches nothing.
  */
-import { normalizeDn, parseDn } from '../directory/dn.js';
+import { isChildOf, normalizeDn } from '../directory/dn.js';
 import { containers } from '../directory/layout.js';
 import type { Entry } from '../directory/types.js';
 import type { Principal } from '../framework/command.js';
@@ -33,18 +33,9 @@ import type { ServiceContext } from './context.js';
 const HOST = 'host';
 const SERVICE = 'authorizedservice';
 
-/** Whether the normalised DN `n` is a child of the normalised DN `parent`. */
-function isChild(n: string, parent: string): boolean {
-  if (n.length <= parent.length + 1 || !n.endsWith(parent) || n[n.length - parent.length - 1] !== ',') return false;
-  const head = n.slice(0, n.length - parent.length - 1);
-  // a plain RDN has no comma; one with escapes is parsed
-  if (!head.includes('\\')) return !head.includes(',');
-  return parseDn(n).length === parseDn(parent).length + 1;
-}
-
 /** Whether the principal is a host of the directory (its entry is a child of the hosts' container). */
 function isHost(baseDn: string, p: Principal): boolean {
-  return isChild(normalizeDn(p.dn), normalizeDn(containers(baseDn).hosts));
+  return isChildOf(normalizeDn(p.dn), normalizeDn(containers(baseDn).hosts));
 }
 
 /**
@@ -59,7 +50,7 @@ export async function hostAccessAttributes(ctx: ServiceContext, principal: Princ
   const granted = await hostGrants(ctx.dir, principal.dn);
   return (e) => {
     const n = normalizeDn(e.dn);
-    if (!isChild(n, users)) return [];
+    if (!isChildOf(n, users)) return [];
     const g = granted(n);
     if (!g.all && g.services.length === 0) return [];
     const out: PartialAttribute[] = [];

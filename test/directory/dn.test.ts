@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { escapeRdnValue, formatDn, isDescendant, isWithin, normalizeDn, normalizeParsed, parentDn, parseDn, rdnOf, sameDn } from '../../src/directory/dn.js';
+import { escapeRdnValue, formatDn, isChildOf, isDescendant, isWithin, normalizeDn, normalizeParsed, parentDn, parseDn, rdnOf, sameDn } from '../../src/directory/dn.js';
 import { DirectoryError } from '../../src/directory/types.js';
 
 describe('DNs (RFC 4514)', () => {
@@ -63,6 +63,15 @@ describe('DNs (RFC 4514)', () => {
     assert.equal(parseDn('cn=a=b,dc=x')[0]![0]!.value, 'a=b', 'an unescaped "=" belongs to the value');
     assert.ok(!isWithin(normalizeDn('cn=a\\,dc=x'), 'dc=x'));
     assert.ok(isWithin(normalizeDn('cn=a\\\\,dc=x'), 'dc=x'), 'an escaped backslash before a separator');
+    // one RDN below, and no deeper
+    const users = normalizeDn('cn=users,cn=accounts,dc=x');
+    assert.ok(isChildOf(normalizeDn('uid=Alice,cn=users,cn=accounts,dc=x'), users));
+    assert.ok(!isChildOf(users, users), 'not its own child');
+    assert.ok(!isChildOf(normalizeDn('cn=a,uid=alice,cn=users,cn=accounts,dc=x'), users), 'a grandchild');
+    assert.ok(!isChildOf(normalizeDn('uid=alice,cn=xusers,cn=accounts,dc=x'), users));
+    assert.ok(isChildOf(normalizeDn('uid=a\\,b,cn=users,cn=accounts,dc=x'), users), 'an escaped comma inside the RDN');
+    assert.ok(!isChildOf(normalizeDn('cn=a\\\\,uid=b,cn=users,cn=accounts,dc=x'), users), 'an escaped backslash, then a separator: two RDNs');
+    assert.ok(isChildOf('dc=x', ''), 'a child of the root');
   });
 
   it('rejects malformed DNs with invalidDNSyntax', () => {
