@@ -142,14 +142,7 @@ export class ViewSnapshot {
         if (bound === undefined) return [];
         const sorted = this.orderedValues(at);
         // the first value at or above the bound (ge), or the first above it (le: those before it)
-        let lo = 0;
-        let hi = sorted.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1;
-          const c = compareValues(at.syntax, sorted[mid]!, bound);
-          if (c < 0 || (f.kind === 'le' && c === 0)) lo = mid + 1;
-          else hi = mid;
-        }
+        const lo = this.split(at, sorted, bound, f.kind === 'le');
         const picked = f.kind === 'ge' ? sorted.slice(lo) : sorted.slice(0, lo);
         return union(values, undefined, picked);
       }
@@ -172,14 +165,20 @@ export class ViewSnapshot {
     const bound = tryNormalize(at, value);
     if (!values || bound === undefined) return [];
     const sorted = this.orderedValues(at);
+    return union(values, undefined, sorted.slice(this.split(at, sorted, bound, true)));
+  }
+
+  /** In values sorted by the attribute's order: the index of the first above `bound`, or at or above it unless `pastEqual`. */
+  private split(at: AttributeType, sorted: readonly string[], bound: string, pastEqual: boolean): number {
     let lo = 0;
     let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareValues(at.syntax, sorted[mid]!, bound) <= 0) lo = mid + 1;
+      const c = compareValues(at.syntax, sorted[mid]!, bound);
+      if (c < 0 || (pastEqual && c === 0)) lo = mid + 1;
       else hi = mid;
     }
-    return union(values, undefined, sorted.slice(lo));
+    return lo;
   }
 
   private orderedValues(at: AttributeType): string[] {
