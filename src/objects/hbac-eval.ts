@@ -24,6 +24,7 @@
  * the user, whatever the number of rules.
  */
 import { normalizeDn } from '../directory/dn.js';
+import { derived, type Derivation } from '../directory/derived.js';
 import type { Directory, Entry } from '../directory/types.js';
 import type { ObjectDef } from '../framework/object.js';
 import { containerDn } from '../framework/place.js';
@@ -245,8 +246,6 @@ function matchesService(rule: HbacRule, serviceKeys: ReadonlySet<string>): boole
   return false;
 }
 
-const indexes = new WeakMap<Directory, { state: string; generation: number; index: Promise<HbacIndex> }>();
-
 /**
  * The subtrees the index is read from: the rules, HBAC services and service
  * groups, and the host groups (a user's groups are the membership index's,
@@ -263,25 +262,10 @@ function watchedSubtrees(dir: Directory): string[] {
  * write (a failed login's counter, a user's name).
  */
 export function hbacIndex(dir: Directory): Promise<HbacIndex> {
-  const known = indexes.get(dir);
-  // until the directory's generation moves, nothing was written anywhere
-  if (known && known.generation === dir.generation) return known.index;
-  const generation = dir.generation;
-  const state = watchedSubtrees(dir)
-    .map((dn) => dir.subtreeGeneration(dn))
-    .join(',');
-  if (known && known.state === state) {
-    known.generation = generation;
-    return known.index;
-  }
-  const index = readIndex(dir);
-  indexes.set(dir, { state, generation, index });
-  // a failed read is not kept
-  index.catch(() => {
-    if (indexes.get(dir)?.index === index) indexes.delete(dir);
-  });
-  return index;
+  return derived(dir, rulesIndex);
 }
+
+const rulesIndex: Derivation<HbacIndex> = { subtrees: watchedSubtrees, build: (dir) => readIndex(dir) };
 
 async function readIndex(dir: Directory): Promise<HbacIndex> {
   const read = async (obj: ObjectDef, cls: string, attrs: string[]) => {

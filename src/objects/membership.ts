@@ -12,6 +12,7 @@
  */
 import { normalizeDn } from '../directory/dn.js';
 import { sameValues } from '../directory/entry.js';
+import { derived, type Derivation } from '../directory/derived.js';
 import { containers } from '../directory/layout.js';
 import { DirectoryError, type Directory, type Entry } from '../directory/types.js';
 import { containerDn } from '../framework/place.js';
@@ -139,33 +140,9 @@ export class MembershipIndex {
   }
 }
 
-interface Kept {
-  state: string;
-  /** the directory's generation when the state was last found unchanged: until it moves, nothing is asked */
-  generation: number;
-  index: Promise<MembershipIndex>;
-}
-const kept = new WeakMap<Directory, Kept>();
-
-/** The state of the holders' subtrees an index is built from: equal states, equal indexes. */
-export function membershipState(dir: Directory): string {
-  return holderContainers(dir.baseDn)
-    .map((dn) => dir.subtreeGeneration(dn))
-    .join(',');
-}
-
-/** The index as of the directory's current state: the one kept, or one built now (once; concurrent readers share it). */
-export function membershipIndex(dir: Directory): Promise<MembershipIndex> {
-  const hit = kept.get(dir);
-  if (hit && hit.generation === dir.generation) return hit.index;
-  const generation = dir.generation;
-  const state = membershipState(dir);
-  if (hit && hit.state === state) {
-    hit.generation = generation;
-    return hit.index;
-  }
-  const index = (async () => {
-    const previous = hit ? await hit.index.catch(() => undefined) : undefined;
+const membership: Derivation<MembershipIndex> = {
+  subtrees: (dir) => holderContainers(dir.baseDn),
+  async build(dir, previous) {
     const holders: Entry[] = [];
     for (const base of holderContainers(dir.baseDn)) {
       try {
@@ -177,11 +154,10 @@ export function membershipIndex(dir: Directory): Promise<MembershipIndex> {
       }
     }
     return new MembershipIndex(holders, previous);
-  })();
-  const k: Kept = { state, generation, index };
-  kept.set(dir, k);
-  index.catch(() => {
-    if (kept.get(dir) === k) kept.delete(dir);
-  });
-  return index;
+  },
+};
+
+/** The index as of the directory's current state: the one kept, or one built now (once; concurrent readers share it). */
+export function membershipIndex(dir: Directory): Promise<MembershipIndex> {
+  return derived(dir, membership);
 }
